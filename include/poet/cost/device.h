@@ -1,0 +1,44 @@
+// Device profiles: the constants of the reference's FLOP-based cost model.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace poet {
+
+struct DeviceProfile {
+  std::string name;
+  std::string description;
+  double flops_per_second = 0;        // sustained compute rate (the reference's FLOPS)
+  double flops_per_joule = 0;         // the reference's FLOPS_PER_WATT (it means FLOP/J)
+  double compute_power_w = 0;         // active compute power (informational: POWER)
+  double pagein_latency_s = 0;        // secondary storage -> RAM, per transfer
+  double pagein_bytes_per_s = 0;
+  double pageout_latency_s = 0;       // RAM -> secondary storage, per transfer
+  double pageout_bytes_per_s = 0;
+  double memory_power_w = 0;          // power drawn while paging (MEMORY_POWER)
+  std::string sources;                // where the figures come from
+
+  // Throws InputError naming the field if any figure is missing, negative, zero where a
+  // rate must be positive, or not finite.
+  void validate() const;
+};
+
+// The built-in platforms: m0, m4, a72, a72nocache, jetsontx2.
+const std::vector<DeviceProfile>& builtin_platforms();
+// Throws InputError for an unknown name, listing the valid ones.
+const DeviceProfile& builtin_platform(std::string_view name);
+
+nlohmann::json device_to_json(const DeviceProfile& device);
+// Throws InputError naming the missing or bad field; `origin` names the file in messages.
+DeviceProfile device_from_json(const nlohmann::json& j, std::string_view origin);
+DeviceProfile load_device(const std::string& path);
+void save_device(const DeviceProfile& device, const std::string& path);
+
+// A built-in name, or else a path to a profile JSON file.
+DeviceProfile resolve_device(const std::string& name_or_path);
+
+}  // namespace poet

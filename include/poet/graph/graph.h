@@ -1,0 +1,102 @@
+// The training graph: a DAG of operators in one fixed topological execution order.
+//
+// Nodes are stored in execution order; a node's inputs always come before it, so the
+// index is both the node's id and its position in the order. Every node has exactly one
+// output tensor (its activation, or a gradient), whose size is `bytes`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "poet/graph/op.h"
+
+namespace poet {
+
+using NodeId = std::int32_t;
+using Shape = std::vector<std::int64_t>;
+
+std::int64_t element_count(const Shape& shape);
+std::string shape_string(const Shape& shape);  // "1x3x32x32"
+
+// Operator attributes; only the ones an op uses are meaningful.
+struct OpAttrs {
+  int kernel_h = 0, kernel_w = 0;
+  int stride = 1;
+  int pad_h = 0, pad_w = 0;
+  int groups = 1;
+  int heads = 0;
+  bool transpose_b = false;
+  double dropout_p = 0.0;
+  bool operator==(const OpAttrs&) const = default;
+};
+
+// For a backward node: which forward node it differentiates, and what.
+struct GradOf {
+  static constexpr int kParams = -1;  // slot value of a parameter gradient
+  NodeId node = -1;                   // the forward node
+  int slot = 0;                       // input slot of `node`, or kParams
+  bool operator==(const GradOf&) const = default;
+};
+
+struct Node {
+  std::string name;
+  OpKind op = OpKind::Input;
+  Role role = Role::Forward;
+  Shape shape;                  // output shape
+  int element_bytes = 4;        // fp32
+  std::int64_t bytes = 0;       // output bytes held in activation memory
+  double flops = 0.0;           // work of one evaluation
+  std::int64_t param_count = 0; // parameters owned by this node (elements)
+  std::vector<NodeId> inputs;   // in argument order; may repeat (the reference's quirks)
+  OpAttrs attrs;
+  GradOf grad;                  // meaningful for Role::Backward only
+};
+
+// Memory that stays resident for the whole step, outside the activation budget's
+// reach of remat and paging. The reference counts parameters only.
+struct FixedMemory {
+  std::int64_t parameter_bytes = 0;
+  std::int64_t gradient_bytes = 0;
+  std::int64_t optimizer_state_bytes = 0;  // for the optimizer asked for
+  std::int64_t total() const { return parameter_bytes + gradient_bytes + optimizer_state_bytes; }
+};
+
+enum class Optimizer { SGD, Momentum, Adam };
+
+class Graph {
+ public:
+  Graph() = default;
+  explicit Graph(std::string name) : name_(std::move(name)) {}
+
+  // Appends a node and returns its id. Throws InputError naming the node if an input is
+  // not an earlier node (which would break the topological order). When node.bytes is 0
+  // and the node is not a parameter gradient, bytes default to elements x element_bytes.
+  NodeId add(Node node);
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  std::size_t size() const { return nodes_.size(); }
+  const Node& node(NodeId id) const;
+  const std::vector<Node>& nodes() const { return nodes_; }
+
+  // Full validation, as done on every loaded graph: topological order, indices in range,
+  // non-negative sizes, exactly one loss, backward nodes pointing at forward ones.
+  // Throws InputError naming the offending node or edge.
+  void validate() const;
+
+  NodeId loss() const;                       // the single Role::Loss node
+  std::size_t edge_count() const;            // counts repeated inputs
+  std::vector<std::vector<NodeId>> users() const;  // users[v]: nodes that read v
+  bool has_backward() const;
+
+  FixedMemory fixed_memory(Optimizer optimizer = Optimizer::SGD) const;
+  std::int64_t forward_activation_bytes() const;  // sum over forward and loss nodes
+  double total_flops() const;
+
+ private:
+  std::string name_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace poet

@@ -1,0 +1,62 @@
+// Operator kinds of a training graph, and the role a node plays in it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace poet {
+
+enum class OpKind : std::uint8_t {
+  // Data.
+  Input,
+  // Forward operators with real kernels (the `autodiff` graphs use only these).
+  Linear,
+  Conv2d,          // attrs: kernel, stride, padding, groups (groups == channels: depthwise)
+  BatchNorm2d,     // one node in the forward graph; its statistics are BatchNormStats in autodiff
+  BatchNormStats,  // per-channel mean and inverse std of its input, kept for the backward pass
+  LayerNorm,
+  LayerNormStats,
+  ReLU,
+  ReLU6,
+  GELU,
+  Tanh,
+  Sigmoid,
+  MaxPool2d,
+  AvgPool2d,
+  GlobalAvgPool,
+  Add,
+  Flatten,
+  Dropout,
+  MatMul,          // batched A x B (or A x B^T with attrs.transpose_b)
+  Softmax,         // over the last axis
+  Embedding,
+  SplitHeads,      // [B, S, H*D] -> [B, H, S, D]
+  MergeHeads,      // [B, H, S, D] -> [B, S, H*D]
+  SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
+  // The reference implementation's fused transformer ops, for `chain` parity only.
+  RefQueryKeyValue,
+  RefQKT,
+  RefQKTV,
+  RefLinearReLU,
+  // Backward.
+  ChainGradient,   // the reference's GradientLayer (`chain` mode)
+  GradInput,       // gradient of one input of a forward node (autodiff)
+  GradParam,       // gradient of a forward node's parameters, written to the gradient region
+  GradAccumulate,  // sum of the gradient contributions of a tensor used more than once
+};
+
+enum class Role : std::uint8_t { Forward, Loss, Backward };
+
+// Stable lower_snake_case names, used in JSON files and messages.
+std::string_view op_name(OpKind op);
+std::optional<OpKind> op_from_name(std::string_view name);
+std::string all_op_names();  // "input, linear, ...", for messages listing the valid names
+std::string_view role_name(Role role);
+std::optional<Role> role_from_name(std::string_view name);
+
+// The class name the reference implementation uses for this op (e.g. "Conv2dLayer").
+std::string_view reference_class_name(OpKind op);
+
+}  // namespace poet

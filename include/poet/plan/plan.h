@@ -1,0 +1,42 @@
+// An execution plan: the ordered instructions a device runs (the paper's Algorithm 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "poet/graph/graph.h"
+#include "poet/schedule/schedule.h"
+
+namespace poet {
+
+enum class InstrKind : std::uint8_t { Compute, PageOut, PageIn, Free };
+
+struct Instruction {
+  InstrKind kind;
+  NodeId node;
+  bool operator==(const Instruction&) const = default;
+};
+
+struct Plan {
+  std::vector<Instruction> instructions;
+  bool operator==(const Plan&) const = default;
+};
+
+std::string_view instr_name(InstrKind kind);  // "compute", "pageout", "pagein", "free"
+std::string describe(const Instruction& ins, const Graph& g);  // "compute 'conv1' (3)"
+
+// Algorithm 2: stage by stage, node by node: page-in, compute, page-out; then every tensor
+// in RAM that no later instruction needs is freed at once (after its page-out, if any).
+// A tensor is "needed" while a later compute reads it, a later page-out writes it, or the
+// schedule keeps it in RAM into the next stage (S_RAM) - the last only if still used later.
+Plan plan_from_schedule(const Schedule& s, const Graph& g);
+
+// Text form, one instruction a line: "compute 3", "pageout 3", ... (for files and tests).
+std::string plan_to_text(const Plan& p, const Graph& g);
+Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin);
+Plan load_plan_text(const std::string& path, const Graph& g);
+void save_plan_text(const Plan& p, const Graph& g, const std::string& path);
+
+}  // namespace poet

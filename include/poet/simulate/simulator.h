@@ -1,0 +1,77 @@
+// The one judge of every plan: validity, peak memory, energy and time.
+//
+// Timing model: compute runs on the CPU one node at a time in plan order; paging runs on
+// its own DMA channel in parallel with compute, one transfer at a time on the bus, started
+// in plan order. A compute waits for its inputs' page-ins to finish (stall time).
+// Memory model: fixed memory is always resident; a computed tensor occupies RAM from the
+// start of its compute; a page-in occupies RAM from the start of its transfer; a freed
+// tensor releases RAM at once, unless it is being paged out, in which case it releases RAM
+// when that transfer ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/plan/plan.h"
+#include "poet/util/error.h"
+
+namespace poet {
+
+struct SimulationOptions {
+  std::optional<std::int64_t> ram_budget_bytes;  // none: unconstrained
+  bool count_gradients = false;                  // fixed memory holds gradients too
+  Optimizer optimizer = Optimizer::SGD;          // optimizer state (with count_gradients)
+  bool count_parameters = true;
+};
+
+struct MemoryPoint {
+  double time_s;
+  std::int64_t bytes;  // activations resident or in transfer, after this event
+};
+
+// One RAM copy of a tensor, from the event that takes its buffer (a compute or page-in
+// start) to the event that releases it (its free, or the end of its page-out). Events are
+// ranked in the order the memory sweep applies them, so two buffers overlap in time exactly
+// when their [alloc_rank, release_rank) ranges intersect. A buffer never freed is released
+// at rank = number of events.
+struct BufferLife {
+  NodeId node;
+  std::int64_t bytes;
+  std::size_t alloc_rank, release_rank;
+  std::size_t created_by, released_by;  // instruction indices (released_by = plan size if never freed)
+};
+
+struct SimulationResult {
+  std::int64_t fixed_bytes = 0;
+  std::int64_t peak_activation_bytes = 0;
+  std::int64_t peak_bytes = 0;  // fixed + activations
+  std::size_t peak_instruction = 0;
+  double compute_energy_j = 0, pagein_energy_j = 0, pageout_energy_j = 0;
+  double total_energy_j() const { return compute_energy_j + pagein_energy_j + pageout_energy_j; }
+  double paging_energy_j() const { return pagein_energy_j + pageout_energy_j; }
+  double compute_time_s = 0;  // sum of compute times (recomputation included)
+  double makespan_s = 0;      // with paging overlapped on the DMA channel
+  double stall_s = 0;         // CPU time spent waiting for transfers
+  std::size_t computes = 0;    // compute instructions, recomputations included
+  std::size_t recomputes = 0;  // computes of a node computed before
+  std::size_t pageins = 0, pageouts = 0;
+  std::vector<MemoryPoint> timeline;
+  std::vector<BufferLife> buffers;  // in order of creation
+};
+
+// Throws InvalidPlan (an InputError) naming the instruction index, the tensor and the
+// reason, e.g. "instruction 12 (compute 'fc2' (5)): input 'relu1' (4) is not in RAM: freed
+// by instruction 9".
+class InvalidPlan : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan,
+                          const SimulationOptions& options = {});
+
+}  // namespace poet

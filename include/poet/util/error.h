@@ -1,0 +1,37 @@
+// Three kinds of failure (see docs/ARCHITECTURE.md):
+//  - InputError: the user gave something wrong; the message names the value and the fix.
+//  - InternalError: an invariant of poet itself broke (a bug); carries file:line.
+//  - IoError: the system failed us (a file cannot be written, a full disk); the message
+//    names the path and the reason.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace poet {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A failure of the system around poet (a file that cannot be written, a full disk).
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+[[noreturn]] void fail_internal(const char* file, int line, const std::string& what);
+
+}  // namespace poet
+
+// Checks an invariant that only a bug in poet can break.
+#define POET_CHECK(cond, what)                                   \
+  do {                                                           \
+    if (!(cond)) ::poet::fail_internal(__FILE__, __LINE__, what); \
+  } while (0)

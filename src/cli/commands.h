@@ -1,0 +1,24 @@
+// The `poet` command line: one registration function per subcommand. The CLI is a thin
+// layer over libpoet; each command parses options, calls the library and prints.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace poet::cli {
+
+// Exit codes (documented in docs/CLI.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // a runtime failure: I/O, a solve that failed
+inline constexpr int kExitBadInput = 2;  // bad usage, unknown names, invalid files
+inline constexpr int kExitInternal = 3;  // a bug in poet
+
+inline constexpr const char* kDefaultModel = "resnet18_cifar";
+inline constexpr const char* kDefaultPlatform = "a72";
+
+void add_models_command(CLI::App& app);
+void add_platforms_command(CLI::App& app);
+void add_graph_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+
+}  // namespace poet::cli

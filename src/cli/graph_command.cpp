@@ -1,0 +1,53 @@
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph_json.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+namespace {
+
+void print_summary(const Graph& g, const GraphCosts& costs, const DeviceProfile& device) {
+  std::size_t forward = 0, backward = 0;
+  for (const auto& n : g.nodes()) (n.role == Role::Backward ? backward : forward)++;
+  const FixedMemory fixed = g.fixed_memory();
+  fmt::print("graph       {} on {}\n", g.name(), device.name);
+  fmt::print("nodes       {} ({} forward incl. loss, {} backward), {} edges\n", g.size(), forward, backward,
+             g.edge_count());
+  fmt::print("compute     {} and {} for one training step ({} FLOP)\n", format_seconds(costs.total_compute_time_s),
+             format_joules(costs.total_compute_energy_j), format_count(g.total_flops()));
+  fmt::print("activations {} forward ({})\n", format_bytes(static_cast<double>(g.forward_activation_bytes())),
+             format_bytes_exact(g.forward_activation_bytes()));
+  fmt::print("parameters  {} ({}); gradients as much again; optimizer state x1 (momentum), x2 (Adam)\n",
+             format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes));
+}
+
+}  // namespace
+
+void add_graph_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    std::string json_file;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("graph", "Build a training graph and summarize its costs on a device");
+  opts->source.add_options(*cmd);
+  cmd->add_option("--json", opts->json_file, "Write the graph with per-node costs to this JSON file");
+  cmd->callback([opts] {
+    const DeviceProfile device = resolve_device(opts->source.platform);
+    const Graph graph = opts->source.load();
+    const GraphCosts costs = estimate_costs(graph, device);
+    print_summary(graph, costs, device);
+    if (!opts->json_file.empty()) {
+      save_graph(graph, opts->json_file, &costs);
+      fmt::print("wrote       {}\n", opts->json_file);
+    }
+  });
+}
+
+}  // namespace poet::cli

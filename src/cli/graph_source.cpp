@@ -1,0 +1,87 @@
+#include "graph_source.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "commands.h"
+#include "poet/backward/backward.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/graph/graph_json.h"
+#include "poet/plan/plan.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+void GraphSource::add_options(CLI::App& cmd) {
+  model = kDefaultModel;
+  platform = kDefaultPlatform;
+  cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
+  cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model");
+  cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
+      ->capture_default_str();
+  cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo models")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--backward", backward,
+                 "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"autodiff", "chain"}));
+}
+
+Graph GraphSource::load() const {
+  if (!graph_file.empty()) return load_graph(graph_file);
+  const auto mode = backward_mode_from_name(backward);
+  POET_CHECK(mode.has_value(), "--backward is checked by CLI11");
+  return build_model_training_graph(model, {.batch_size = batch_size}, *mode);
+}
+
+void ScheduleSource::add_options(CLI::App& cmd) {
+  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)");
+  cmd.add_option("--strategy", strategy, "Strategy that makes the schedule when no --schedule is given")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"checkpoint_all"}));
+}
+
+Schedule ScheduleSource::load(const Graph& g) const {
+  if (schedule_file.empty()) return checkpoint_all_schedule(g);
+  Schedule s = load_schedule(schedule_file);
+  check_schedule_shape(s, g);
+  return s;
+}
+
+void BudgetOptions::add_options(CLI::App& cmd) {
+  cmd.add_option("--ram-budget", ram_budget,
+                 "RAM budget: bytes (3000000, 3MB, 2.5MiB) or a percent of the unconstrained peak (70%)");
+  cmd.add_flag("--count-gradients", count_gradients,
+               "Count gradients and optimizer state as fixed memory (the reference counts parameters only)");
+  cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sgd", "momentum", "adam"}));
+}
+
+SimulationOptions BudgetOptions::resolve(const Graph& g, const GraphCosts& costs) const {
+  SimulationOptions options;
+  options.count_gradients = count_gradients;
+  options.optimizer = optimizer == "adam" ? Optimizer::Adam : optimizer == "momentum" ? Optimizer::Momentum
+                                                                                      : Optimizer::SGD;
+  if (ram_budget.empty()) return options;
+  if (ram_budget.back() == '%') {
+    double percent = 0;
+    try {
+      percent = std::stod(ram_budget.substr(0, ram_budget.size() - 1));
+    } catch (const std::exception&) {
+      percent = -1;
+    }
+    if (!(percent > 0))
+      throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", ram_budget));
+    const auto peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), options).peak_bytes;
+    options.ram_budget_bytes = static_cast<std::int64_t>(std::floor(static_cast<double>(peak) * percent / 100));
+  } else {
+    options.ram_budget_bytes = parse_bytes(ram_budget, "--ram-budget");
+  }
+  return options;
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,48 @@
+// Options shared by the commands that work on a training graph: where the graph comes from
+// (a zoo model or a JSON file), the device, and - for commands that judge a schedule -
+// where the schedule comes from and the memory budget.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/schedule/schedule.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet::cli {
+
+struct GraphSource {
+  std::string model;
+  std::string graph_file;
+  std::string platform;
+  int batch_size = 1;
+  std::string backward = "autodiff";
+
+  void add_options(CLI::App& cmd);
+  Graph load() const;  // the zoo model's training graph, or the file's graph
+};
+
+struct ScheduleSource {
+  std::string schedule_file;
+  std::string strategy = "checkpoint_all";
+
+  void add_options(CLI::App& cmd);
+  Schedule load(const Graph& g) const;
+};
+
+struct BudgetOptions {
+  std::string ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak
+  bool count_gradients = false;
+  std::string optimizer = "sgd";
+
+  void add_options(CLI::App& cmd);
+  // Simulation options with the budget resolved; a percent is of the checkpoint-all peak.
+  SimulationOptions resolve(const Graph& g, const GraphCosts& costs) const;
+};
+
+}  // namespace poet::cli

@@ -1,0 +1,39 @@
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "commands.h"
+#include "poet/util/error.h"
+
+int main(int argc, char** argv) {
+  using namespace poet::cli;
+  CLI::App app{
+      "poet: energy-optimal training under a memory budget, by rematerialization and paging.\n"
+      "Run 'poet <command> --help' for a command's options."};
+  app.set_version_flag("--version", "poet 0.1.0");
+  app.require_subcommand(1);
+  add_models_command(app);
+  add_platforms_command(app);
+  add_graph_command(app);
+  add_plan_command(app);
+  add_simulate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  } catch (const poet::InputError& e) {
+    fmt::print(stderr, "poet: error: {}\n", e.what());
+    return kExitBadInput;
+  } catch (const poet::IoError& e) {
+    fmt::print(stderr, "poet: error: {}\n", e.what());
+    return kExitFailure;
+  } catch (const poet::InternalError& e) {
+    fmt::print(stderr, "poet: {}\n", e.what());
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "poet: error: {}\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}

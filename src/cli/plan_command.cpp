@@ -1,0 +1,54 @@
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/plan/plan.h"
+#include "poet/plan/transfer_planner.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+void add_plan_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    ScheduleSource schedule;
+    BudgetOptions budget;
+    bool no_transfer_planner = false;
+    std::string output;
+    std::string save_schedule;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("plan", "Turn a schedule into an execution plan (Algorithm 2 + transfer planner)");
+  opts->source.add_options(*cmd);
+  opts->schedule.add_options(*cmd);
+  opts->budget.add_options(*cmd);
+  cmd->add_flag("--no-transfer-planner", opts->no_transfer_planner,
+                "Keep paging where the schedule puts it instead of moving it to hide latency");
+  cmd->add_option("-o,--output", opts->output, "Write the plan as text to this file instead of printing it");
+  cmd->add_option("--save-schedule", opts->save_schedule, "Also write the schedule used as JSON");
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const SimulationOptions options = opts->budget.resolve(g, costs);
+    const Schedule schedule = opts->schedule.load(g);
+    Plan plan = plan_from_schedule(schedule, g);
+    if (!opts->no_transfer_planner) {
+      const TransferPlanResult t = plan_transfers(g, costs, plan, options);
+      plan = t.plan;
+      fmt::print(stderr, "transfer planner: moved {} page-ins and {} page-outs; stall {} -> {}, makespan {} -> {}\n",
+                 t.moved_pageins, t.moved_pageouts, format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
+                 format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
+    }
+    if (!opts->save_schedule.empty()) save_schedule(schedule, opts->save_schedule);
+    if (opts->output.empty()) {
+      fmt::print("{}", plan_to_text(plan, g));
+    } else {
+      save_plan_text(plan, g, opts->output);
+      fmt::print("wrote {} ({} instructions)\n", opts->output, plan.instructions.size());
+    }
+  });
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,73 @@
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/plan/plan.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+nlohmann::json simulation_to_json(const SimulationResult& r, const SimulationOptions& o) {
+  return {{"peak_bytes", r.peak_bytes},
+          {"peak_activation_bytes", r.peak_activation_bytes},
+          {"fixed_bytes", r.fixed_bytes},
+          {"ram_budget_bytes", o.ram_budget_bytes ? nlohmann::json(*o.ram_budget_bytes) : nlohmann::json(nullptr)},
+          {"compute_energy_j", r.compute_energy_j},
+          {"pagein_energy_j", r.pagein_energy_j},
+          {"pageout_energy_j", r.pageout_energy_j},
+          {"total_energy_j", r.total_energy_j()},
+          {"compute_time_s", r.compute_time_s},
+          {"makespan_s", r.makespan_s},
+          {"stall_s", r.stall_s},
+          {"computes", r.computes},
+          {"recomputes", r.recomputes},
+          {"pageins", r.pageins},
+          {"pageouts", r.pageouts}};
+}
+
+void print_simulation(const SimulationResult& r, const SimulationOptions& o) {
+  fmt::print("peak RAM    {} ({} activations + {} fixed){}\n", format_bytes(static_cast<double>(r.peak_bytes)),
+             format_bytes_exact(r.peak_activation_bytes), format_bytes_exact(r.fixed_bytes),
+             o.ram_budget_bytes ? fmt::format(", budget {}", format_bytes_exact(*o.ram_budget_bytes)) : "");
+  fmt::print("energy      {} = {} compute + {} page-in + {} page-out\n", format_joules(r.total_energy_j()),
+             format_joules(r.compute_energy_j), format_joules(r.pagein_energy_j), format_joules(r.pageout_energy_j));
+  fmt::print("time        {} makespan ({} compute, {} stalled on paging)\n", format_seconds(r.makespan_s),
+             format_seconds(r.compute_time_s), format_seconds(r.stall_s));
+  fmt::print("operations  {} computes ({} recomputations), {} page-outs, {} page-ins\n", r.computes, r.recomputes,
+             r.pageouts, r.pageins);
+}
+
+void add_simulate_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    ScheduleSource schedule;
+    BudgetOptions budget;
+    std::string plan_file;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "simulate", "Judge a schedule or plan: validity, peak RAM, energy, time (the one simulator every method uses)");
+  opts->source.add_options(*cmd);
+  opts->schedule.add_options(*cmd);
+  opts->budget.add_options(*cmd);
+  cmd->add_option("--plan", opts->plan_file, "Plan text file (one 'compute|pageout|pagein|free <node>' a line)");
+  cmd->add_flag("--json", opts->json, "Print the figures as JSON");
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const SimulationOptions options = opts->budget.resolve(g, costs);
+    const Plan plan = opts->plan_file.empty() ? plan_from_schedule(opts->schedule.load(g), g)
+                                              : load_plan_text(opts->plan_file, g);
+    const SimulationResult r = simulate(g, costs, plan, options);
+    if (opts->json)
+      fmt::print("{}\n", simulation_to_json(r, options).dump(2));
+    else
+      print_simulation(r, options);
+  });
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,25 @@
+#include "poet/cost/cost_model.h"
+
+namespace poet {
+
+GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device) {
+  GraphCosts costs;
+  costs.nodes.reserve(graph.size());
+  for (const Node& node : graph.nodes()) {
+    NodeCost c;
+    c.bytes = node.bytes;
+    c.compute_time_s = node.flops / device.flops_per_second;
+    c.compute_energy_j = node.flops / device.flops_per_joule;
+    const auto b = static_cast<double>(node.bytes);
+    c.pageout_time_s = device.pageout_latency_s + b / device.pageout_bytes_per_s;
+    c.pagein_time_s = device.pagein_latency_s + b / device.pagein_bytes_per_s;
+    c.pageout_energy_j = c.pageout_time_s * device.memory_power_w;
+    c.pagein_energy_j = c.pagein_time_s * device.memory_power_w;
+    costs.total_compute_time_s += c.compute_time_s;
+    costs.total_compute_energy_j += c.compute_energy_j;
+    costs.nodes.push_back(c);
+  }
+  return costs;
+}
+
+}  // namespace poet

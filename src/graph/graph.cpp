@@ -1,0 +1,141 @@
+#include "poet/graph/graph.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "poet/util/error.h"
+
+namespace poet {
+
+std::int64_t element_count(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_string(const Shape& shape) {
+  if (shape.empty()) return "scalar";
+  return fmt::format("{}", fmt::join(shape, "x"));
+}
+
+namespace {
+
+std::string describe(const Graph& g, NodeId id) {
+  return fmt::format("'{}' ({})", g.node(id).name, id);
+}
+
+}  // namespace
+
+NodeId Graph::add(Node node) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
+    const NodeId in = node.inputs[slot];
+    if (in < 0 || in >= id)
+      throw InputError(fmt::format(
+          "graph '{}': node '{}' ({}) input {} is node {}, which is not an earlier node; inputs "
+          "must refer to nodes listed before it (execution order)",
+          name_, node.name, id, slot, in));
+  }
+  if (node.bytes == 0 && node.op != OpKind::GradParam)
+    node.bytes = element_count(node.shape) * node.element_bytes;
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+const Node& Graph::node(NodeId id) const {
+  POET_CHECK(id >= 0 && static_cast<std::size_t>(id) < nodes_.size(),
+             fmt::format("node id {} out of range [0, {})", id, nodes_.size()));
+  return nodes_[static_cast<std::size_t>(id)];
+}
+
+void Graph::validate() const {
+  const auto where = [&](NodeId id) { return fmt::format("graph '{}': node {}", name_, describe(*this, id)); };
+  int losses = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id) {
+    const Node& n = nodes_[static_cast<std::size_t>(id)];
+    if (n.name.empty()) throw InputError(fmt::format("graph '{}': node {} has no name", name_, id));
+    for (std::size_t slot = 0; slot < n.inputs.size(); ++slot) {
+      const NodeId in = n.inputs[slot];
+      if (in < 0 || in >= static_cast<NodeId>(nodes_.size()))
+        throw InputError(fmt::format("{}: input {} refers to node {}, out of range [0, {})", where(id), slot,
+                                     in, nodes_.size()));
+      if (in >= id)
+        throw InputError(fmt::format("{} uses {}, which does not come before it; nodes must be listed "
+                                     "in execution (topological) order",
+                                     where(id), describe(*this, in)));
+    }
+    for (auto d : n.shape)
+      if (d < 0) throw InputError(fmt::format("{}: shape {} has a negative dimension", where(id), fmt::join(n.shape, "x")));
+    if (n.element_bytes <= 0) throw InputError(fmt::format("{}: element_bytes must be positive", where(id)));
+    if (n.bytes < 0) throw InputError(fmt::format("{}: bytes is {}; it must be >= 0", where(id), n.bytes));
+    if (!(n.flops >= 0)) throw InputError(fmt::format("{}: flops is {}; it must be >= 0", where(id), n.flops));
+    if (n.param_count < 0)
+      throw InputError(fmt::format("{}: param_count is {}; it must be >= 0", where(id), n.param_count));
+    if (n.role == Role::Loss) ++losses;
+    if (n.role == Role::Backward && n.op != OpKind::ChainGradient && n.op != OpKind::GradAccumulate) {
+      if (n.grad.node < 0 || n.grad.node >= id)
+        throw InputError(fmt::format("{}: differentiates node {}, which is not an earlier node", where(id), n.grad.node));
+      const Node& target = nodes_[static_cast<std::size_t>(n.grad.node)];
+      if (target.role == Role::Backward)
+        throw InputError(fmt::format("{}: differentiates {}, which is itself a backward node", where(id),
+                                     describe(*this, n.grad.node)));
+      if (n.grad.slot != GradOf::kParams &&
+          (n.grad.slot < 0 || static_cast<std::size_t>(n.grad.slot) >= target.inputs.size()))
+        throw InputError(fmt::format("{}: gradient of input slot {} of {}, which has {} inputs", where(id),
+                                     n.grad.slot, describe(*this, n.grad.node), target.inputs.size()));
+    }
+  }
+  if (losses != 1)
+    throw InputError(fmt::format("graph '{}' has {} loss nodes; a training graph needs exactly one", name_, losses));
+}
+
+NodeId Graph::loss() const {
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id)
+    if (nodes_[static_cast<std::size_t>(id)].role == Role::Loss) return id;
+  throw InputError(fmt::format("graph '{}' has no loss node", name_));
+}
+
+std::size_t Graph::edge_count() const {
+  std::size_t edges = 0;
+  for (const auto& n : nodes_) edges += n.inputs.size();
+  return edges;
+}
+
+std::vector<std::vector<NodeId>> Graph::users() const {
+  std::vector<std::vector<NodeId>> users(nodes_.size());
+  for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id)
+    for (NodeId in : nodes_[static_cast<std::size_t>(id)].inputs) users[static_cast<std::size_t>(in)].push_back(id);
+  return users;
+}
+
+bool Graph::has_backward() const {
+  for (const auto& n : nodes_)
+    if (n.role == Role::Backward) return true;
+  return false;
+}
+
+FixedMemory Graph::fixed_memory(Optimizer optimizer) const {
+  FixedMemory m;
+  for (const auto& n : nodes_)
+    if (n.role != Role::Backward) m.parameter_bytes += n.param_count * n.element_bytes;
+  m.gradient_bytes = m.parameter_bytes;
+  // State per parameter: none for SGD, a velocity for momentum, two moments for Adam.
+  const int states = optimizer == Optimizer::SGD ? 0 : optimizer == Optimizer::Momentum ? 1 : 2;
+  m.optimizer_state_bytes = states * m.parameter_bytes;
+  return m;
+}
+
+std::int64_t Graph::forward_activation_bytes() const {
+  std::int64_t bytes = 0;
+  for (const auto& n : nodes_)
+    if (n.role != Role::Backward) bytes += n.bytes;
+  return bytes;
+}
+
+double Graph::total_flops() const {
+  return std::accumulate(nodes_.begin(), nodes_.end(), 0.0,
+                         [](double acc, const Node& n) { return acc + n.flops; });
+}
+
+}  // namespace poet

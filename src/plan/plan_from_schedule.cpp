@@ -1,0 +1,61 @@
+// Algorithm 2 of the paper, with frees placed by liveness: a RAM copy of a tensor lives from
+// the instruction that creates it (compute or page-in) to its last use (a compute reading
+// it, or a page-out writing it) before the next instruction that creates it again.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "poet/plan/plan.h"
+#include "poet/util/error.h"
+
+namespace poet {
+
+Plan plan_from_schedule(const Schedule& s, const Graph& g) {
+  check_schedule_shape(s, g);
+
+  // Pass 1: the instructions that do work, in Algorithm 2's order.
+  std::vector<Instruction> work;
+  for (std::size_t t = 0; t < s.stages; ++t) {
+    for (NodeId k = 0; k <= static_cast<NodeId>(t); ++k) {
+      if (s.M_in.get(t, k)) work.push_back({InstrKind::PageIn, k});
+      if (s.R.get(t, k)) work.push_back({InstrKind::Compute, k});
+      if (s.M_out.get(t, k)) work.push_back({InstrKind::PageOut, k});
+    }
+  }
+
+  // Pass 2: for each RAM copy, the position of its last use (or of its creation if unused).
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> last_touch(g.size(), kNone);  // of the current copy
+  std::vector<std::vector<NodeId>> free_after(work.size());
+  const auto close_copy = [&](NodeId v) {
+    if (last_touch[v] != kNone) free_after[last_touch[v]].push_back(v);
+    last_touch[v] = kNone;
+  };
+  for (std::size_t p = 0; p < work.size(); ++p) {
+    const Instruction& ins = work[p];
+    if (ins.kind == InstrKind::Compute) {
+      for (NodeId in : g.node(ins.node).inputs) last_touch[in] = p;
+      close_copy(ins.node);  // a recompute replaces the old copy
+      last_touch[ins.node] = p;
+    } else if (ins.kind == InstrKind::PageIn) {
+      close_copy(ins.node);
+      last_touch[ins.node] = p;
+    } else {
+      last_touch[ins.node] = p;
+    }
+  }
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) close_copy(v);
+
+  Plan plan;
+  plan.instructions.reserve(work.size() * 2);
+  for (std::size_t p = 0; p < work.size(); ++p) {
+    plan.instructions.push_back(work[p]);
+    auto& frees = free_after[p];
+    std::sort(frees.begin(), frees.end());
+    frees.erase(std::unique(frees.begin(), frees.end()), frees.end());
+    for (NodeId v : frees) plan.instructions.push_back({InstrKind::Free, v});
+  }
+  return plan;
+}
+
+}  // namespace poet

@@ -1,0 +1,78 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "poet/plan/plan.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+constexpr std::array<std::pair<InstrKind, std::string_view>, 4> kNames{
+    std::pair{InstrKind::Compute, "compute"}, std::pair{InstrKind::PageOut, "pageout"},
+    std::pair{InstrKind::PageIn, "pagein"}, std::pair{InstrKind::Free, "free"}};
+
+}  // namespace
+
+std::string_view instr_name(InstrKind kind) {
+  for (const auto& [k, name] : kNames)
+    if (k == kind) return name;
+  return "unknown";
+}
+
+std::string describe(const Instruction& ins, const Graph& g) {
+  const bool known = ins.node >= 0 && static_cast<std::size_t>(ins.node) < g.size();
+  return fmt::format("{} '{}' ({})", instr_name(ins.kind), known ? g.node(ins.node).name : "?", ins.node);
+}
+
+std::string plan_to_text(const Plan& p, const Graph& g) {
+  std::string out;
+  for (const auto& ins : p.instructions)
+    out += fmt::format("{} {}  # {}\n", instr_name(ins.kind), ins.node, g.node(ins.node).name);
+  return out;
+}
+
+Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin) {
+  Plan plan;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string op;
+    if (!(words >> op)) continue;
+    long long node = -1;
+    std::string extra;
+    if (!(words >> node) || (words >> extra))
+      throw InputError(fmt::format("plan '{}' line {}: expected '<compute|pageout|pagein|free> <node id>'", origin,
+                                   number));
+    const auto* entry = std::find_if(kNames.begin(), kNames.end(), [&](const auto& e) { return e.second == op; });
+    if (entry == kNames.end())
+      throw InputError(fmt::format("plan '{}' line {}: unknown instruction '{}'; expected compute, pageout, pagein "
+                                   "or free",
+                                   origin, number, op));
+    if (node < 0 || node >= static_cast<long long>(g.size()))
+      throw InputError(fmt::format("plan '{}' line {}: node {} is not in graph '{}' (ids 0..{})", origin, number,
+                                   node, g.name(), g.size() - 1));
+    plan.instructions.push_back({entry->first, static_cast<NodeId>(node)});
+  }
+  return plan;
+}
+
+Plan load_plan_text(const std::string& path, const Graph& g) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read plan '{}': no such file or not readable", path));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return plan_from_text(text, g, path);
+}
+
+void save_plan_text(const Plan& p, const Graph& g, const std::string& path) {
+  write_file_atomically(path, plan_to_text(p, g));
+}
+
+}  // namespace poet

@@ -1,0 +1,125 @@
+#include "poet/schedule/schedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+
+namespace poet {
+
+bool SparseMatrix::get(std::size_t t, NodeId i) const {
+  const auto& r = rows_.at(t);
+  return std::binary_search(r.begin(), r.end(), i);
+}
+
+void SparseMatrix::set(std::size_t t, NodeId i, bool value) {
+  auto& r = rows_.at(t);
+  const auto it = std::lower_bound(r.begin(), r.end(), i);
+  const bool present = it != r.end() && *it == i;
+  if (value && !present) r.insert(it, i);
+  if (!value && present) r.erase(it);
+}
+
+std::size_t SparseMatrix::count() const {
+  std::size_t n = 0;
+  for (const auto& r : rows_) n += r.size();
+  return n;
+}
+
+namespace {
+
+struct NamedMatrix {
+  const char* name;
+  SparseMatrix Schedule::*matrix;
+};
+
+constexpr NamedMatrix kMatrices[] = {{"R", &Schedule::R},
+                                     {"S_ram", &Schedule::S_ram},
+                                     {"S_aux", &Schedule::S_aux},
+                                     {"M_in", &Schedule::M_in},
+                                     {"M_out", &Schedule::M_out}};
+
+}  // namespace
+
+void check_schedule_shape(const Schedule& s, const Graph& g) {
+  if (s.stages != g.size())
+    throw InputError(fmt::format("schedule has {} stages but graph '{}' has {} nodes; a schedule belongs to "
+                                 "the graph it was made for",
+                                 s.stages, g.name(), g.size()));
+  for (const auto& m : kMatrices) {
+    const SparseMatrix& mat = s.*m.matrix;
+    if (mat.stages() != s.stages)
+      throw InputError(fmt::format("schedule matrix {} has {} rows; expected {}", m.name, mat.stages(), s.stages));
+    for (std::size_t t = 0; t < s.stages; ++t)
+      for (NodeId i : mat.row(t))
+        if (i < 0 || static_cast<std::size_t>(i) > t)
+          throw InputError(fmt::format("schedule matrix {}[{}][{}] is set, but node {} cannot be touched before "
+                                       "its own stage (matrices are lower-triangular)",
+                                       m.name, t, i, i));
+  }
+  for (std::size_t t = 0; t < s.stages; ++t)
+    if (!s.R.get(t, static_cast<NodeId>(t)))
+      throw InputError(fmt::format("schedule R[{}][{}] is 0: stage {} must compute node '{}'", t, t, t,
+                                   g.node(static_cast<NodeId>(t)).name));
+}
+
+nlohmann::json schedule_to_json(const Schedule& s) {
+  nlohmann::json j = {{"format", "poet-schedule"}, {"version", 1}, {"method", s.method}, {"stages", s.stages}};
+  for (const auto& m : kMatrices) {
+    const SparseMatrix& mat = s.*m.matrix;
+    auto rows = nlohmann::json::array();
+    for (std::size_t t = 0; t < mat.stages(); ++t) rows.push_back(mat.row(t));
+    j[m.name] = std::move(rows);
+  }
+  return j;
+}
+
+Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
+  const auto bad = [&](const std::string& what) {
+    return InputError(fmt::format("schedule '{}': {}", origin, what));
+  };
+  if (!j.is_object() || j.value("format", "") != "poet-schedule")
+    throw bad("not a poet schedule (expected \"format\": \"poet-schedule\")");
+  if (j.value("version", 0) != 1) throw bad("unsupported version; this poet reads version 1");
+  if (!j.contains("stages") || !j["stages"].is_number_unsigned()) throw bad("missing \"stages\" (a count)");
+  Schedule s(j["stages"].get<std::size_t>(), j.value("method", ""));
+  for (const auto& m : kMatrices) {
+    if (!j.contains(m.name) || !j[m.name].is_array())
+      throw bad(fmt::format("missing matrix \"{}\" (one array of node ids per stage)", m.name));
+    const auto& rows = j[m.name];
+    if (rows.size() != s.stages)
+      throw bad(fmt::format("matrix {} has {} rows; \"stages\" says {}", m.name, rows.size(), s.stages));
+    for (std::size_t t = 0; t < s.stages; ++t) {
+      if (!rows[t].is_array()) throw bad(fmt::format("{}[{}] is not an array of node ids", m.name, t));
+      for (const auto& v : rows[t]) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+            v.get<std::int64_t>() >= static_cast<std::int64_t>(s.stages))
+          throw bad(fmt::format("{}[{}] holds {}, which is not a node id in [0, {})", m.name, t, v.dump(), s.stages));
+        (s.*m.matrix).set(t, v.get<NodeId>());
+      }
+    }
+  }
+  return s;
+}
+
+Schedule load_schedule(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read schedule '{}': no such file or not readable", path));
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("schedule '{}' is not valid JSON: {}", path, e.what()));
+  }
+  return schedule_from_json(j, path);
+}
+
+void save_schedule(const Schedule& s, const std::string& path) {
+  write_file_atomically(path, schedule_to_json(s).dump() + "\n");
+}
+
+}  // namespace poet

@@ -1,0 +1,194 @@
+#include "poet/simulate/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet {
+namespace {
+
+constexpr std::size_t kNever = static_cast<std::size_t>(-1);
+
+struct TensorState {
+  bool in_ram = false;
+  bool on_storage = false;
+  bool computed = false;
+  double ready_s = 0;           // when the RAM copy is complete
+  double storage_ready_s = 0;   // when the copy on storage is complete
+  double pageout_end_s = -1;    // end of a page-out of the current RAM copy, if any
+  std::size_t freed_by = kNever;
+  std::size_t paged_out_by = kNever;
+  std::size_t buffer = kNever;  // the current RAM copy
+};
+
+struct MemoryEvent {
+  double time_s;
+  std::int64_t delta;
+  std::size_t instruction;
+  std::size_t buffer;  // index into SimulationResult::buffers
+  bool release;
+};
+
+class Simulation {
+ public:
+  Simulation(const Graph& g, const GraphCosts& costs, const Plan& plan)
+      : g_(g), costs_(costs), plan_(plan), state_(g.size()) {}
+
+  SimulationResult run(const SimulationOptions& options) {
+    POET_CHECK(costs_.nodes.size() == g_.size(), "costs belong to another graph");
+    for (std::size_t p = 0; p < plan_.instructions.size(); ++p) step(p);
+    for (NodeId v = 0; v < static_cast<NodeId>(g_.size()); ++v)
+      if (!state_[v].computed)
+        throw InvalidPlan(fmt::format("the plan never computes '{}' ({}); every node of the training graph must "
+                                      "be computed at least once",
+                                      g_.node(v).name, v));
+    result_.makespan_s = std::max(cpu_s_, bus_s_);
+    sweep_memory(options);
+    return result_;
+  }
+
+ private:
+  [[noreturn]] void invalid(std::size_t p, const std::string& reason) const {
+    throw InvalidPlan(fmt::format("instruction {} ({}): {}", p, describe(plan_.instructions[p], g_), reason));
+  }
+
+  std::string name(NodeId v) const { return fmt::format("'{}' ({})", g_.node(v).name, v); }
+
+  std::string why_absent(NodeId v) const {
+    const TensorState& s = state_[v];
+    if (!s.computed) return "it has not been computed yet";
+    if (s.freed_by != kNever && s.on_storage)
+      return fmt::format("freed by instruction {} after its page-out; page it in first", s.freed_by);
+    if (s.freed_by != kNever) return fmt::format("freed by instruction {}", s.freed_by);
+    return "it is not resident";
+  }
+
+  void step(std::size_t p) {
+    const Instruction& ins = plan_.instructions[p];
+    const NodeId v = ins.node;
+    if (v < 0 || static_cast<std::size_t>(v) >= g_.size())
+      throw InvalidPlan(fmt::format("instruction {}: node {} is not in graph '{}'", p, v, g_.name()));
+    TensorState& s = state_[v];
+    const NodeCost& c = costs_.nodes[v];
+    switch (ins.kind) {
+      case InstrKind::Compute: {
+        double start = cpu_s_;
+        for (NodeId in : g_.node(v).inputs) {
+          if (!state_[in].in_ram) invalid(p, fmt::format("input {} is not in RAM: {}", name(in), why_absent(in)));
+          start = std::max(start, state_[in].ready_s);
+        }
+        if (s.in_ram) invalid(p, fmt::format("{} is already in RAM; free it before computing it again", name(v)));
+        result_.stall_s += start - cpu_s_;
+        cpu_s_ = start + c.compute_time_s;
+        result_.compute_time_s += c.compute_time_s;
+        result_.compute_energy_j += c.compute_energy_j;
+        ++result_.computes;
+        if (s.computed) ++result_.recomputes;
+        s = {.in_ram = true, .on_storage = s.on_storage, .computed = true, .ready_s = cpu_s_,
+             .storage_ready_s = s.storage_ready_s};
+        allocate(s, v, start, p);
+        break;
+      }
+      case InstrKind::PageOut: {
+        if (!s.in_ram) invalid(p, fmt::format("{} is not in RAM: {}", name(v), why_absent(v)));
+        const double start = std::max({cpu_s_, bus_s_, s.ready_s});
+        bus_s_ = start + c.pageout_time_s;
+        s.on_storage = true;
+        s.storage_ready_s = bus_s_;
+        s.pageout_end_s = bus_s_;
+        s.paged_out_by = p;
+        result_.pageout_energy_j += c.pageout_energy_j;
+        ++result_.pageouts;
+        break;
+      }
+      case InstrKind::PageIn: {
+        if (!s.on_storage)
+          invalid(p, fmt::format("{} is not on secondary storage: it was never paged out", name(v)));
+        if (s.in_ram) invalid(p, fmt::format("{} is already in RAM", name(v)));
+        const double start = std::max({cpu_s_, bus_s_, s.storage_ready_s});
+        bus_s_ = start + c.pagein_time_s;
+        s.in_ram = true;
+        s.ready_s = bus_s_;
+        s.pageout_end_s = -1;
+        s.freed_by = kNever;
+        result_.pagein_energy_j += c.pagein_energy_j;
+        ++result_.pageins;
+        allocate(s, v, start, p);  // the buffer is taken when the transfer starts
+        break;
+      }
+      case InstrKind::Free: {
+        if (!s.in_ram) {
+          if (s.freed_by != kNever) invalid(p, fmt::format("double free: already freed by instruction {}", s.freed_by));
+          invalid(p, fmt::format("{} is not in RAM: {}", name(v), why_absent(v)));
+        }
+        // A page-out still in flight keeps its buffer until the transfer ends.
+        events_.push_back({std::max(cpu_s_, s.pageout_end_s), -c.bytes, p, s.buffer, true});
+        result_.buffers[s.buffer].released_by = p;
+        s.in_ram = false;
+        s.freed_by = p;
+        s.pageout_end_s = -1;
+        break;
+      }
+    }
+  }
+
+  void allocate(TensorState& s, NodeId v, double start_s, std::size_t p) {
+    s.buffer = result_.buffers.size();
+    result_.buffers.push_back({v, costs_.nodes[v].bytes, 0, 0, p, plan_.instructions.size()});
+    events_.push_back({start_s, costs_.nodes[v].bytes, p, s.buffer, false});
+  }
+
+  void sweep_memory(const SimulationOptions& options) {
+    const FixedMemory fixed = g_.fixed_memory(options.optimizer);
+    result_.fixed_bytes = (options.count_parameters ? fixed.parameter_bytes : 0) +
+                          (options.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
+    // Events at the same instant apply in plan order: a zero-time compute still holds its
+    // inputs and output together, and a buffer released by an earlier instruction can be
+    // reused by a later one.
+    std::stable_sort(events_.begin(), events_.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+      return a.time_s != b.time_s ? a.time_s < b.time_s : a.instruction < b.instruction;
+    });
+    for (auto& b : result_.buffers) b.release_rank = events_.size();
+    std::int64_t live = 0;
+    result_.timeline.reserve(events_.size());
+    for (std::size_t rank = 0; rank < events_.size(); ++rank) {
+      const MemoryEvent& e = events_[rank];
+      (e.release ? result_.buffers[e.buffer].release_rank : result_.buffers[e.buffer].alloc_rank) = rank;
+      live += e.delta;
+      POET_CHECK(live >= 0, "negative live memory");
+      result_.timeline.push_back({e.time_s, live});
+      if (live > result_.peak_activation_bytes) {
+        result_.peak_activation_bytes = live;
+        result_.peak_instruction = e.instruction;
+      }
+      if (options.ram_budget_bytes && live + result_.fixed_bytes > *options.ram_budget_bytes) {
+        const std::int64_t used = live + result_.fixed_bytes;
+        invalid(e.instruction,
+                fmt::format("RAM budget exceeded: {} needed ({} activations + {} fixed), budget {}, over by {}",
+                            format_bytes_exact(used), format_bytes_exact(live), format_bytes_exact(result_.fixed_bytes),
+                            format_bytes_exact(*options.ram_budget_bytes),
+                            format_bytes_exact(used - *options.ram_budget_bytes)));
+      }
+    }
+    result_.peak_bytes = result_.peak_activation_bytes + result_.fixed_bytes;
+  }
+
+  const Graph& g_;
+  const GraphCosts& costs_;
+  const Plan& plan_;
+  std::vector<TensorState> state_;
+  std::vector<MemoryEvent> events_;
+  double cpu_s_ = 0, bus_s_ = 0;
+  SimulationResult result_;
+};
+
+}  // namespace
+
+SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options) {
+  return Simulation(g, costs, plan).run(options);
+}
+
+}  // namespace poet

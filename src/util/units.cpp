@@ -1,0 +1,97 @@
+#include "poet/util/units.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "poet/util/error.h"
+
+namespace poet {
+
+namespace {
+
+// Picks the largest unit not above |value| (the smallest one for tiny values) and prints
+// three significant digits. Zero prints in the first unit.
+template <std::size_t N>
+std::string scaled(double value, const std::array<std::pair<double, const char*>, N>& units) {
+  if (value == 0) return fmt::format("0 {}", units.front().second);
+  for (const auto& [scale, suffix] : units)
+    if (std::fabs(value) >= scale) return fmt::format("{:.3g} {}", value / scale, suffix);
+  return fmt::format("{:.3g} {}", value / units.back().first, units.back().second);
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  if (std::fabs(bytes) < 1024) return fmt::format("{:.0f} B", bytes);
+  static constexpr std::array units{std::pair{1024.0 * 1024 * 1024 * 1024, "TiB"},
+                                    std::pair{1024.0 * 1024 * 1024, "GiB"}, std::pair{1024.0 * 1024, "MiB"},
+                                    std::pair{1024.0, "KiB"}};
+  return scaled(bytes, units);
+}
+
+std::string format_bytes_exact(std::int64_t bytes) {
+  std::string digits = std::to_string(bytes < 0 ? -bytes : bytes);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (bytes < 0 ? "-" : "") + out + " B";
+}
+
+std::string format_seconds(double seconds) {
+  static constexpr std::array units{std::pair{1.0, "s"}, std::pair{1e-3, "ms"}, std::pair{1e-6, "us"},
+                                    std::pair{1e-9, "ns"}};
+  return scaled(seconds, units);
+}
+
+std::string format_joules(double joules) {
+  static constexpr std::array units{std::pair{1.0, "J"}, std::pair{1e-3, "mJ"}, std::pair{1e-6, "uJ"},
+                                    std::pair{1e-9, "nJ"}};
+  return scaled(joules, units);
+}
+
+std::string format_count(double count) {
+  if (std::fabs(count) < 1000) return fmt::format("{:.0f}", count);
+  static constexpr std::array units{std::pair{1e12, "T"}, std::pair{1e9, "G"}, std::pair{1e6, "M"},
+                                    std::pair{1e3, "k"}};
+  return scaled(count, units);
+}
+
+std::int64_t parse_bytes(std::string_view text, std::string_view what) {
+  const auto bad = [&] {
+    return InputError(fmt::format("{}: '{}' is not a size in bytes; write e.g. 3000000, 3MB, 2.5MiB or 512KiB",
+                                  what, text));
+  };
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+                             text[i] == 'e' || text[i] == 'E' || text[i] == '+'))
+    ++i;
+  double number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + i, number);
+  if (ec != std::errc() || end != text.data() + i || i == 0) throw bad();
+  std::string suffix;
+  for (char c : text.substr(i))
+    if (c != ' ') suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::array units{
+      std::pair{"", 1.0},          std::pair{"b", 1.0},          std::pair{"kb", 1e3},
+      std::pair{"mb", 1e6},        std::pair{"gb", 1e9},         std::pair{"kib", 1024.0},
+      std::pair{"mib", 1048576.0}, std::pair{"gib", 1073741824.0}, std::pair{"k", 1e3},
+      std::pair{"m", 1e6},         std::pair{"g", 1e9}};
+  for (const auto& [name, scale] : units) {
+    if (suffix == name) {
+      const double bytes = number * scale;
+      if (!(bytes >= 0) || bytes > 9e18) throw bad();
+      return static_cast<std::int64_t>(std::llround(bytes));
+    }
+  }
+  throw bad();
+}
+
+}  // namespace poet

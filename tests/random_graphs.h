@@ -1,0 +1,66 @@
+// Seeded random training graphs and paging schedules for property tests.
+#pragma once
+
+#include <random>
+
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/graph/graph.h"
+#include "poet/schedule/schedule.h"
+
+namespace poet::testing {
+
+// A random DAG of n nodes (n >= 2): node 0 is the input; every other node reads 1-3
+// earlier nodes, mostly recent ones (like real networks, with some long skips); node n/2 is
+// the loss. Sizes 4 B - 4 KiB, FLOPs 0 - 1e6.
+inline Graph random_graph(std::mt19937& rng, int n) {
+  Graph g("random");
+  std::uniform_int_distribution<std::int64_t> elems(1, 1024);
+  std::uniform_real_distribution<double> flops(0, 1e6);
+  for (int i = 0; i < n; ++i) {
+    Node node;
+    node.name = "n" + std::to_string(i);
+    node.op = i == 0 ? OpKind::Input : OpKind::Add;
+    node.role = i == n / 2 ? Role::Loss : i > n / 2 ? Role::Backward : Role::Forward;
+    if (node.role == Role::Backward) node.op = OpKind::ChainGradient;
+    node.shape = {elems(rng)};
+    node.flops = i == 0 ? 0 : flops(rng);
+    if (i > 0) {
+      const int fan_in = std::uniform_int_distribution<int>(1, std::min(3, i))(rng);
+      node.inputs.push_back(i - 1);
+      for (int k = 1; k < fan_in; ++k) {
+        const bool skip = std::bernoulli_distribution(0.3)(rng);
+        const int lo = skip ? 0 : std::max(0, i - 4);
+        node.inputs.push_back(std::uniform_int_distribution<int>(lo, i - 1)(rng));
+      }
+    }
+    g.add(std::move(node));
+  }
+  return g;
+}
+
+// Checkpoint-all, except that with probability p each tensor with two consecutive uses at
+// least 3 stages apart is paged out the stage after the first and paged in the stage before
+// the second.
+inline Schedule random_paging_schedule(std::mt19937& rng, const Graph& g, double p) {
+  Schedule s = checkpoint_all_schedule(g);
+  s.method = "random_paging";
+  const auto users = g.users();
+  for (NodeId i = 0; i < static_cast<NodeId>(g.size()); ++i) {
+    if (!std::bernoulli_distribution(p)(rng)) continue;
+    std::size_t previous = static_cast<std::size_t>(i);
+    for (NodeId user : users[i]) {
+      const auto use = static_cast<std::size_t>(user);
+      if (use >= previous + 3) {
+        s.M_out.set(previous + 1, i);
+        s.M_in.set(use - 1, i);
+        for (std::size_t t = previous + 2; t < use; ++t) s.S_ram.set(t, i, false);
+        for (std::size_t t = previous + 2; t < g.size(); ++t) s.S_aux.set(t, i);
+        break;
+      }
+      previous = use;
+    }
+  }
+  return s;
+}
+
+}  // namespace poet::testing

@@ -1,0 +1,122 @@
+// The simulator on a hand-made graph whose figures are computed by hand below.
+#include "poet/simulate/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/plan.h"
+#include "hand_graph.h"
+
+namespace poet {
+namespace {
+
+using testing::hand_device;
+using testing::hand_graph;
+
+Plan parse(const Graph& g, const char* text) { return plan_from_text(text, g, "test"); }
+
+TEST(Simulator, CheckpointAllPlanIsAlgorithm2WithEarliestFrees) {
+  const Graph g = hand_graph();
+  const Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
+  EXPECT_EQ(plan, parse(g, "compute 0\ncompute 1\ncompute 2\ncompute 3\nfree 1\nfree 2\ncompute 4\n"
+                           "free 0\nfree 3\nfree 4\n"));
+}
+
+TEST(Simulator, CheckpointAllFiguresByHand) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  const auto r = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g));
+  // Compute 0..4 s relu, 4..6 loss, 6..14 d_relu, 14..22 d_x. Peak at 6: x + relu + loss + d_relu.
+  EXPECT_DOUBLE_EQ(r.makespan_s, 22);
+  EXPECT_DOUBLE_EQ(r.compute_time_s, 22);
+  EXPECT_DOUBLE_EQ(r.stall_s, 0);
+  EXPECT_EQ(r.peak_activation_bytes, 140);
+  EXPECT_DOUBLE_EQ(r.compute_energy_j, 11);
+  EXPECT_DOUBLE_EQ(r.paging_energy_j(), 0);
+  EXPECT_EQ(r.computes, 5u);
+  EXPECT_EQ(r.recomputes, 0u);
+}
+
+TEST(Simulator, PagingOverlapsComputeAndReleasesRamWhenThePageOutEnds) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  // Page x out after relu (4..7 s on the bus), page it back in before d_x (14..19 s).
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
+                             "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  const auto r = simulate(g, costs, plan);
+  EXPECT_DOUBLE_EQ(r.stall_s, 5);      // d_x waits 14 -> 19 for the page-in
+  EXPECT_DOUBLE_EQ(r.makespan_s, 27);
+  EXPECT_DOUBLE_EQ(r.compute_energy_j, 11);
+  EXPECT_DOUBLE_EQ(r.pageout_energy_j, 1.5);  // (1 + 40/20) s x 0.5 W
+  EXPECT_DOUBLE_EQ(r.pagein_energy_j, 2.5);   // (1 + 40/10) s x 0.5 W
+  EXPECT_DOUBLE_EQ(r.total_energy_j(), 15);
+  // x is freed at 4 s but its page-out ends at 7 s, after d_relu took 40 B at 6 s.
+  EXPECT_EQ(r.peak_activation_bytes, 140);
+  EXPECT_EQ(r.pageins, 1u);
+  EXPECT_EQ(r.pageouts, 1u);
+}
+
+TEST(Simulator, EarlierPageInHidesTheLatency) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  // Issued before d_relu: the bus is busy until 7 s, the page-in runs 7..12 s, d_x starts at 14 s.
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\npagein 0\ncompute 3\nfree 1\n"
+                             "free 2\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  const auto r = simulate(g, costs, plan);
+  EXPECT_DOUBLE_EQ(r.stall_s, 0);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 22);
+  EXPECT_EQ(r.peak_activation_bytes, 140);  // the page-in reuses x's buffer released at 7 s
+}
+
+TEST(Simulator, BudgetCountsFixedMemoryAndNamesTheInstruction) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  const Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
+  EXPECT_NO_THROW(simulate(g, costs, plan, {.ram_budget_bytes = 140}));
+  try {
+    simulate(g, costs, plan, {.ram_budget_bytes = 139});
+    FAIL();
+  } catch (const InvalidPlan& e) {
+    EXPECT_STREQ(e.what(),
+                 "instruction 3 (compute 'd_relu' (3)): RAM budget exceeded: 140 B needed (140 B activations + 0 B "
+                 "fixed), budget 139 B, over by 1 B");
+  }
+}
+
+// tests/data/bad_plans/*.plan: plans for the hand graph that must be rejected. Each file
+// says what the rejection must say in a line "# expect: <text>", and may set a budget in
+// bytes with "# budget: <bytes>".
+TEST(Simulator, RejectsEveryPlanInTheBadPlansFolder) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(POET_TEST_DATA_DIR "/bad_plans")) {
+    if (entry.path().extension() != ".plan") continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto header = [&](const std::string& key) {
+      const auto at = text.find("# " + key + ": ");
+      if (at == std::string::npos) return std::string();
+      const auto from = at + key.size() + 4;
+      return text.substr(from, text.find('\n', from) - from);
+    };
+    const std::string expect = header("expect");
+    ASSERT_FALSE(expect.empty()) << entry.path() << " has no '# expect:' line";
+    SimulationOptions options;
+    if (const auto budget = header("budget"); !budget.empty()) options.ram_budget_bytes = std::stoll(budget);
+    try {
+      simulate(g, costs, plan_from_text(text, g, entry.path().string()), options);
+      ADD_FAILURE() << entry.path() << " was accepted";
+    } catch (const InvalidPlan& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << entry.path() << ": " << e.what();
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
+}
+
+}  // namespace
+}  // namespace poet
