@@ -9,10 +9,10 @@ namespace poet::cli {
 void add_platforms_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("platforms", "List the built-in device profiles");
   cmd->callback([] {
-    fmt::print("{:<11} {:>11} {:>11} {:>13} {:>13} {:>12}  {}\n", "platform", "compute", "efficiency",
+    fmt::print("{:<11} {:>12} {:>12} {:>11} {:>11} {:>12}  {}\n", "platform", "compute", "efficiency",
                "page-in", "page-out", "paging power", "description");
     for (const auto& d : builtin_platforms()) {
-      fmt::print("{:<11} {:>11} {:>11} {:>13} {:>13} {:>12}  {}\n", d.name,
+      fmt::print("{:<11} {:>12} {:>12} {:>11} {:>11} {:>12}  {}\n", d.name,
                  format_count(d.flops_per_second) + "FLOP/s", format_count(d.flops_per_joule) + "FLOP/J",
                  format_bytes(d.pagein_bytes_per_s) + "/s", format_bytes(d.pageout_bytes_per_s) + "/s",
                  fmt::format("{:.3g} W", d.memory_power_w), d.description);

@@ -16,10 +16,10 @@ namespace poet {
 namespace {
 
 // Picks the largest unit not above |value| (the smallest one for tiny values) and prints
-// three significant digits. Zero prints in the first unit.
+// three significant digits. Zero prints in the base unit.
 template <std::size_t N>
-std::string scaled(double value, const std::array<std::pair<double, const char*>, N>& units) {
-  if (value == 0) return fmt::format("0 {}", units.front().second);
+std::string scaled(double value, const std::array<std::pair<double, const char*>, N>& units, const char* base) {
+  if (value == 0) return fmt::format("0 {}", base);
   for (const auto& [scale, suffix] : units)
     if (std::fabs(value) >= scale) return fmt::format("{:.3g} {}", value / scale, suffix);
   return fmt::format("{:.3g} {}", value / units.back().first, units.back().second);
@@ -32,7 +32,7 @@ std::string format_bytes(double bytes) {
   static constexpr std::array units{std::pair{1024.0 * 1024 * 1024 * 1024, "TiB"},
                                     std::pair{1024.0 * 1024 * 1024, "GiB"}, std::pair{1024.0 * 1024, "MiB"},
                                     std::pair{1024.0, "KiB"}};
-  return scaled(bytes, units);
+  return scaled(bytes, units, "B");
 }
 
 std::string format_bytes_exact(std::int64_t bytes) {
@@ -48,20 +48,20 @@ std::string format_bytes_exact(std::int64_t bytes) {
 std::string format_seconds(double seconds) {
   static constexpr std::array units{std::pair{1.0, "s"}, std::pair{1e-3, "ms"}, std::pair{1e-6, "us"},
                                     std::pair{1e-9, "ns"}};
-  return scaled(seconds, units);
+  return scaled(seconds, units, "s");
 }
 
 std::string format_joules(double joules) {
-  static constexpr std::array units{std::pair{1.0, "J"}, std::pair{1e-3, "mJ"}, std::pair{1e-6, "uJ"},
+  static constexpr std::array units{std::pair{1e3, "kJ"}, std::pair{1.0, "J"}, std::pair{1e-3, "mJ"}, std::pair{1e-6, "uJ"},
                                     std::pair{1e-9, "nJ"}};
-  return scaled(joules, units);
+  return scaled(joules, units, "J");
 }
 
 std::string format_count(double count) {
   if (std::fabs(count) < 1000) return fmt::format("{:.0f}", count);
   static constexpr std::array units{std::pair{1e12, "T"}, std::pair{1e9, "G"}, std::pair{1e6, "M"},
                                     std::pair{1e3, "k"}};
-  return scaled(count, units);
+  return scaled(count, units, "");
 }
 
 std::int64_t parse_bytes(std::string_view text, std::string_view what) {

@@ -25,6 +25,7 @@ struct OpAttrs {
   int stride = 1;
   int pad_h = 0, pad_w = 0;
   int groups = 1;
+  bool bias = true;  // linear / conv: the layer has a bias vector
   int heads = 0;
   bool transpose_b = false;
   double dropout_p = 0.0;

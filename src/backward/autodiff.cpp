@@ -1,0 +1,175 @@
+// The real backward graph, derived from the gradient rules (gradient_rules.h).
+//
+// 1. The forward nodes are copied, each batch / layer norm lowered into a statistics node
+//    and the norm itself, so that the backward can read the statistics without the output.
+// 2. Walking the forward nodes from the loss back, each node's incoming gradient dY is its
+//    single contribution, or a GradAccumulate of several when its output is used more than
+//    once; then one GradInput node per differentiable input that leads to parameters, and
+//    one GradParam node if the node has parameters.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gradient_rules.h"
+#include "poet/backward/backward.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+using backward::GradientRule;
+using backward::Needs;
+
+bool is_norm(OpKind op) { return op == OpKind::BatchNorm2d || op == OpKind::LayerNorm; }
+
+// Copies the forward graph, lowering norms. stats[v] is the statistics node of norm v.
+Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
+  Graph g(forward.name());
+  std::vector<NodeId> id(forward.size());
+  stats.assign(forward.size() + forward.size(), -1);
+  for (NodeId v = 0; v < static_cast<NodeId>(forward.size()); ++v) {
+    Node n = forward.node(v);
+    for (NodeId& in : n.inputs) in = id[in];
+    if (is_norm(n.op)) {
+      const Node& x = g.node(n.inputs.at(0));
+      Node s;
+      s.name = n.name + ".stats";
+      s.op = n.op == OpKind::BatchNorm2d ? OpKind::BatchNormStats : OpKind::LayerNormStats;
+      // Mean and inverse standard deviation per channel (batch norm) or per row (layer norm).
+      const std::int64_t groups = n.op == OpKind::BatchNorm2d ? x.shape.at(1) : element_count(x.shape) / x.shape.back();
+      s.shape = {groups, 2};
+      s.element_bytes = n.element_bytes;
+      s.flops = 3.0 * static_cast<double>(element_count(x.shape));
+      s.inputs = {n.inputs.at(0)};
+      const NodeId sid = g.add(std::move(s));
+      n.inputs.push_back(sid);
+      n.bytes = 0;  // recomputed from the shape by Graph::add
+      id[v] = g.add(std::move(n));
+      stats[id[v]] = sid;
+    } else {
+      n.bytes = 0;
+      id[v] = g.add(std::move(n));
+    }
+  }
+  return g;
+}
+
+class Differentiator {
+ public:
+  explicit Differentiator(const Graph& forward) : g_(lower_forward(forward, stats_)) {
+    forward_size_ = static_cast<NodeId>(g_.size());
+    contributions_.resize(g_.size());
+    requires_grad_.assign(g_.size(), false);
+    for (NodeId v = 0; v < forward_size_; ++v) {
+      const Node& n = g_.node(v);
+      bool r = n.param_count > 0;
+      for (NodeId in : n.inputs) r = r || requires_grad_[in];
+      requires_grad_[v] = r;
+    }
+  }
+
+  Graph run() {
+    for (NodeId v = forward_size_; v-- > 0;) differentiate(v);
+    return std::move(g_);
+  }
+
+ private:
+  void differentiate(NodeId v) {
+    const Node fwd = g_.node(v);  // a copy: adding nodes may reallocate
+    if (fwd.op == OpKind::Input || fwd.op == OpKind::BatchNormStats || fwd.op == OpKind::LayerNormStats) return;
+    const auto rule = backward::gradient_rule(fwd.op);
+    if (!rule)
+      throw InputError(fmt::format(
+          "no gradient rule for op '{}' (node '{}'): the autodiff backward covers linear, conv2d, batch_norm2d, "
+          "layer_norm, relu, relu6, tanh, sigmoid, gelu, max_pool2d, avg_pool2d, global_avg_pool, add, flatten, "
+          "split_heads, merge_heads, dropout, matmul, softmax, embedding and softmax_cross_entropy; use "
+          "--backward chain for the reference's graphs",
+          op_name(fwd.op), fwd.name));
+    std::optional<NodeId> dy;
+    if (fwd.role != Role::Loss) {
+      dy = incoming_gradient(v);
+      if (!dy) return;  // the output does not reach the loss
+    }
+    const int slots = rule->differentiable_slots < 0 ? static_cast<int>(fwd.inputs.size()) : rule->differentiable_slots;
+    for (int k = 0; k < slots; ++k) {
+      const NodeId in = fwd.inputs[k];
+      if (!requires_grad_[in]) continue;
+      if (rule->flows_through) {
+        contributions_[in].push_back(*dy);
+        continue;
+      }
+      Node grad = gradient_node(fwd, v, k, rule->input, dy);
+      grad.op = OpKind::GradInput;
+      grad.name = fmt::format("d{}<-{}", g_.node(in).name, fwd.name);
+      grad.shape = g_.node(in).shape;
+      grad.flops = rule->input_flops(fwd, g_.node(in));
+      contributions_[in].push_back(g_.add(std::move(grad)));
+    }
+    if (fwd.param_count > 0) {
+      Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
+      grad.op = OpKind::GradParam;
+      grad.name = fmt::format("dparams({})", fwd.name);
+      grad.shape = {fwd.param_count};
+      grad.flops = rule->param_flops(fwd, g_.node(fwd.inputs.at(0)));
+      g_.add(std::move(grad));
+    }
+  }
+
+  // dY of v: its one contribution, or the sum of several.
+  std::optional<NodeId> incoming_gradient(NodeId v) {
+    auto& parts = contributions_[v];
+    if (parts.empty()) return std::nullopt;
+    if (parts.size() == 1) return parts.front();
+    Node acc;
+    acc.name = fmt::format("d{}", g_.node(v).name);
+    acc.op = OpKind::GradAccumulate;
+    acc.role = Role::Backward;
+    acc.shape = g_.node(v).shape;
+    acc.element_bytes = g_.node(v).element_bytes;
+    acc.flops = static_cast<double>(element_count(acc.shape)) * static_cast<double>(parts.size() - 1);
+    acc.inputs = parts;
+    acc.grad = {v, 0};
+    return g_.add(std::move(acc));
+  }
+
+  Node gradient_node(const Node& fwd, NodeId v, int slot, const Needs& needs, std::optional<NodeId> dy) const {
+    Node n;
+    n.role = Role::Backward;
+    n.element_bytes = fwd.element_bytes;
+    n.grad = {v, slot};
+    if (dy) n.inputs.push_back(*dy);
+    if (needs.output) n.inputs.push_back(v);
+    if (needs.stats) n.inputs.push_back(stats_.at(v));
+    for (int j = 0; j < static_cast<int>(fwd.inputs.size()); ++j) {
+      const bool same = j == slot;
+      if (is_norm(fwd.op) && j > 0) continue;  // the statistics are added above
+      if (needs.all_inputs || (needs.same_input && same) || (needs.other_inputs && !same))
+        n.inputs.push_back(fwd.inputs[j]);
+    }
+    // Each tensor once (x @ x reads x once).
+    std::vector<NodeId> unique;
+    for (NodeId in : n.inputs)
+      if (std::find(unique.begin(), unique.end(), in) == unique.end()) unique.push_back(in);
+    n.inputs = std::move(unique);
+    return n;
+  }
+
+  std::vector<NodeId> stats_;  // before g_: lower_forward fills it while g_ is built
+  Graph g_;
+  NodeId forward_size_ = 0;
+  std::vector<std::vector<NodeId>> contributions_;
+  std::vector<bool> requires_grad_;
+};
+
+}  // namespace
+
+Graph build_autodiff_backward(const Graph& forward) {
+  if (forward.has_backward())
+    throw InputError(fmt::format("graph '{}' already has backward nodes", forward.name()));
+  forward.loss();  // throws if there is none
+  Graph g = Differentiator(forward).run();
+  g.validate();
+  return g;
+}
+
+}  // namespace poet

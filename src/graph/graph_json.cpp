@@ -1,0 +1,258 @@
+#include "poet/graph/graph_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+using nlohmann::json;
+
+json attrs_to_json(const OpAttrs& a) {
+  const OpAttrs d;
+  json j = json::object();
+  if (a.kernel_h != d.kernel_h) j["kernel_h"] = a.kernel_h;
+  if (a.kernel_w != d.kernel_w) j["kernel_w"] = a.kernel_w;
+  if (a.stride != d.stride) j["stride"] = a.stride;
+  if (a.pad_h != d.pad_h) j["pad_h"] = a.pad_h;
+  if (a.pad_w != d.pad_w) j["pad_w"] = a.pad_w;
+  if (a.groups != d.groups) j["groups"] = a.groups;
+  if (a.bias != d.bias) j["bias"] = a.bias;
+  if (a.heads != d.heads) j["heads"] = a.heads;
+  if (a.transpose_b != d.transpose_b) j["transpose_b"] = a.transpose_b;
+  if (a.dropout_p != d.dropout_p) j["dropout_p"] = a.dropout_p;
+  return j;
+}
+
+// Reads the fields of one node, naming the node and field in every error.
+class NodeReader {
+ public:
+  NodeReader(const json& j, std::size_t index, std::string_view origin) : j_(j), index_(index), origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    const std::string name = j_.is_object() && j_.contains("name") && j_["name"].is_string()
+                                 ? fmt::format(" '{}'", j_["name"].get<std::string>())
+                                 : "";
+    throw InputError(fmt::format("graph '{}': node {}{}: {}", origin_, index_, name, what));
+  }
+
+  const json& field(const char* key) const {
+    if (!j_.contains(key)) fail(fmt::format("missing field \"{}\"", key));
+    return j_[key];
+  }
+
+  std::string string(const char* key) const {
+    const json& v = field(key);
+    if (!v.is_string()) fail(fmt::format("\"{}\" must be a string, not {}", key, v.dump()));
+    return v.get<std::string>();
+  }
+
+  double number(const char* key) const {
+    const json& v = field(key);
+    if (!v.is_number()) fail(fmt::format("\"{}\" must be a number, not {}", key, v.dump()));
+    return v.get<double>();
+  }
+
+  std::int64_t integer(const char* key) const {
+    const json& v = field(key);
+    if (!v.is_number_integer()) fail(fmt::format("\"{}\" must be an integer, not {}", key, v.dump()));
+    return v.get<std::int64_t>();
+  }
+
+  std::vector<std::int64_t> integers(const char* key) const {
+    const json& v = field(key);
+    if (!v.is_array()) fail(fmt::format("\"{}\" must be an array of integers", key));
+    std::vector<std::int64_t> out;
+    for (const auto& e : v) {
+      if (!e.is_number_integer()) fail(fmt::format("\"{}\" holds {}, which is not an integer", key, e.dump()));
+      out.push_back(e.get<std::int64_t>());
+    }
+    return out;
+  }
+
+  bool has(const char* key) const { return j_.contains(key); }
+
+ private:
+  const json& j_;
+  std::size_t index_;
+  std::string_view origin_;
+};
+
+OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
+  OpAttrs a;
+  if (!j.is_object()) r.fail("\"attrs\" must be an object");
+  for (const auto& [key, value] : j.items()) {
+    const auto as_int = [&] {
+      if (!value.is_number_integer()) r.fail(fmt::format("attrs.{} must be an integer", key));
+      return value.get<int>();
+    };
+    if (key == "kernel_h") a.kernel_h = as_int();
+    else if (key == "kernel_w") a.kernel_w = as_int();
+    else if (key == "stride") a.stride = as_int();
+    else if (key == "pad_h") a.pad_h = as_int();
+    else if (key == "pad_w") a.pad_w = as_int();
+    else if (key == "groups") a.groups = as_int();
+    else if (key == "heads") a.heads = as_int();
+    else if (key == "bias" && value.is_boolean()) a.bias = value.get<bool>();
+    else if (key == "transpose_b" && value.is_boolean()) a.transpose_b = value.get<bool>();
+    else if (key == "dropout_p" && value.is_number()) a.dropout_p = value.get<double>();
+    else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", key));
+  }
+  return a;
+}
+
+// Finds a cycle among the nodes' input references (which may point forward in a bad file),
+// so that the message can say "cycle" and name it rather than only "not topological".
+std::optional<std::vector<std::size_t>> find_cycle(const std::vector<std::vector<std::int64_t>>& inputs) {
+  const std::size_t n = inputs.size();
+  std::vector<int> color(n, 0);  // 0 new, 1 on the stack, 2 done
+  std::vector<std::size_t> stack;
+  std::optional<std::vector<std::size_t>> cycle;
+  const std::function<bool(std::size_t)> visit = [&](std::size_t v) {
+    color[v] = 1;
+    stack.push_back(v);
+    for (std::int64_t in : inputs[v]) {
+      if (in < 0 || static_cast<std::size_t>(in) >= n) continue;
+      const auto u = static_cast<std::size_t>(in);
+      if (color[u] == 1) {
+        cycle.emplace(std::find(stack.begin(), stack.end(), u), stack.end());
+        cycle->push_back(u);
+        return true;
+      }
+      if (color[u] == 0 && visit(u)) return true;
+    }
+    stack.pop_back();
+    color[v] = 2;
+    return false;
+  };
+  for (std::size_t v = 0; v < n; ++v)
+    if (color[v] == 0 && visit(v)) return cycle;
+  return std::nullopt;
+}
+
+}  // namespace
+
+json graph_to_json(const Graph& g, const GraphCosts* costs) {
+  json nodes = json::array();
+  for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+    const Node& n = g.node(id);
+    json j = {{"id", id},
+              {"name", n.name},
+              {"op", op_name(n.op)},
+              {"role", role_name(n.role)},
+              {"shape", n.shape},
+              {"element_bytes", n.element_bytes},
+              {"bytes", n.bytes},
+              {"flops", n.flops},
+              {"param_count", n.param_count},
+              {"inputs", n.inputs}};
+    if (json a = attrs_to_json(n.attrs); !a.empty()) j["attrs"] = std::move(a);
+    if (n.role == Role::Backward && n.grad.node >= 0) j["grad"] = {{"node", n.grad.node}, {"slot", n.grad.slot}};
+    if (costs != nullptr) {
+      const NodeCost& c = costs->nodes.at(static_cast<std::size_t>(id));
+      j["cost"] = {{"compute_time_s", c.compute_time_s},   {"compute_energy_j", c.compute_energy_j},
+                   {"pageout_time_s", c.pageout_time_s},   {"pagein_time_s", c.pagein_time_s},
+                   {"pageout_energy_j", c.pageout_energy_j}, {"pagein_energy_j", c.pagein_energy_j}};
+    }
+    nodes.push_back(std::move(j));
+  }
+  const FixedMemory fixed = g.fixed_memory();
+  return {{"format", "poet-graph"},
+          {"version", 1},
+          {"name", g.name()},
+          {"nodes", std::move(nodes)},
+          {"fixed_memory", {{"parameter_bytes", fixed.parameter_bytes}, {"gradient_bytes", fixed.gradient_bytes}}}};
+}
+
+Graph graph_from_json(const json& j, std::string_view origin) {
+  const auto bad = [&](const std::string& what) { return InputError(fmt::format("graph '{}': {}", origin, what)); };
+  if (!j.is_object() || j.value("format", "") != "poet-graph")
+    throw bad("not a poet graph (expected \"format\": \"poet-graph\"; see docs/FORMATS.md)");
+  if (j.value("version", 0) != 1) throw bad("unsupported version; this poet reads version 1");
+  if (!j.contains("nodes") || !j["nodes"].is_array()) throw bad("missing \"nodes\" (an array)");
+  const json& nodes = j["nodes"];
+
+  // Read every node first, so that a cycle can be told apart from a mere misordering.
+  std::vector<Node> read;
+  std::vector<std::vector<std::int64_t>> inputs;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeReader r(nodes[i], i, origin);
+    if (!nodes[i].is_object()) r.fail("must be an object");
+    Node n;
+    n.name = r.string("name");
+    const std::string op = r.string("op");
+    const auto kind = op_from_name(op);
+    if (!kind) r.fail(fmt::format("unknown op '{}'; expected one of {}", op, all_op_names()));
+    n.op = *kind;
+    const std::string role = r.string("role");
+    const auto parsed_role = role_from_name(role);
+    if (!parsed_role) r.fail(fmt::format("unknown role '{}'; expected forward, loss or backward", role));
+    n.role = *parsed_role;
+    n.shape = r.integers("shape");
+    n.element_bytes = static_cast<int>(r.has("element_bytes") ? r.integer("element_bytes") : 4);
+    n.flops = r.number("flops");
+    n.param_count = r.has("param_count") ? r.integer("param_count") : 0;
+    n.bytes = r.has("bytes") ? r.integer("bytes") : 0;
+    if (n.bytes < 0) r.fail(fmt::format("\"bytes\" is {}; it must be >= 0", n.bytes));
+    if (r.has("attrs")) n.attrs = attrs_from_json(nodes[i]["attrs"], r);
+    if (r.has("grad")) {
+      const json& gr = nodes[i]["grad"];
+      if (!gr.is_object() || !gr.contains("node") || !gr.contains("slot") || !gr["node"].is_number_integer() ||
+          !gr["slot"].is_number_integer())
+        r.fail("\"grad\" must be {\"node\": <id>, \"slot\": <input slot or -1 for parameters>}");
+      n.grad = {gr["node"].get<NodeId>(), gr["slot"].get<int>()};
+    }
+    inputs.push_back(r.integers("inputs"));
+    for (std::size_t s = 0; s < inputs.back().size(); ++s) {
+      const std::int64_t in = inputs.back()[s];
+      if (in < 0 || in >= static_cast<std::int64_t>(nodes.size()))
+        r.fail(fmt::format("input {} is node {}, which does not exist (ids 0..{})", s, in, nodes.size() - 1));
+    }
+    read.push_back(std::move(n));
+  }
+  if (const auto cycle = find_cycle(inputs)) {
+    std::string path;
+    for (std::size_t k = cycle->size(); k-- > 0;)
+      path += fmt::format("{}'{}' ({})", path.empty() ? "" : " -> ", read[(*cycle)[k]].name, (*cycle)[k]);
+    throw bad(fmt::format("cycle: {}; a training graph must be acyclic", path));
+  }
+  Graph g(j.value("name", std::string(origin)));
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    for (std::int64_t in : inputs[i]) {
+      if (in >= static_cast<std::int64_t>(i))
+        throw bad(fmt::format("node {} '{}' uses node {} '{}', which comes after it; list nodes in execution "
+                              "(topological) order",
+                              i, read[i].name, in, read[static_cast<std::size_t>(in)].name));
+      read[i].inputs.push_back(static_cast<NodeId>(in));
+    }
+    g.add(std::move(read[i]));
+  }
+  g.validate();
+  return g;
+}
+
+Graph load_graph(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read graph '{}': no such file or not readable", path));
+  json j;
+  try {
+    in >> j;
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("graph '{}' is not valid JSON: {}", path, e.what()));
+  }
+  return graph_from_json(j, path);
+}
+
+void save_graph(const Graph& g, const std::string& path, const GraphCosts* costs) {
+  write_file_atomically(path, graph_to_json(g, costs).dump(1) + "\n");
+}
+
+}  // namespace poet
