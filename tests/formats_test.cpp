@@ -1,0 +1,140 @@
+// Graph and device-profile files: exact round trips, and bad files rejected with messages
+// that name the file, the node or field, and the fix.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "poet/backward/backward.h"
+#include "poet/cost/device.h"
+#include "poet/graph/graph_json.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_path(const std::string& name) { return (fs::temp_directory_path() / ("poet_test_" + name)).string(); }
+
+void expect_same(const Graph& a, const Graph& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.name(), b.name());
+  for (NodeId v = 0; v < static_cast<NodeId>(a.size()); ++v) {
+    const Node &x = a.node(v), &y = b.node(v);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.op, y.op);
+    EXPECT_EQ(x.role, y.role);
+    EXPECT_EQ(x.shape, y.shape);
+    EXPECT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(x.flops, y.flops);  // exactly: JSON keeps every digit
+    EXPECT_EQ(x.param_count, y.param_count);
+    EXPECT_EQ(x.inputs, y.inputs);
+    EXPECT_EQ(x.attrs, y.attrs);
+    EXPECT_EQ(x.grad, y.grad);
+  }
+}
+
+TEST(GraphJson, ZooGraphsRoundTripExactly) {
+  for (const auto& model : {"resnet18_cifar", "transformer", "mobilenet_v2"}) {
+    for (const auto mode : {BackwardMode::Autodiff, BackwardMode::Chain}) {
+      const Graph g = build_model_training_graph(model, {.batch_size = 1}, mode);
+      const std::string path = temp_path("graph.json");
+      const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+      save_graph(g, path, &costs);
+      expect_same(g, load_graph(path));
+      fs::remove(path);
+    }
+  }
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(GraphJson, RejectsEveryFileInTheBadGraphsFolder) {
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(POET_TEST_DATA_DIR "/bad_graphs")) {
+    if (e.path().extension() != ".json") continue;
+    const auto expect = nlohmann::json::parse(read_text(e.path()))["expect"].get<std::string>();
+    try {
+      load_graph(e.path().string());
+      ADD_FAILURE() << e.path() << " was accepted";
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find(expect), std::string::npos) << e.path() << ": " << err.what();
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
+TEST(GraphJson, MalformedJsonNamesTheFileAndPosition) {
+  const std::string path = POET_TEST_DATA_DIR "/bad_graphs/malformed.json.txt";
+  try {
+    load_graph(path);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("graph '" + path + "' is not valid JSON"), std::string::npos) << what;
+    EXPECT_NE(what.find("line 3"), std::string::npos) << what;
+  }
+  EXPECT_THROW(load_graph("/nonexistent/graph.json"), InputError);
+}
+
+TEST(GraphJson, SavingToAMissingFolderFailsCleanly) {
+  const Graph g = build_model_training_graph("lenet5", {}, BackwardMode::Autodiff);
+  EXPECT_THROW(save_graph(g, "/nonexistent-folder/g.json"), IoError);
+}
+
+TEST(DeviceJson, BuiltinsRoundTripAndValidate) {
+  for (const auto& d : builtin_platforms()) {
+    SCOPED_TRACE(d.name);
+    d.validate();
+    const std::string path = temp_path(d.name + ".json");
+    save_device(d, path);
+    const DeviceProfile back = load_device(path);
+    EXPECT_EQ(back.name, d.name);
+    EXPECT_EQ(back.flops_per_second, d.flops_per_second);
+    EXPECT_EQ(back.flops_per_joule, d.flops_per_joule);
+    EXPECT_EQ(back.pagein_latency_s, d.pagein_latency_s);
+    EXPECT_EQ(back.pagein_bytes_per_s, d.pagein_bytes_per_s);
+    EXPECT_EQ(back.pageout_latency_s, d.pageout_latency_s);
+    EXPECT_EQ(back.pageout_bytes_per_s, d.pageout_bytes_per_s);
+    EXPECT_EQ(back.memory_power_w, d.memory_power_w);
+    EXPECT_EQ(back.sources, d.sources);
+    EXPECT_EQ(resolve_device(path).name, d.name);
+    fs::remove(path);
+  }
+}
+
+TEST(DeviceJson, RejectsEveryFileInTheBadDevicesFolder) {
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(POET_TEST_DATA_DIR "/bad_devices")) {
+    const auto expect = nlohmann::json::parse(read_text(e.path()))["expect"].get<std::string>();
+    try {
+      load_device(e.path().string());
+      ADD_FAILURE() << e.path() << " was accepted";
+    } catch (const InputError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find("profile '" + e.path().string() + "': " + expect), std::string::npos) << what;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+TEST(DeviceJson, UnknownPlatformListsTheValidOnes) {
+  try {
+    resolve_device("pi5");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown platform 'pi5': expected one of m0, m4, a72, a72nocache, jetsontx2, or a path to a device "
+                 "profile JSON file");
+  }
+}
+
+}  // namespace
+}  // namespace poet
