@@ -1,0 +1,165 @@
+#include "poet/plan/device_format.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'P', 'O', 'E', 'T'};
+
+bool creates_buffer(InstrKind k) { return k == InstrKind::Compute || k == InstrKind::PageIn; }
+
+void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  do {
+    std::uint8_t byte = v & 0x7f;
+    v >>= 7;
+    out.push_back(static_cast<std::uint8_t>(byte | (v != 0 ? 0x80 : 0)));
+  } while (v != 0);
+}
+
+std::uint32_t crc32_of(std::span<const std::uint8_t> bytes) {
+  return static_cast<std::uint32_t>(::crc32(0L, bytes.data(), static_cast<uInt>(bytes.size())));
+}
+
+// Reads the encoding front to back; every read says what it expected if the bytes end.
+class Reader {
+ public:
+  Reader(std::span<const std::uint8_t> bytes, std::string_view origin) : bytes_(bytes), origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("device plan '{}': {}", origin_, what));
+  }
+
+  std::uint8_t byte(const char* what) {
+    if (pos_ >= bytes_.size()) fail(fmt::format("truncated at byte {}: expected {}", pos_, what));
+    return bytes_[pos_++];
+  }
+
+  std::uint64_t varint(const char* what) {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const std::uint8_t b = byte(what);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    fail(fmt::format("malformed number at byte {} ({})", pos_, what));
+  }
+
+  std::size_t position() const { return pos_; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  std::string_view origin_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+DevicePlan make_device_plan(const Plan& plan, const std::vector<BufferLife>& buffers, const MemoryPlan& memory,
+                            std::size_t node_count, std::int64_t alignment) {
+  DevicePlan d{.node_count = node_count, .alignment = alignment, .arena_bytes = memory.arena_bytes, .plan = plan,
+               .offsets = {}};
+  std::size_t b = 0;
+  for (std::size_t p = 0; p < plan.instructions.size(); ++p) {
+    if (!creates_buffer(plan.instructions[p].kind)) continue;
+    POET_CHECK(b < buffers.size() && buffers[b].created_by == p, "buffers do not belong to this plan");
+    d.offsets.push_back(memory.offsets.at(b++));
+  }
+  POET_CHECK(b == buffers.size(), "buffers do not belong to this plan");
+  return d;
+}
+
+std::vector<std::uint8_t> encode_device_plan(const DevicePlan& d) {
+  std::vector<std::uint8_t> out(std::begin(kMagic), std::end(kMagic));
+  out.push_back(kDevicePlanVersion);
+  out.push_back(0);  // flags, none yet
+  put_varint(out, d.node_count);
+  put_varint(out, d.plan.instructions.size());
+  put_varint(out, static_cast<std::uint64_t>(d.alignment));
+  put_varint(out, static_cast<std::uint64_t>(d.arena_bytes));
+  for (const auto& ins : d.plan.instructions)
+    put_varint(out, (static_cast<std::uint64_t>(ins.node) << 2) | static_cast<std::uint64_t>(ins.kind));
+  for (const auto offset : d.offsets) {
+    POET_CHECK(offset % d.alignment == 0, "offsets are aligned");
+    put_varint(out, static_cast<std::uint64_t>(offset / d.alignment));
+  }
+  const std::uint32_t crc = crc32_of(out);
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(crc >> (8 * i)));
+  return out;
+}
+
+DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_view origin) {
+  Reader r(bytes, origin);
+  for (const auto m : kMagic)
+    if (r.byte("the magic \"POET\"") != m) r.fail("not a poet device plan (it does not start with \"POET\")");
+  const std::uint8_t version = r.byte("the format version");
+  if (version != kDevicePlanVersion)
+    r.fail(fmt::format("version {}; this poet reads version {}", version, kDevicePlanVersion));
+  if (r.byte("the flags") != 0) r.fail("unknown flags; this poet knows none");
+  // Check the checksum before trusting any count read from the body.
+  if (bytes.size() < 4 + r.position()) r.fail(fmt::format("truncated: {} bytes cannot hold a plan", bytes.size()));
+  const auto body = bytes.first(bytes.size() - 4);
+  const std::uint32_t stored = static_cast<std::uint32_t>(bytes[bytes.size() - 4]) |
+                               static_cast<std::uint32_t>(bytes[bytes.size() - 3]) << 8 |
+                               static_cast<std::uint32_t>(bytes[bytes.size() - 2]) << 16 |
+                               static_cast<std::uint32_t>(bytes[bytes.size() - 1]) << 24;
+  if (const std::uint32_t computed = crc32_of(body); computed != stored)
+    r.fail(fmt::format("checksum mismatch: stored 0x{:08x}, computed 0x{:08x}; the file is corrupted or truncated",
+                       stored, computed));
+  Reader b(body, origin);
+  for (int i = 0; i < 6; ++i) b.byte("the header");
+  DevicePlan d;
+  d.node_count = b.varint("the node count");
+  const std::uint64_t count = b.varint("the instruction count");
+  d.alignment = static_cast<std::int64_t>(b.varint("the alignment"));
+  d.arena_bytes = static_cast<std::int64_t>(b.varint("the arena size"));
+  if (d.alignment <= 0) b.fail("alignment 0");
+  if (count > body.size()) b.fail(fmt::format("claims {} instructions in {} bytes", count, body.size()));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t v = b.varint("an instruction");
+    const std::uint64_t node = v >> 2;
+    if (node >= d.node_count) b.fail(fmt::format("instruction {} names node {}; the graph has {}", i, node, d.node_count));
+    d.plan.instructions.push_back({static_cast<InstrKind>(v & 3), static_cast<NodeId>(node)});
+  }
+  for (const auto& ins : d.plan.instructions) {
+    if (!creates_buffer(ins.kind)) continue;
+    const auto offset = static_cast<std::int64_t>(b.varint("an arena offset")) * d.alignment;
+    if (offset >= d.arena_bytes && d.arena_bytes > 0)
+      b.fail(fmt::format("offset {} lies outside the {}-byte arena", offset, d.arena_bytes));
+    d.offsets.push_back(offset);
+  }
+  if (b.position() != body.size())
+    b.fail(fmt::format("{} unexpected bytes after the offsets", body.size() - b.position()));
+  return d;
+}
+
+DevicePlan load_device_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read device plan '{}': no such file or not readable", path));
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return decode_device_plan(bytes, path);
+}
+
+void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path) {
+  write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+std::string device_plan_c_header(std::span<const std::uint8_t> bytes, std::string_view symbol) {
+  std::string out = fmt::format(
+      "// poet device plan, format version {} ({} bytes); see docs/DEVICE_FORMAT.md.\n"
+      "#include <stdint.h>\n\nconst uint8_t {}[] = {{",
+      kDevicePlanVersion, bytes.size(), symbol);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    out += fmt::format("{}0x{:02x}{}", i % 12 == 0 ? "\n    " : " ", bytes[i], i + 1 < bytes.size() ? "," : "");
+  out += fmt::format("\n}};\nconst unsigned int {}_len = {};\n", symbol, bytes.size());
+  return out;
+}
+
+}  // namespace poet
