@@ -20,5 +20,6 @@ void add_platforms_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_show_command(CLI::App& app);
 
 }  // namespace poet::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_graph_command(app);
   add_plan_command(app);
   add_simulate_command(app);
+  add_show_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

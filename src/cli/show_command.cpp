@@ -1,0 +1,49 @@
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/plan/plan.h"
+#include "poet/report/svg.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+void add_show_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    ScheduleSource schedule;
+    BudgetOptions budget;
+    std::string prefix = "poet";
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "show", "Draw a schedule (the paper's Figure 2) and its memory timeline against the budget, as SVG");
+  opts->source.add_options(*cmd);
+  opts->schedule.add_options(*cmd);
+  opts->budget.add_options(*cmd);
+  cmd->add_option("-o,--output", opts->prefix, "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg")
+      ->capture_default_str();
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const SimulationOptions options = opts->budget.resolve(g, costs);
+    const Schedule s = opts->schedule.load(g);
+    // Drawn even when over budget: that is when the picture is most useful.
+    SimulationOptions unbounded = options;
+    unbounded.ram_budget_bytes.reset();
+    const SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);
+    if (options.ram_budget_bytes && r.peak_bytes > *options.ram_budget_bytes)
+      fmt::print(stderr, "warning: this schedule needs {}, over the budget of {}\n", format_bytes_exact(r.peak_bytes),
+                 format_bytes_exact(*options.ram_budget_bytes));
+    const std::string schedule_file = opts->prefix + ".schedule.svg";
+    const std::string memory_file = opts->prefix + ".memory.svg";
+    write_file_atomically(schedule_file, schedule_svg(g, s));
+    write_file_atomically(memory_file, memory_svg(g, r, options.ram_budget_bytes));
+    fmt::print("wrote {} and {}\n", schedule_file, memory_file);
+  });
+}
+
+}  // namespace poet::cli
