@@ -32,6 +32,22 @@ expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
 echo '{"format":"poet-graph","version":1,"nodes":[' > "$tmp/broken.json"
 expect 2 "broken.json" -- graph --graph "$tmp/broken.json"
 expect 0 "Usage" -- graph --help
+
+# Schedules, plans and the simulator.
+expect 0 "peak RAM" -- simulate --model lenet5 --platform m4
+expect 0 '"total_energy_j"' -- simulate --model lenet5 --platform m4 --json
+expect 2 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
+expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots
+expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
+expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
+expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
+expect 2 "schedule has 31 stages but graph 'resnet18_cifar' has 190 nodes" -- simulate --schedule "$tmp/s.json"
+printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
+expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
+expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
+expect 1 "cannot write" -- show --model lenet5 -o /nonexistent-folder/r
+grep -q "const unsigned int poet_plan_len" "$tmp/p.h" || { echo "FAIL: C header"; failures=$((failures + 1)); }
+[ -s "$tmp/p.bin" ] || { echo "FAIL: device plan"; failures=$((failures + 1)); }
 expect 2 "" -- frobnicate
 
 echo "cli_smoke: $failures failure(s)"

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/device_format.h"
 #include "poet/plan/plan.h"
 #include "hand_graph.h"
 
@@ -116,6 +117,17 @@ TEST(Simulator, RejectsEveryPlanInTheBadPlansFolder) {
     ++checked;
   }
   EXPECT_GE(checked, 7);
+}
+
+// The folder's binary member: a device plan cut short (7 bytes missing).
+TEST(Simulator, TruncatedDevicePlanIsRejected) {
+  try {
+    load_device_plan(POET_TEST_DATA_DIR "/bad_plans/truncated.bin");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("corrupted or truncated"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
