@@ -4,6 +4,7 @@
 #include <random>
 
 #include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/memory_plan.h"
 #include "poet/plan/plan.h"
 #include "poet/plan/transfer_planner.h"
 #include "poet/simulate/simulator.h"
@@ -53,6 +54,21 @@ TEST(PlanProperty, CheckpointAllIsValidAndItsPeakMatchesAnIndependentCount) {
     ASSERT_EQ(r.peak_activation_bytes, independent_checkpoint_all_peak(g)) << "case " << c << ", n=" << n;
     ASSERT_EQ(r.recomputes, 0u);
     ASSERT_DOUBLE_EQ(r.makespan_s, costs.total_compute_time_s);
+  }
+}
+
+TEST(PlanProperty, StaticMemoryPlansNeverOverlap) {
+  std::mt19937 rng(11);
+  for (int c = 0; c < kCases; ++c) {
+    const Graph g = testing::random_graph(rng, std::uniform_int_distribution<int>(2, 200)(rng));
+    const auto r = simulate(g, estimate_costs(g, slow_storage()),
+                            plan_from_schedule(testing::random_paging_schedule(rng, g, 0.3), g));
+    const MemoryPlan greedy = plan_memory_greedy(r.buffers);
+    ASSERT_FALSE(find_overlap(r.buffers, greedy)) << "case " << c << ": " << *find_overlap(r.buffers, greedy);
+    const MemoryPlan linear = plan_memory_linear(r.buffers);
+    ASSERT_FALSE(find_overlap(r.buffers, linear));
+    ASSERT_GE(greedy.arena_bytes, greedy.peak_live_bytes);
+    ASSERT_LE(greedy.arena_bytes, linear.arena_bytes);
   }
 }
 
