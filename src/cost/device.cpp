@@ -4,11 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -83,15 +83,7 @@ DeviceProfile device_from_json(const json& j, std::string_view origin) {
 }
 
 DeviceProfile load_device(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read device profile '{}': no such file or not readable", path));
-  json j;
-  try {
-    in >> j;
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("device profile '{}' is not valid JSON: {}", path, e.what()));
-  }
-  return device_from_json(j, path);
+  return device_from_json(read_json_file(path, "device profile"), path);
 }
 
 void save_device(const DeviceProfile& device, const std::string& path) {

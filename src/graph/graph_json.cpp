@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -239,17 +239,7 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   return g;
 }
 
-Graph load_graph(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read graph '{}': no such file or not readable", path));
-  json j;
-  try {
-    in >> j;
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("graph '{}' is not valid JSON: {}", path, e.what()));
-  }
-  return graph_from_json(j, path);
-}
+Graph load_graph(const std::string& path) { return graph_from_json(read_json_file(path, "graph"), path); }
 
 void save_graph(const Graph& g, const std::string& path, const GraphCosts* costs) {
   write_file_atomically(path, graph_to_json(g, costs).dump(1) + "\n");

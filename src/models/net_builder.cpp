@@ -94,24 +94,22 @@ NodeId NetBuilder::gelu(NodeId x, std::string name) {
   return add_node(std::move(name), OpKind::GELU, in, 10.0 * elements(in), 0, {x});
 }
 
-NodeId NetBuilder::max_pool(NodeId x, int k, int stride, std::string name) {
+NodeId NetBuilder::pool2d(OpKind op, NodeId x, int k, int stride, std::string name) {
   const Shape& in = shape(x);
   Shape out{in[0], in[1], (in[2] - k) / stride + 1, (in[3] - k) / stride + 1};
   OpAttrs a;
   a.kernel_h = a.kernel_w = k;
   a.stride = stride;
-  const double flops = 2.0 * k * k * elements(out);  // the reference's formula
-  return add_node(std::move(name), OpKind::MaxPool2d, std::move(out), flops, 0, {x}, a);
+  const double flops = 2.0 * k * k * elements(out);  // the reference's formula, max and average alike
+  return add_node(std::move(name), op, std::move(out), flops, 0, {x}, a);
+}
+
+NodeId NetBuilder::max_pool(NodeId x, int k, int stride, std::string name) {
+  return pool2d(OpKind::MaxPool2d, x, k, stride, std::move(name));
 }
 
 NodeId NetBuilder::avg_pool(NodeId x, int k, int stride, std::string name) {
-  const Shape& in = shape(x);
-  Shape out{in[0], in[1], (in[2] - k) / stride + 1, (in[3] - k) / stride + 1};
-  OpAttrs a;
-  a.kernel_h = a.kernel_w = k;
-  a.stride = stride;
-  const double flops = 2.0 * k * k * elements(out);
-  return add_node(std::move(name), OpKind::AvgPool2d, std::move(out), flops, 0, {x}, a);
+  return pool2d(OpKind::AvgPool2d, x, k, stride, std::move(name));
 }
 
 NodeId NetBuilder::global_avg_pool(NodeId x, std::string name) {

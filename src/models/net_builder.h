@@ -50,6 +50,7 @@ class NetBuilder {
   Graph finish() { return std::move(graph_); }
 
  private:
+  NodeId pool2d(OpKind op, NodeId x, int kernel, int stride, std::string name);
   NodeId add_node(std::string name, OpKind op, Shape shape, double flops, std::int64_t params,
                   std::vector<NodeId> inputs, OpAttrs attrs = {}, Role role = Role::Forward);
 

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 
@@ -107,15 +107,7 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
 }
 
 Schedule load_schedule(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read schedule '{}': no such file or not readable", path));
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("schedule '{}' is not valid JSON: {}", path, e.what()));
-  }
-  return schedule_from_json(j, path);
+  return schedule_from_json(read_json_file(path, "schedule"), path);
 }
 
 void save_schedule(const Schedule& s, const std::string& path) {
