@@ -11,6 +11,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // a runtime failure: I/O, a solve that failed
 inline constexpr int kExitBadInput = 2;  // bad usage, unknown names, invalid files
 inline constexpr int kExitInternal = 3;  // a bug in poet
+inline constexpr int kExitNoSchedule = 4;  // a solve found no schedule (infeasible, or none in time)
+
+// Thrown by a command that has printed its answer and must end with this exit code.
+struct ExitWith {
+  int code;
+};
 
 inline constexpr const char* kDefaultModel = "resnet18_cifar";
 inline constexpr const char* kDefaultPlatform = "a72";
@@ -21,5 +27,6 @@ void add_graph_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_show_command(CLI::App& app);
+void add_solve_command(CLI::App& app);
 
 }  // namespace poet::cli

@@ -18,11 +18,14 @@ int main(int argc, char** argv) {
   add_plan_command(app);
   add_simulate_command(app);
   add_show_command(app);
+  add_solve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
+  } catch (const ExitWith& e) {
+    return e.code;
   } catch (const poet::InputError& e) {
     fmt::print(stderr, "poet: error: {}\n", e.what());
     return kExitBadInput;

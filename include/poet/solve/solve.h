@@ -1,0 +1,62 @@
+// The POET optimizer: the energy-optimal schedule under a RAM budget and a deadline, as a
+// MILP (the paper's Algorithm 1) solved with COIN-OR CBC. Every schedule it returns is
+// turned into a plan and judged by the simulator; the figures it reports are the
+// simulator's, and the MILP's own objective is kept beside them as a check.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/schedule/schedule.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet {
+
+enum class SolveMode { RematAndPaging, RematOnly, PagingOnly };
+enum class SolveObjective { Energy, Time };
+// reference: the reference implementation's model exactly (the deadline counts compute
+//   only, the budget activations only, a page-in is charged from the next stage).
+// strict: the budget also holds fixed memory, a page-in takes RAM during its whole stage,
+//   and the deadline counts paging time too (none of it assumed hidden).
+enum class Accounting { Reference, Strict };
+
+struct SolveOptions {
+  std::int64_t ram_budget_bytes = 0;
+  std::optional<double> deadline_s;  // none: no deadline
+  SolveMode mode = SolveMode::RematAndPaging;
+  SolveObjective objective = SolveObjective::Energy;
+  Accounting accounting = Accounting::Strict;
+  bool count_gradients = false;  // strict: gradients and optimizer state in fixed memory
+  Optimizer optimizer = Optimizer::SGD;
+  double time_limit_s = 60;
+  double relative_gap = 1e-4;
+  int threads = 2;
+  int seed = 0;
+  int log_level = 0;   // CBC's own log on stdout when > 0
+  bool progress = true;  // solves longer than a second report on stderr
+};
+
+enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };
+std::string_view solve_status_name(SolveStatus s);
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::NoSolution;
+  std::optional<Schedule> schedule;
+  std::optional<SimulationResult> simulation;  // of the schedule's plan: the figures to report
+  double milp_objective_j = 0;   // the MILP's own objective (energy in J, or time in s)
+  double best_bound = 0;         // the proven lower bound, same unit
+  double gap = 0;                // (incumbent - bound) / incumbent
+  double solve_time_s = 0;
+  long nodes = 0;
+  int variables = 0, constraints = 0;
+  std::optional<std::int64_t> smallest_feasible_budget;  // when the budget is below it
+  std::string message;           // why there is no schedule, in words
+};
+
+SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options);
+
+}  // namespace poet

@@ -1,0 +1,148 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/plan.h"
+#include "poet/solve/solve.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+nlohmann::json simulation_to_json(const SimulationResult& r, const SimulationOptions& o);
+
+namespace {
+
+struct SolveCliOptions {
+  GraphSource source;
+  std::string ram_budget = "100%";
+  std::string runtime_budget;
+  std::string mode = "poet";
+  std::string accounting = "strict";
+  SolveOptions solve;
+  std::string output;
+  bool json = false;
+};
+
+// "7.6" or "1.5x": a multiple of the compute-once time; "250ms" or "2s": absolute.
+double parse_deadline(const std::string& text, double compute_once_s) {
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = text.substr(used);
+  if (value > 0 && (unit.empty() || unit == "x")) return value * compute_once_s;
+  if (value > 0 && unit == "ms") return value / 1000;
+  if (value > 0 && unit == "s") return value;
+  throw InputError(fmt::format("--runtime-budget: '{}' is not a deadline; write a multiple of the compute-once time "
+                               "(1.5 or 1.5x) or a time (250ms, 2s)",
+                               text));
+}
+
+}  // namespace
+
+void add_solve_command(CLI::App& app) {
+  auto opts = std::make_shared<SolveCliOptions>();
+  auto* cmd = app.add_subcommand("solve", "Find the energy-optimal remat + paging schedule (the POET MILP, on CBC)");
+  opts->source.add_options(*cmd);
+  cmd->add_option("--ram-budget", opts->ram_budget,
+                  "RAM budget: bytes (3000000, 3MB, 2.5MiB) or a percent of the unconstrained peak (70%)")
+      ->capture_default_str();
+  cmd->add_option("--runtime-budget", opts->runtime_budget,
+                  "Deadline: a multiple of the compute-once time (1.5) or a time (250ms); none if omitted");
+  cmd->add_option("--mode", opts->mode, "poet (remat + paging), remat, paging, or checkmate (remat, time objective)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"poet", "remat", "paging", "checkmate"}));
+  cmd->add_option("--accounting", opts->accounting,
+                  "strict (fixed memory, page-ins and paging time count) or reference (the reference's model)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"strict", "reference"}));
+  cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
+  cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
+  cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
+  cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON");
+  cmd->add_flag("--json", opts->json, "Print the result as JSON");
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    SolveOptions o = opts->solve;
+    o.accounting = opts->accounting == "reference" ? Accounting::Reference : Accounting::Strict;
+    o.mode = opts->mode == "paging" ? SolveMode::PagingOnly
+             : opts->mode == "remat" || opts->mode == "checkmate" ? SolveMode::RematOnly
+                                                                  : SolveMode::RematAndPaging;
+    o.objective = opts->mode == "checkmate" ? SolveObjective::Time : SolveObjective::Energy;
+    // A percent is of checkpoint-all's peak in the accounting used.
+    if (opts->ram_budget.back() == '%') {
+      SimulationOptions sim;
+      sim.count_parameters = o.accounting == Accounting::Strict;
+      sim.count_gradients = sim.count_parameters && o.count_gradients;
+      const double peak = static_cast<double>(
+          simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), sim).peak_bytes);
+      double percent = -1;
+      try {
+        percent = std::stod(opts->ram_budget.substr(0, opts->ram_budget.size() - 1));
+      } catch (const std::exception&) {
+      }
+      if (!(percent > 0))
+        throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", opts->ram_budget));
+      o.ram_budget_bytes = static_cast<std::int64_t>(std::floor(peak * percent / 100));
+    } else {
+      o.ram_budget_bytes = parse_bytes(opts->ram_budget, "--ram-budget");
+    }
+    if (!opts->runtime_budget.empty()) o.deadline_s = parse_deadline(opts->runtime_budget, costs.total_compute_time_s);
+    o.progress = !opts->json;
+
+    const SolveResult r = solve(g, costs, o);
+    if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
+    if (opts->json) {
+      nlohmann::json j = {{"status", solve_status_name(r.status)},
+                          {"ram_budget_bytes", o.ram_budget_bytes},
+                          {"deadline_s", o.deadline_s ? nlohmann::json(*o.deadline_s) : nlohmann::json(nullptr)},
+                          {"milp_objective", r.milp_objective_j},
+                          {"best_bound", r.best_bound},
+                          {"gap", r.gap},
+                          {"solve_time_s", r.solve_time_s},
+                          {"nodes", r.nodes},
+                          {"variables", r.variables},
+                          {"constraints", r.constraints},
+                          {"message", r.message}};
+      if (r.smallest_feasible_budget) j["smallest_feasible_budget_bytes"] = *r.smallest_feasible_budget;
+      if (r.simulation) j["simulation"] = simulation_to_json(*r.simulation, {});
+      fmt::print("{}\n", j.dump(2));
+    } else if (r.simulation) {
+      const auto& s = *r.simulation;
+      fmt::print("POET {} schedule with a memory budget of {} that consumes {:.5f} J of CPU energy and {:.5f} J of "
+                 "paging energy ({} total)\n",
+                 r.status == SolveStatus::Optimal ? "found an optimal" : "found a feasible (not proven optimal)",
+                 format_bytes_exact(o.ram_budget_bytes), s.compute_energy_j, s.paging_energy_j(),
+                 format_joules(s.total_energy_j()));
+      fmt::print("status      {} (gap {:.3f}%, bound {:.6g}) in {:.2f} s, {} nodes; {} variables, {} constraints\n",
+                 solve_status_name(r.status), 100 * r.gap, r.best_bound, r.solve_time_s, r.nodes, r.variables,
+                 r.constraints);
+      fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
+                 s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
+                 format_seconds(s.stall_s));
+    } else {
+      fmt::print("POET found no schedule: {}\n", r.message);
+      fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),
+                 r.solve_time_s, r.variables, r.constraints);
+    }
+    if (!r.simulation) throw ExitWith{kExitNoSchedule};
+  });
+}
+
+}  // namespace poet::cli

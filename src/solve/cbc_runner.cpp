@@ -1,0 +1,103 @@
+#include "cbc_runner.h"
+
+#include <CbcEventHandler.hpp>
+#include <CbcModel.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <OsiClpSolverInterface.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace poet::milp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reports elapsed time, incumbent, bound and gap on stderr at most once a second, starting
+// after the first second, so short solves stay quiet.
+class ProgressReporter : public CbcEventHandler {
+ public:
+  ProgressReporter(Clock::time_point start, double scale) : start_(start), last_(start), scale_(scale) {}
+  CbcEventHandler* clone() const override { return new ProgressReporter(*this); }
+
+  CbcAction event(CbcEvent which) override {
+    if (which != node && which != solution && which != heuristicSolution) return noAction;
+    const auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1) || (which == node && now - last_ < std::chrono::seconds(1)))
+      return noAction;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double incumbent = model_->getObjValue();
+    const double bound = model_->getBestPossibleObjValue();
+    const bool has = model_->bestSolution() != nullptr;
+    fmt::print(stderr, "  {:7.1f} s  incumbent {}  bound {:.6g}  gap {}  nodes {}\n", elapsed,
+               has ? fmt::format("{:.6g}", incumbent * scale_) : std::string("none"), bound * scale_,
+               has && incumbent != 0 ? fmt::format("{:.2f}%", 100 * (incumbent - bound) / std::fabs(incumbent))
+                                     : std::string("-"),
+               model_->getNodeCount());
+    return noAction;
+  }
+
+ private:
+  Clock::time_point start_, last_;
+  double scale_;
+};
+
+}  // namespace
+
+CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start) {
+  const auto began = Clock::now();
+  CoinPackedMatrix matrix(false, 0, 0);  // row ordered
+  matrix.setDimensions(0, model.columns());
+  std::vector<double> row_lower, row_upper;
+  for (const Row& row : model.constraint_rows()) {
+    matrix.appendRow(static_cast<int>(row.columns.size()), row.columns.data(), row.values.data());
+    row_lower.push_back(std::isinf(row.lower) ? -COIN_DBL_MAX : row.lower);
+    row_upper.push_back(std::isinf(row.upper) ? COIN_DBL_MAX : row.upper);
+  }
+  OsiClpSolverInterface solver;
+  solver.loadProblem(matrix, model.lower().data(), model.upper().data(), model.objective().data(), row_lower.data(),
+                     row_upper.data());
+  for (int c = 0; c < model.columns(); ++c) {
+    if (model.is_integer(c)) solver.setInteger(c);
+    solver.setColName(c, fmt::format("c{}", c));
+  }
+  solver.messageHandler()->setLogLevel(0);
+
+  CbcModel cbc(solver);
+  CbcMain0(cbc);
+  cbc.setLogLevel(options.log_level);
+  if (start != nullptr) {
+    std::vector<std::pair<std::string, double>> mip_start;
+    for (int c = 0; c < model.columns(); ++c)
+      if (model.is_integer(c)) mip_start.emplace_back(fmt::format("c{}", c), (*start)[static_cast<std::size_t>(c)]);
+    cbc.setMIPStart(mip_start);
+  }
+  ProgressReporter progress(began, model.objective_scale());
+  if (options.progress) cbc.passInEventHandler(&progress);
+
+  const std::string seconds = fmt::format("{}", options.time_limit_s);
+  const std::string gap = fmt::format("{}", options.relative_gap);
+  const std::string threads = fmt::format("{}", options.threads);
+  const std::string seed = fmt::format("{}", options.seed);
+  const std::string log = fmt::format("{}", options.log_level);
+  const char* argv[] = {"poet",    "-sec",   seconds.c_str(), "-ratioGap",  gap.c_str(), "-threads",
+                        threads.c_str(), "-randomCbcSeed", seed.c_str(), "-log", log.c_str(), "-solve", "-quit"};
+  CbcMain1(static_cast<int>(std::size(argv)), argv, cbc);
+
+  CbcOutcome out;
+  out.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  out.nodes = cbc.getNodeCount();
+  out.proven_infeasible = cbc.isProvenInfeasible();
+  if (cbc.bestSolution() != nullptr) {
+    out.solution.emplace(cbc.bestSolution(), cbc.bestSolution() + model.columns());
+    out.objective = cbc.getObjValue();
+    out.proven_optimal = cbc.isProvenOptimal();
+  }
+  out.bound = cbc.getBestPossibleObjValue();
+  return out;
+}
+
+}  // namespace poet::milp

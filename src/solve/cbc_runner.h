@@ -1,0 +1,24 @@
+// Runs COIN-OR CBC on a MilpModel with CBC's standard strategy (cuts, heuristics), an
+// optional MIP start, a wall-clock limit, and progress on stderr for long solves.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "milp_model.h"
+
+namespace poet::milp {
+
+struct CbcOutcome {
+  bool proven_optimal = false;
+  bool proven_infeasible = false;
+  std::optional<std::vector<double>> solution;
+  double objective = 0;  // scaled, as the model's objective
+  double bound = 0;      // scaled
+  long nodes = 0;
+  double seconds = 0;
+};
+
+CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start);
+
+}  // namespace poet::milp

@@ -1,0 +1,122 @@
+// The POET MILP against the reference implementation's own solves (measured with CBC, in
+// ../shared/reference/poet-solves.jsonl), and the relations between its modes. Every
+// schedule solve() returns has been simulated; the simulator's energy must equal the MILP's.
+#include "poet/solve/solve.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "poet/backward/backward.h"
+
+namespace poet {
+namespace {
+
+nlohmann::json reference_solve(const std::string& run_id) {
+  std::ifstream in(POET_REFERENCE_DIR "/poet-solves.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["run_id"] == run_id) return j;
+  }
+  ADD_FAILURE() << "no reference run " << run_id;
+  return {};
+}
+
+SolveResult solve_like_reference(const nlohmann::json& ref, SolveMode mode = SolveMode::RematAndPaging) {
+  const Graph g = build_model_training_graph(ref["model"].get<std::string>(), {}, BackwardMode::Chain);
+  const GraphCosts costs = estimate_costs(g, builtin_platform(ref["platform"].get<std::string>()));
+  SolveOptions o;
+  o.accounting = Accounting::Reference;
+  o.mode = mode;
+  o.ram_budget_bytes = static_cast<std::int64_t>(ref["ram_budget"].get<double>());
+  o.deadline_s = ref["runtime_budget"].get<double>() * costs.total_compute_time_s;
+  o.time_limit_s = 120;
+  o.progress = false;
+  return solve(g, costs, o);
+}
+
+void expect_consistent(const SolveResult& r) {
+  ASSERT_TRUE(r.simulation);
+  EXPECT_NEAR(r.simulation->total_energy_j(), r.milp_objective_j, 1e-9 * r.milp_objective_j);
+  EXPECT_LE(r.best_bound, r.milp_objective_j * (1 + 1e-9));
+}
+
+class ReferenceSolves : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReferenceSolves, SameOptimumAsTheReference) {
+  const auto ref = reference_solve(GetParam());
+  const SolveResult r = solve_like_reference(ref);
+  if (ref["status"] == "infeasible") {
+    EXPECT_EQ(r.status, SolveStatus::Infeasible) << r.message;
+    return;
+  }
+  ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  expect_consistent(r);
+  if (ref["objective"].is_null()) {
+    // The reference found nothing here (its README case); the budget is above the
+    // compute-once peak, so the optimum is to compute every node once and never page.
+    const Graph g = build_model_training_graph(ref["model"].get<std::string>(), {}, BackwardMode::Chain);
+    const double compute_once = estimate_costs(g, builtin_platform(ref["platform"].get<std::string>())).total_compute_energy_j;
+    EXPECT_NEAR(r.milp_objective_j, compute_once, 1e-9 * compute_once);
+    return;
+  }
+  const double theirs = ref["objective"].get<double>();
+  // Both are optimal up to the solvers' gaps (ours 1e-4).
+  EXPECT_NEAR(r.milp_objective_j, theirs, 1e-4 * theirs);
+  EXPECT_NEAR(r.simulation->compute_energy_j, ref["total_power_cost_cpu"].get<double>(), 1e-4 * theirs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Poet, ReferenceSolves,
+                         ::testing::Values("linear_m0_huge", "linear_m0_p100", "linear_m0_p70", "linear_m0_p50",
+                                           "linear_m0_p35", "transformer_a72_p90", "readme_r18c_a72_3M"));
+
+TEST(Solve, RematAndPagingTogetherBeatEitherAlone) {
+  const auto ref = reference_solve("linear_m0_p50");
+  const SolveResult both = solve_like_reference(ref);
+  const SolveResult remat = solve_like_reference(ref, SolveMode::RematOnly);
+  const SolveResult paging = solve_like_reference(ref, SolveMode::PagingOnly);
+  ASSERT_EQ(both.status, SolveStatus::Optimal);
+  for (const SolveResult* r : {&remat, &paging}) {
+    if (r->status == SolveStatus::Infeasible) continue;
+    ASSERT_EQ(r->status, SolveStatus::Optimal) << r->message;
+    expect_consistent(*r);
+    EXPECT_GE(r->milp_objective_j, both.milp_objective_j * (1 - 1e-4));
+  }
+  if (remat.simulation) {
+    EXPECT_EQ(remat.simulation->pageouts + remat.simulation->pageins, 0u);
+  }
+  if (paging.simulation) {
+    EXPECT_EQ(paging.simulation->recomputes, 0u);
+  }
+}
+
+TEST(Solve, InfeasibleBudgetSaysTheSmallestThatCouldWork) {
+  const Graph g = build_model_training_graph("lenet5", {}, BackwardMode::Autodiff);
+  SolveOptions o;
+  o.ram_budget_bytes = 1000;
+  o.progress = false;
+  const SolveResult r = solve(g, estimate_costs(g, builtin_platform("m4")), o);
+  EXPECT_EQ(r.status, SolveStatus::Infeasible);
+  ASSERT_TRUE(r.smallest_feasible_budget);
+  EXPECT_GT(*r.smallest_feasible_budget, g.fixed_memory().parameter_bytes);  // strict counts the parameters
+  EXPECT_NE(r.message.find("no schedule needs less than"), std::string::npos) << r.message;
+}
+
+TEST(Solve, StrictAccountingFitsTheBudgetInTheSimulator) {
+  const Graph g = build_model_training_graph("linear", {}, BackwardMode::Autodiff);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m0"));
+  SolveOptions o;
+  o.progress = false;
+  o.time_limit_s = 120;
+  // Parameters (170 KiB) plus 60% of checkpoint-all's activation peak.
+  o.ram_budget_bytes = g.fixed_memory().parameter_bytes + 3500;
+  const SolveResult r = solve(g, costs, o);
+  ASSERT_TRUE(r.simulation) << r.message;
+  expect_consistent(r);
+  EXPECT_LE(r.simulation->peak_bytes, o.ram_budget_bytes);
+}
+
+}  // namespace
+}  // namespace poet
