@@ -46,6 +46,12 @@ printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
 expect 1 "cannot write" -- show --model lenet5 -o /nonexistent-folder/r
+# The optimizer.
+expect 0 "POET found an optimal schedule with a memory budget of 3,000,000 B that consumes 7.88951 J of CPU energy" -- solve --backward chain --accounting reference --ram-budget 3000000 --runtime-budget 7.6
+expect 0 '"status": "optimal"' -- solve --model linear --platform m0 --ram-budget 70% --json -o "$tmp/poet.json"
+expect 0 "peak RAM" -- simulate --model linear --platform m0 --schedule "$tmp/poet.json"
+expect 4 "no schedule needs less than" -- solve --model lenet5 --ram-budget 1KB
+expect 2 "--runtime-budget: 'soon' is not a deadline" -- solve --model lenet5 --runtime-budget soon
 grep -q "const unsigned int poet_plan_len" "$tmp/p.h" || { echo "FAIL: C header"; failures=$((failures + 1)); }
 [ -s "$tmp/p.bin" ] || { echo "FAIL: device plan"; failures=$((failures + 1)); }
 expect 2 "" -- frobnicate

@@ -53,7 +53,7 @@ Schedule ScheduleSource::load(const Graph& g) const {
 
 void BudgetOptions::add_options(CLI::App& cmd) {
   cmd.add_option("--ram-budget", ram_budget,
-                 "RAM budget: bytes (3000000, 3MB, 2.5MiB) or a percent of the unconstrained peak (70%)");
+                 "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak");
   cmd.add_flag("--count-gradients", count_gradients,
                "Count gradients and optimizer state as fixed memory (the reference counts parameters only)");
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
@@ -61,26 +61,28 @@ void BudgetOptions::add_options(CLI::App& cmd) {
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}));
 }
 
+std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
+                              const SimulationOptions& counting) {
+  if (text.empty() || text.back() != '%') return parse_bytes(text, "--ram-budget");
+  double percent = -1;
+  try {
+    percent = std::stod(text.substr(0, text.size() - 1));
+  } catch (const std::exception&) {
+  }
+  if (!(percent > 0)) throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", text));
+  SimulationOptions unbounded = counting;
+  unbounded.ram_budget_bytes.reset();
+  const auto r = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), unbounded);
+  return r.fixed_bytes +
+         static_cast<std::int64_t>(std::floor(static_cast<double>(r.peak_activation_bytes) * percent / 100));
+}
+
 SimulationOptions BudgetOptions::resolve(const Graph& g, const GraphCosts& costs) const {
   SimulationOptions options;
   options.count_gradients = count_gradients;
   options.optimizer = optimizer == "adam" ? Optimizer::Adam : optimizer == "momentum" ? Optimizer::Momentum
                                                                                       : Optimizer::SGD;
-  if (ram_budget.empty()) return options;
-  if (ram_budget.back() == '%') {
-    double percent = 0;
-    try {
-      percent = std::stod(ram_budget.substr(0, ram_budget.size() - 1));
-    } catch (const std::exception&) {
-      percent = -1;
-    }
-    if (!(percent > 0))
-      throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", ram_budget));
-    const auto peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), options).peak_bytes;
-    options.ram_budget_bytes = static_cast<std::int64_t>(std::floor(static_cast<double>(peak) * percent / 100));
-  } else {
-    options.ram_budget_bytes = parse_bytes(ram_budget, "--ram-budget");
-  }
+  if (!ram_budget.empty()) options.ram_budget_bytes = parse_ram_budget(ram_budget, g, costs, options);
   return options;
 }
 

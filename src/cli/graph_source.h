@@ -35,6 +35,12 @@ struct ScheduleSource {
   Schedule load(const Graph& g) const;
 };
 
+// A RAM budget from the command line: bytes with a suffix, or "70%": the fixed memory that
+// `counting` counts plus that percent of checkpoint-all's activation peak (the part of
+// memory remat and paging can shrink).
+std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
+                              const SimulationOptions& counting);
+
 struct BudgetOptions {
   std::string ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak
   bool count_gradients = false;

@@ -6,7 +6,6 @@
 
 #include "commands.h"
 #include "graph_source.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
@@ -53,7 +52,7 @@ void add_solve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("solve", "Find the energy-optimal remat + paging schedule (the POET MILP, on CBC)");
   opts->source.add_options(*cmd);
   cmd->add_option("--ram-budget", opts->ram_budget,
-                  "RAM budget: bytes (3000000, 3MB, 2.5MiB) or a percent of the unconstrained peak (70%)")
+                  "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak")
       ->capture_default_str();
   cmd->add_option("--runtime-budget", opts->runtime_budget,
                   "Deadline: a multiple of the compute-once time (1.5) or a time (250ms); none if omitted");
@@ -85,24 +84,10 @@ void add_solve_command(CLI::App& app) {
              : opts->mode == "remat" || opts->mode == "checkmate" ? SolveMode::RematOnly
                                                                   : SolveMode::RematAndPaging;
     o.objective = opts->mode == "checkmate" ? SolveObjective::Time : SolveObjective::Energy;
-    // A percent is of checkpoint-all's peak in the accounting used.
-    if (opts->ram_budget.back() == '%') {
-      SimulationOptions sim;
-      sim.count_parameters = o.accounting == Accounting::Strict;
-      sim.count_gradients = sim.count_parameters && o.count_gradients;
-      const double peak = static_cast<double>(
-          simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), sim).peak_bytes);
-      double percent = -1;
-      try {
-        percent = std::stod(opts->ram_budget.substr(0, opts->ram_budget.size() - 1));
-      } catch (const std::exception&) {
-      }
-      if (!(percent > 0))
-        throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", opts->ram_budget));
-      o.ram_budget_bytes = static_cast<std::int64_t>(std::floor(peak * percent / 100));
-    } else {
-      o.ram_budget_bytes = parse_bytes(opts->ram_budget, "--ram-budget");
-    }
+    SimulationOptions counting;
+    counting.count_parameters = o.accounting == Accounting::Strict;
+    counting.count_gradients = counting.count_parameters && o.count_gradients;
+    o.ram_budget_bytes = parse_ram_budget(opts->ram_budget, g, costs, counting);
     if (!opts->runtime_budget.empty()) o.deadline_s = parse_deadline(opts->runtime_budget, costs.total_compute_time_s);
     o.progress = !opts->json;
 
