@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "cbc_runner.h"
+#include "guarded_solve.h"
 #include "milp_model.h"
 #include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
@@ -88,7 +88,10 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
     cbc.bound = lower_bound;
     cbc.proven_optimal = true;
   } else {
-    cbc = run_cbc(model, o, use_start ? &start : nullptr);
+    const milp::GuardedOutcome guarded = milp::run_cbc_guarded(model, o, use_start ? &start : nullptr);
+    cbc = guarded.outcome;
+    // An infeasibility claimed at the time limit is not a proof.
+    if (guarded.timed_out || cbc.seconds >= o.time_limit_s) cbc.proven_infeasible = false;
   }
   result.solve_time_s = cbc.seconds;
   result.nodes = cbc.nodes;
@@ -96,8 +99,9 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
   if (!cbc.solution) {
     result.status = cbc.proven_infeasible ? SolveStatus::Infeasible : SolveStatus::NoSolution;
     result.message = cbc.proven_infeasible ? "CBC proved that no schedule meets the budget and the deadline"
-                                           : fmt::format("CBC found no schedule in {:.0f} s; the best bound is {:.6g}",
-                                                         o.time_limit_s, result.best_bound);
+                                           : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
+                                                         "time (--time-limit) or a larger budget",
+                                                         o.time_limit_s);
     return result;
   }
   result.milp_objective_j = cbc.objective * model.objective_scale();

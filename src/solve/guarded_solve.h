@@ -1,0 +1,20 @@
+// CBC does not check its time limit while it solves the root LP, which on large graphs
+// takes minutes. This runs it in a child process and ends that process if it overruns the
+// wall-clock limit, so `--time-limit` is a promise.
+#pragma once
+
+#include "cbc_runner.h"
+
+namespace poet::milp {
+
+// run_cbc in a child process, stopped `grace_s` after options.time_limit_s. When stopped,
+// the outcome has no solution and `timed_out` set.
+struct GuardedOutcome {
+  CbcOutcome outcome;
+  bool timed_out = false;
+};
+
+GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
+                               double grace_s = 5);
+
+}  // namespace poet::milp
