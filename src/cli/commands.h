@@ -4,6 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include "poet/simulate/simulator.h"
+
 namespace poet::cli {
 
 // Exit codes (documented in docs/CLI.md).
@@ -20,6 +24,9 @@ struct ExitWith {
 
 inline constexpr const char* kDefaultModel = "resnet18_cifar";
 inline constexpr const char* kDefaultPlatform = "a72";
+
+// The simulator's figures as JSON, for every command's --json.
+nlohmann::json simulation_to_json(const SimulationResult& r, const SimulationOptions& o);
 
 void add_models_command(CLI::App& app);
 void add_platforms_command(CLI::App& app);

@@ -13,8 +13,6 @@
 
 namespace poet::cli {
 
-nlohmann::json simulation_to_json(const SimulationResult& r, const SimulationOptions& o);
-
 namespace {
 
 struct SolveCliOptions {
