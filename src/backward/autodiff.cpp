@@ -26,7 +26,7 @@ bool is_norm(OpKind op) { return op == OpKind::BatchNorm2d || op == OpKind::Laye
 Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
   Graph g(forward.name());
   std::vector<NodeId> id(forward.size());
-  stats.assign(forward.size() + forward.size(), -1);
+  stats.assign(2 * forward.size(), -1);  // lowering adds at most one node per forward node
   for (NodeId v = 0; v < static_cast<NodeId>(forward.size()); ++v) {
     Node n = forward.node(v);
     for (NodeId& in : n.inputs) in = id[in];
