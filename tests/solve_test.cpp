@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "poet/backward/backward.h"
+#include "poet/util/error.h"
 
 namespace poet {
 namespace {
@@ -116,6 +118,33 @@ TEST(Solve, StrictAccountingFitsTheBudgetInTheSimulator) {
   ASSERT_TRUE(r.simulation) << r.message;
   expect_consistent(r);
   EXPECT_LE(r.simulation->peak_bytes, o.ram_budget_bytes);
+}
+
+}  // namespace
+}  // namespace poet
+
+namespace poet {
+namespace {
+
+TEST(Solve, WritesTheModelForOtherSolvers) {
+  const Graph g = build_model_training_graph("linear", {}, BackwardMode::Chain);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m0"));
+  SolveOptions o;
+  o.accounting = Accounting::Reference;
+  o.ram_budget_bytes = 7416;
+  o.progress = false;
+  for (const std::string ext : {".lp", ".mps"}) {
+    o.write_model_path = (std::filesystem::temp_directory_path() / ("poet_test_model" + ext)).string();
+    const SolveResult r = solve(g, costs, o);
+    std::ifstream in(o.write_model_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("R_1_1"), std::string::npos) << ext;
+    EXPECT_NE(text.find("Sram_2_1"), std::string::npos) << ext;
+    EXPECT_EQ(r.status, SolveStatus::Optimal);
+    std::filesystem::remove(o.write_model_path);
+  }
+  o.write_model_path = "model.txt";
+  EXPECT_THROW(solve(g, costs, o), InputError);
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON");
+  cmd->add_option("--write-model", opts->solve.write_model_path,
+                  "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();

@@ -2,6 +2,7 @@
 
 #include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
+#include <CoinMpsIO.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <fmt/format.h>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+
+#include "poet/util/error.h"
 
 namespace poet::milp {
 namespace {
@@ -47,8 +50,9 @@ class ProgressReporter : public CbcEventHandler {
 
 }  // namespace
 
-CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start) {
-  const auto began = Clock::now();
+namespace {
+
+void load(OsiClpSolverInterface& solver, const MilpModel& model) {
   CoinPackedMatrix matrix(false, 0, 0);  // row ordered
   matrix.setDimensions(0, model.columns());
   std::vector<double> row_lower, row_upper;
@@ -57,14 +61,47 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
     row_lower.push_back(std::isinf(row.lower) ? -COIN_DBL_MAX : row.lower);
     row_upper.push_back(std::isinf(row.upper) ? COIN_DBL_MAX : row.upper);
   }
-  OsiClpSolverInterface solver;
   solver.loadProblem(matrix, model.lower().data(), model.upper().data(), model.objective().data(), row_lower.data(),
                      row_upper.data());
   for (int c = 0; c < model.columns(); ++c) {
     if (model.is_integer(c)) solver.setInteger(c);
-    solver.setColName(c, fmt::format("c{}", c));
+    solver.setColName(c, model.column_name(c));
   }
   solver.messageHandler()->setLogLevel(0);
+}
+
+}  // namespace
+
+void write_model(const MilpModel& model, const std::string& path) {
+  OsiClpSolverInterface solver;
+  load(solver, model);
+  const auto ends_with = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends_with(".mps")) {
+    // CoinMpsIO directly: OSI's writers add ".gz" to the name when zlib is around.
+    std::vector<std::string> columns, rows;
+    for (int c = 0; c < model.columns(); ++c) columns.push_back(model.column_name(c));
+    for (int r = 0; r < model.rows(); ++r) rows.push_back(fmt::format("row{}", r));
+    std::vector<char> integrality(static_cast<std::size_t>(model.columns()));
+    for (int c = 0; c < model.columns(); ++c) integrality[static_cast<std::size_t>(c)] = model.is_integer(c) ? 1 : 0;
+    CoinMpsIO writer;
+    writer.setMpsData(*solver.getMatrixByCol(), solver.getInfinity(), solver.getColLower(), solver.getColUpper(),
+                      solver.getObjCoefficients(), integrality.data(), solver.getRowLower(), solver.getRowUpper(),
+                      columns, rows);
+    if (writer.writeMps(path.c_str(), 0, 0, 2) != 0) throw IoError(fmt::format("cannot write '{}'", path));
+  } else if (ends_with(".lp")) {
+    solver.writeLp(path.substr(0, path.size() - 3).c_str(), "lp", 1e-12, 10, 12, 0.0, true);
+  } else {
+    throw InputError(fmt::format("--write-model: '{}' must end in .mps or .lp", path));
+  }
+}
+
+CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start) {
+  const auto began = Clock::now();
+  OsiClpSolverInterface solver;
+  load(solver, model);
 
   CbcModel cbc(solver);
   CbcMain0(cbc);
@@ -72,7 +109,7 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
   if (start != nullptr) {
     std::vector<std::pair<std::string, double>> mip_start;
     for (int c = 0; c < model.columns(); ++c)
-      if (model.is_integer(c)) mip_start.emplace_back(fmt::format("c{}", c), (*start)[static_cast<std::size_t>(c)]);
+      if (model.is_integer(c)) mip_start.emplace_back(model.column_name(c), (*start)[static_cast<std::size_t>(c)]);
     cbc.setMIPStart(mip_start);
   }
   ProgressReporter progress(began, model.objective_scale());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "milp_model.h"
@@ -20,5 +21,8 @@ struct CbcOutcome {
 };
 
 CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start);
+
+// Writes the model as MPS (path ending .mps) or LP (.lp) for other solvers.
+void write_model(const MilpModel& model, const std::string& path);
 
 }  // namespace poet::milp

@@ -1,5 +1,7 @@
 #include "milp_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,7 +9,8 @@
 
 namespace poet::milp {
 
-int MilpModel::add_column(double lower, double upper, double cost, bool integer) {
+int MilpModel::add_column(std::string name, double lower, double upper, double cost, bool integer) {
+  names_.push_back(std::move(name));
   lower_.push_back(lower);
   upper_.push_back(upper);
   obj_.push_back(cost);
@@ -43,17 +46,17 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
     for (std::size_t i = 0; i <= t; ++i) {
       const NodeCost& c = costs.nodes[i];
       const double compute = energy ? c.compute_energy_j : c.compute_time_s;
-      r_[t][i] = add_column(i == t ? 1 : 0, i == t || remat ? 1 : 0, cost(compute), true);
+      r_[t][i] = add_column(fmt::format("R_{}_{}", t, i), i == t ? 1 : 0, i == t || remat ? 1 : 0, cost(compute), true);
       if (i == t) continue;
-      ram_[t][i] = add_column(0, 1, 0, true);
-      aux_[t][i] = add_column(0, paging ? 1 : 0, 0, true);
-      in_[t][i] = add_column(0, paging ? 1 : 0, energy ? cost(c.pagein_energy_j) : 0, true);
-      out_[t][i] = add_column(0, paging ? 1 : 0, energy ? cost(c.pageout_energy_j) : 0, true);
+      ram_[t][i] = add_column(fmt::format("Sram_{}_{}", t, i), 0, 1, 0, true);
+      aux_[t][i] = add_column(fmt::format("Saux_{}_{}", t, i), 0, paging ? 1 : 0, 0, true);
+      in_[t][i] = add_column(fmt::format("Min_{}_{}", t, i), 0, paging ? 1 : 0, energy ? cost(c.pagein_energy_j) : 0, true);
+      out_[t][i] = add_column(fmt::format("Mout_{}_{}", t, i), 0, paging ? 1 : 0, energy ? cost(c.pageout_energy_j) : 0, true);
     }
     for (std::size_t k = 0; k <= t; ++k)
-      u_[t][k] = add_column(0, static_cast<double>(activation_budget) / max_bytes, 0, false);
+      u_[t][k] = add_column(fmt::format("U_{}_{}", t, k), 0, static_cast<double>(activation_budget) / max_bytes, 0, false);
     for (std::size_t e = 0; e < edges_.size(); ++e)
-      if (static_cast<std::size_t>(edges_[e].second) <= t) free_[t][e] = add_column(0, 1, 0, true);
+      if (static_cast<std::size_t>(edges_[e].second) <= t) free_[t][e] = add_column(fmt::format("Free_{}_{}", t, e), 0, 1, 0, true);
   }
 
   for (std::size_t t = 0; t < n_; ++t) {

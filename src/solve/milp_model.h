@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "poet/schedule/schedule.h"
@@ -29,6 +30,8 @@ class MilpModel {
   const std::vector<double>& upper() const { return upper_; }
   const std::vector<Row>& constraint_rows() const { return rows_; }
   bool is_integer(int column) const { return integer_[static_cast<std::size_t>(column)] != 0; }
+  // "R_t_i", "Sram_t_i", "Saux_t_i", "Min_t_i", "Mout_t_i", "U_t_k", "Free_t_e".
+  const std::string& column_name(int column) const { return names_[static_cast<std::size_t>(column)]; }
   double objective_scale() const { return objective_scale_; }  // MILP objective x scale = J (or s)
 
   // A full assignment for a schedule (for a MIP start), with U and FREE derived from it.
@@ -36,7 +39,7 @@ class MilpModel {
   Schedule schedule(const std::vector<double>& solution) const;
 
  private:
-  int add_column(double lower, double upper, double cost, bool integer);
+  int add_column(std::string name, double lower, double upper, double cost, bool integer);
   void add_row(Row row) { rows_.push_back(std::move(row)); }
   int r(std::size_t t, std::size_t i) const { return r_[t][i]; }
   int s_ram(std::size_t t, std::size_t i) const { return i < t ? ram_[t][i] : -1; }
@@ -53,6 +56,7 @@ class MilpModel {
   std::vector<std::vector<int>> r_, ram_, aux_, in_, out_, u_, free_;
   std::vector<double> obj_, lower_, upper_;
   std::vector<char> integer_;
+  std::vector<std::string> names_;
   std::vector<Row> rows_;
   double objective_scale_ = 1;
 };

@@ -71,6 +71,7 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
   const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
   result.variables = model.columns();
   result.constraints = model.rows();
+  if (!o.write_model_path.empty()) milp::write_model(model, o.write_model_path);
   // Checkpoint-all is a valid start whenever it fits: CBC then only has to improve on it.
   const std::vector<double> start = model.assignment(checkpoint_all_schedule(g));
   const bool use_start = satisfies(model, start);

@@ -38,6 +38,10 @@ struct SolveOptions {
   int seed = 0;
   int log_level = 0;   // CBC's own log on stdout when > 0
   bool progress = true;  // solves longer than a second report on stderr
+  // Also write the model as MPS or LP (by the path's extension) for another solver. Its
+  // objective is in units of the compute-once energy (or time), memory in units of the
+  // largest tensor.
+  std::string write_model_path;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };
