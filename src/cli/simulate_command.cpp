@@ -11,7 +11,9 @@
 namespace poet::cli {
 
 nlohmann::json simulation_to_json(const SimulationResult& r, const SimulationOptions& o) {
-  return {{"peak_bytes", r.peak_bytes},
+  auto timeline = nlohmann::json::array();  // [seconds, activation bytes] after each memory event
+  for (const auto& p : r.timeline) timeline.push_back({p.time_s, p.bytes});
+  return {{"timeline", std::move(timeline)},{"peak_bytes", r.peak_bytes},
           {"peak_activation_bytes", r.peak_activation_bytes},
           {"fixed_bytes", r.fixed_bytes},
           {"ram_budget_bytes", o.ram_budget_bytes ? nlohmann::json(*o.ram_budget_bytes) : nlohmann::json(nullptr)},
