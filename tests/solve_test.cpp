@@ -94,6 +94,29 @@ TEST(Solve, RematAndPagingTogetherBeatEitherAlone) {
   }
 }
 
+TEST(Solve, CheckmateMinimizesTimeWithoutPaging) {
+  const auto ref = reference_solve("linear_m0_p50");
+  const Graph g = build_model_training_graph("linear", {}, BackwardMode::Chain);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m0"));
+  SolveOptions o;
+  o.accounting = Accounting::Reference;
+  o.mode = SolveMode::RematOnly;
+  o.objective = SolveObjective::Time;
+  o.ram_budget_bytes = static_cast<std::int64_t>(ref["ram_budget"].get<double>());
+  o.time_limit_s = 120;
+  o.progress = false;
+  const SolveResult checkmate = solve(g, costs, o);
+  ASSERT_EQ(checkmate.status, SolveStatus::Optimal) << checkmate.message;
+  ASSERT_TRUE(checkmate.simulation);
+  // Its objective is compute time: the simulator's, at least one compute-once pass.
+  EXPECT_NEAR(checkmate.milp_objective_j, checkmate.simulation->compute_time_s, 1e-9);
+  EXPECT_GE(checkmate.simulation->compute_time_s, costs.total_compute_time_s * (1 - 1e-12));
+  EXPECT_EQ(checkmate.simulation->pageins + checkmate.simulation->pageouts, 0u);
+  // POET, which may also page and optimizes energy, never uses more energy.
+  const SolveResult poet = solve_like_reference(ref);
+  EXPECT_LE(poet.milp_objective_j, checkmate.simulation->total_energy_j() * (1 + 1e-4));
+}
+
 TEST(Solve, InfeasibleBudgetSaysTheSmallestThatCouldWork) {
   const Graph g = build_model_training_graph("lenet5", {}, BackwardMode::Autodiff);
   SolveOptions o;

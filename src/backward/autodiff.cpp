@@ -4,11 +4,14 @@
 //    and the norm itself, so that the backward can read the statistics without the output.
 // 2. Walking the forward nodes from the loss back, each node's incoming gradient dY is its
 //    single contribution, or a GradAccumulate of several when its output is used more than
-//    once; then one GradInput node per differentiable input that leads to parameters, and
-//    one GradParam node if the node has parameters.
+//    once (placed directly after the last contribution); then one GradInput node per
+//    differentiable input that leads to parameters, and one GradParam node if the node has
+//    parameters. Cost: O(nodes + edges) apart from the per-node scans of its own inputs.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "gradient_rules.h"
 #include "poet/backward/backward.h"
@@ -54,56 +57,79 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
   return g;
 }
 
+bool is_stats(OpKind op) { return op == OpKind::BatchNormStats || op == OpKind::LayerNormStats; }
+
 class Differentiator {
  public:
   explicit Differentiator(const Graph& forward) : g_(lower_forward(forward, stats_)) {
-    forward_size_ = static_cast<NodeId>(g_.size());
-    contributions_.resize(g_.size());
-    requires_grad_.assign(g_.size(), false);
+    const auto n = g_.size();
+    forward_size_ = static_cast<NodeId>(n);
+    contributions_.resize(n);
+    gradient_.resize(n);
+    settled_.assign(n, false);
+    requires_grad_.assign(n, false);
+    earliest_reader_.assign(n, -1);
+    for (NodeId v = forward_size_; v-- > 0;) {
+      // A statistics node reads x but passes no gradient to it: its norm does.
+      if (is_stats(g_.node(v).op)) continue;
+      for (NodeId in : g_.node(v).inputs) earliest_reader_[in] = v;
+    }
     for (NodeId v = 0; v < forward_size_; ++v) {
-      const Node& n = g_.node(v);
-      bool r = n.param_count > 0;
-      for (NodeId in : n.inputs) r = r || requires_grad_[in];
+      const Node& node = g_.node(v);
+      bool r = node.param_count > 0;
+      for (NodeId in : node.inputs) r = r || requires_grad_[in];
       requires_grad_[v] = r;
     }
   }
 
   Graph run() {
-    for (NodeId v = forward_size_; v-- > 0;) differentiate(v);
+    for (NodeId v = forward_size_; v-- > 0;) {
+      differentiate(v);
+      // Inputs v made no contribution to (v does not reach the loss, or the slot is not
+      // differentiable) are settled here if v was their last reader to be visited.
+      for (NodeId in : g_.node(v).inputs) settle_if_complete(in, v);
+    }
     return std::move(g_);
   }
 
  private:
   void differentiate(NodeId v) {
     const Node fwd = g_.node(v);  // a copy: adding nodes may reallocate
-    if (fwd.op == OpKind::Input || fwd.op == OpKind::BatchNormStats || fwd.op == OpKind::LayerNormStats) return;
+    if (fwd.op == OpKind::Input || is_stats(fwd.op)) return;
     const auto rule = backward::gradient_rule(fwd.op);
     if (!rule)
       throw InputError(fmt::format(
-          "no gradient rule for op '{}' (node '{}'): the autodiff backward covers linear, conv2d, batch_norm2d, "
-          "layer_norm, relu, relu6, tanh, sigmoid, gelu, max_pool2d, avg_pool2d, global_avg_pool, add, flatten, "
-          "split_heads, merge_heads, dropout, matmul, softmax, embedding and softmax_cross_entropy; use "
-          "--backward chain for the reference's graphs",
-          op_name(fwd.op), fwd.name));
+          "no gradient rule for op '{}' (node '{}'): the autodiff backward supports only {}; use --backward "
+          "chain for reference graphs",
+          op_name(fwd.op), fwd.name, backward::ops_with_rules()));
     std::optional<NodeId> dy;
     if (fwd.role != Role::Loss) {
-      dy = incoming_gradient(v);
+      POET_CHECK(settled_[v] || earliest_reader_[v] < 0, fmt::format("gradient of '{}' read before it is complete", fwd.name));
+      dy = gradient_[v];
       if (!dy) return;  // the output does not reach the loss
     }
     const int slots = rule->differentiable_slots < 0 ? static_cast<int>(fwd.inputs.size()) : rule->differentiable_slots;
     for (int k = 0; k < slots; ++k) {
       const NodeId in = fwd.inputs[k];
-      if (!requires_grad_[in]) continue;
-      if (rule->flows_through) {
-        contributions_[in].push_back(*dy);
-        continue;
+      if (requires_grad_[in]) {
+        if (rule->flows_through) {
+          contributions_[in].push_back(*dy);
+        } else {
+          Node grad = gradient_node(fwd, v, k, rule->input, dy);
+          grad.op = OpKind::GradInput;
+          grad.name = fmt::format("d{}<-{}", g_.node(in).name, fwd.name);
+          // x read in two slots (x @ x) gets one gradient per slot; the slot tells them apart.
+          if (std::count(fwd.inputs.begin(), fwd.inputs.end(), in) > 1) grad.name += fmt::format("#{}", k);
+          grad.shape = g_.node(in).shape;
+          grad.element_bytes = g_.node(in).element_bytes;
+          grad.flops = rule->input_flops(fwd, g_.node(in));
+          contributions_[in].push_back(g_.add(std::move(grad)));
+        }
       }
-      Node grad = gradient_node(fwd, v, k, rule->input, dy);
-      grad.op = OpKind::GradInput;
-      grad.name = fmt::format("d{}<-{}", g_.node(in).name, fwd.name);
-      grad.shape = g_.node(in).shape;
-      grad.flops = rule->input_flops(fwd, g_.node(in));
-      contributions_[in].push_back(g_.add(std::move(grad)));
+      // The accumulate comes directly after the last contribution, so the contributions
+      // can be freed as early as possible.
+      if (std::find(fwd.inputs.begin() + k + 1, fwd.inputs.begin() + slots, in) == fwd.inputs.begin() + slots)
+        settle_if_complete(in, v);
     }
     if (fwd.param_count > 0) {
       Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
@@ -111,15 +137,21 @@ class Differentiator {
       grad.name = fmt::format("dparams({})", fwd.name);
       grad.shape = {fwd.param_count};
       grad.flops = rule->param_flops(fwd, g_.node(fwd.inputs.at(0)));
-      g_.add(std::move(grad));
+      g_.add(std::move(grad));  // bytes stay 0: it is written to the gradient region
     }
   }
 
-  // dY of v: its one contribution, or the sum of several.
-  std::optional<NodeId> incoming_gradient(NodeId v) {
-    auto& parts = contributions_[v];
-    if (parts.empty()) return std::nullopt;
-    if (parts.size() == 1) return parts.front();
+  // Once `reader`, the earliest reader of `v`, has been differentiated, every contribution
+  // to dY of v is known: dY is the one contribution, or a GradAccumulate of several.
+  void settle_if_complete(NodeId v, NodeId reader) {
+    if (settled_[v] || earliest_reader_[v] != reader) return;
+    settled_[v] = true;
+    const auto& parts = contributions_[v];
+    if (parts.empty()) return;
+    if (parts.size() == 1) {
+      gradient_[v] = parts.front();
+      return;
+    }
     Node acc;
     acc.name = fmt::format("d{}", g_.node(v).name);
     acc.op = OpKind::GradAccumulate;
@@ -128,8 +160,8 @@ class Differentiator {
     acc.element_bytes = g_.node(v).element_bytes;
     acc.flops = static_cast<double>(element_count(acc.shape)) * static_cast<double>(parts.size() - 1);
     acc.inputs = parts;
-    acc.grad = {v, 0};
-    return g_.add(std::move(acc));
+    acc.grad = {v, 0};  // the gradient of v's output (validate() does not read an accumulate's slot)
+    gradient_[v] = g_.add(std::move(acc));
   }
 
   Node gradient_node(const Node& fwd, NodeId v, int slot, const Needs& needs, std::optional<NodeId> dy) const {
@@ -157,8 +189,11 @@ class Differentiator {
   std::vector<NodeId> stats_;  // before g_: lower_forward fills it while g_ is built
   Graph g_;
   NodeId forward_size_ = 0;
-  std::vector<std::vector<NodeId>> contributions_;
-  std::vector<bool> requires_grad_;
+  std::vector<std::vector<NodeId>> contributions_;  // contributions_[v]: parts of dY of v
+  std::vector<std::optional<NodeId>> gradient_;     // dY of v, once settled
+  std::vector<bool> settled_;
+  std::vector<NodeId> earliest_reader_;  // first forward node reading v (-1: none); visited last
+  std::vector<bool> requires_grad_;      // v depends on parameters
 };
 
 }  // namespace

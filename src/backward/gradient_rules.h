@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "poet/graph/graph.h"
 
@@ -33,5 +34,8 @@ struct GradientRule {
 
 // The rule for an operator, or nothing if it has none.
 std::optional<GradientRule> gradient_rule(OpKind op);
+
+// "linear, conv2d, ...": the operators that have a rule, in OpKind order, for messages.
+std::string ops_with_rules();
 
 }  // namespace poet::backward
