@@ -171,3 +171,10 @@ TEST(Autodiff, EveryZooModelValidatesAndEveryParameterGetsAGradient) {
 
 }  // namespace
 }  // namespace poet
+#include <cstdlib>
+#include <fstream>
+namespace poet { TEST(AutodiffDump, Dump) {
+  const char* out = std::getenv("AD_DUMP"); if (!out) return;
+  std::ofstream f(out);
+  for (const auto& m : model_catalog()) { const Graph g = build_model_training_graph(m.name, {.batch_size = 2}, BackwardMode::Autodiff);
+    for (const auto& n : g.nodes()) { f << m.name << " " << n.name << " " << n.flops << " <-"; for (auto i : n.inputs) f << " " << g.node(i).name; f << "\n"; } } } }
