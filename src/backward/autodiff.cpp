@@ -169,15 +169,16 @@ class Differentiator {
     n.role = Role::Backward;
     n.element_bytes = fwd.element_bytes;
     n.grad = {v, slot};
+    // In the order [dY, inputs, output, statistics].
     if (dy) n.inputs.push_back(*dy);
-    if (needs.output) n.inputs.push_back(v);
-    if (needs.stats) n.inputs.push_back(stats_.at(v));
     for (int j = 0; j < static_cast<int>(fwd.inputs.size()); ++j) {
       const bool same = j == slot;
-      if (is_norm(fwd.op) && j > 0) continue;  // the statistics are added above
+      if (is_norm(fwd.op) && j > 0) continue;  // the statistics are added below
       if (needs.all_inputs || (needs.same_input && same) || (needs.other_inputs && !same))
         n.inputs.push_back(fwd.inputs[j]);
     }
+    if (needs.output) n.inputs.push_back(v);
+    if (needs.stats) n.inputs.push_back(stats_.at(v));
     // Each tensor once (x @ x reads x once).
     std::vector<NodeId> unique;
     for (NodeId in : n.inputs)
