@@ -172,3 +172,87 @@ TEST(Solve, WritesTheModelForOtherSolvers) {
 
 }  // namespace
 }  // namespace poet
+
+namespace poet {
+namespace {
+
+// The hand graph of the simulator tests, but its first node costs 100 FLOP (50 J) to make,
+// so that dropping it is no longer free. At a 139 B budget one of x (40 B), relu, loss and
+// d_relu must go during stage 3, and only x can (d_relu reads the other two). Worked by hand:
+// - paging x: out (1 + 40/20) s x 0.5 W = 1.5 J, in (1 + 40/10) s x 0.5 W = 2.5 J: 4 J;
+// - recomputing x for d_x: 50 J.
+// Compute once is (100 + 4 + 2 + 8 + 8) FLOP / 2 FLOP/J = 61 J.
+Graph expensive_input_graph() {
+  Graph g("hand");
+  const auto add = [&](const char* name, OpKind op, Role role, std::int64_t elems, double flops,
+                       std::vector<NodeId> in) {
+    Node n;
+    n.name = name;
+    n.op = op;
+    n.role = role;
+    n.shape = {elems};
+    n.flops = flops;
+    n.inputs = std::move(in);
+    return g.add(std::move(n));
+  };
+  add("x", OpKind::Linear, Role::Forward, 10, 100, {});
+  add("relu", OpKind::ReLU, Role::Forward, 10, 4, {0});
+  add("loss", OpKind::SoftmaxCrossEntropy, Role::Loss, 5, 2, {1});
+  add("d_relu", OpKind::ChainGradient, Role::Backward, 10, 8, {2, 1});
+  add("d_x", OpKind::ChainGradient, Role::Backward, 10, 8, {3, 0});
+  return g;
+}
+
+SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budget) {
+  const Graph g = expensive_input_graph();
+  DeviceProfile d;
+  d.name = "hand";
+  d.flops_per_second = 1;
+  d.flops_per_joule = 2;
+  d.pagein_latency_s = 1;
+  d.pagein_bytes_per_s = 10;
+  d.pageout_latency_s = 1;
+  d.pageout_bytes_per_s = 20;
+  d.memory_power_w = 0.5;
+  SolveOptions o;
+  o.accounting = accounting;
+  o.mode = mode;
+  o.ram_budget_bytes = budget;
+  o.progress = false;
+  return solve(g, estimate_costs(g, d), o);
+}
+
+TEST(SolveByHand, PagesTheExpensiveTensorRatherThanRecomputingIt) {
+  const SolveResult r = solve_hand(Accounting::Reference, SolveMode::RematAndPaging, 139);
+  ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  EXPECT_NEAR(r.milp_objective_j, 61 + 4, 1e-9);
+  EXPECT_EQ(r.simulation->pageouts, 1u);
+  EXPECT_EQ(r.simulation->pageins, 1u);
+  EXPECT_EQ(r.simulation->recomputes, 0u);
+}
+
+TEST(SolveByHand, WithoutPagingItRecomputes) {
+  const SolveResult r = solve_hand(Accounting::Reference, SolveMode::RematOnly, 139);
+  ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  EXPECT_NEAR(r.milp_objective_j, 61 + 50, 1e-9);
+  EXPECT_EQ(r.simulation->recomputes, 1u);
+}
+
+TEST(SolveByHand, StrictAccountingChargesThePageInAndSoRecomputes) {
+  // A page-in holds its 40 B for its whole stage: paging x back in for d_x needs 140 B in
+  // stage 3, so within 139 B the only schedule left recomputes x.
+  const SolveResult r = solve_hand(Accounting::Strict, SolveMode::RematAndPaging, 139);
+  ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  EXPECT_NEAR(r.milp_objective_j, 61 + 50, 1e-9);
+  EXPECT_LE(r.simulation->peak_bytes, 139);
+}
+
+TEST(SolveByHand, BelowTheLargestFootprintIsInfeasible) {
+  // d_x holds d_relu (40 B) and x (40 B) while it makes its 40 B.
+  const SolveResult r = solve_hand(Accounting::Reference, SolveMode::RematAndPaging, 119);
+  EXPECT_EQ(r.status, SolveStatus::Infeasible);
+  EXPECT_EQ(r.smallest_feasible_budget, 120);
+}
+
+}  // namespace
+}  // namespace poet
