@@ -1,5 +1,6 @@
 #include "svg_writer.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace poet::report {
@@ -26,9 +27,10 @@ Svg::Svg(double width, double height) {
 }
 
 void Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view css_class,
-               std::string_view tooltip) {
+               std::string_view tooltip, std::string_view extra) {
   out_ += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"", x, y, w, h, fill);
   if (!css_class.empty()) out_ += fmt::format(" class=\"{}\"", css_class);
+  if (!extra.empty()) out_ += fmt::format(" {}", extra);
   if (tooltip.empty()) {
     out_ += "/>\n";
   } else {
@@ -50,9 +52,25 @@ void Svg::text(double x, double y, std::string_view content, double size, std::s
                       anchor, extra, escape_xml(content));
 }
 
-void Svg::path(std::string_view d, std::string_view stroke, double width, std::string_view fill) {
-  out_ += fmt::format("<path d=\"{}\" stroke=\"{}\" stroke-width=\"{}\" fill=\"{}\"/>\n", d, stroke, width, fill);
+void Svg::path(std::string_view d, std::string_view stroke, double width, std::string_view fill,
+               std::string_view extra) {
+  out_ += fmt::format("<path d=\"{}\" stroke=\"{}\" stroke-width=\"{}\" fill=\"{}\" {}/>\n", d, stroke, width, fill,
+                      extra);
 }
+
+void Svg::circle(double cx, double cy, double r, std::string_view fill) {
+  out_ += fmt::format("<circle cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"{:.2f}\" fill=\"{}\"/>\n", cx, cy, r, fill);
+}
+
+void Svg::clip_rect(std::string_view id, double x, double y, double w, double h) {
+  out_ += fmt::format(
+      "<clipPath id=\"{}\"><rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\"/></clipPath>\n", id, x,
+      y, std::max(w, 0.0), std::max(h, 0.0));
+}
+
+void Svg::begin_group(std::string_view attributes) { out_ += fmt::format("<g {}>\n", attributes); }
+
+void Svg::end_group() { out_ += "</g>\n"; }
 
 std::string Svg::finish() { return out_ + "</svg>\n"; }
 
