@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <limits>
 #include <iterator>
 
 #include "poet/util/atomic_file.h"
@@ -45,7 +46,9 @@ class Reader {
   std::uint64_t varint(const char* what) {
     std::uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
+      const std::size_t at = pos_;
       const std::uint8_t b = byte(what);
+      if (shift == 63 && b > 1) fail(fmt::format("number at byte {} ({}) does not fit 64 bits", at, what));
       v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) return v;
     }
@@ -64,15 +67,24 @@ class Reader {
 
 DevicePlan make_device_plan(const Plan& plan, const std::vector<BufferLife>& buffers, const MemoryPlan& memory,
                             std::size_t node_count, std::int64_t alignment) {
+  POET_CHECK(memory.offsets.size() == buffers.size(), "the memory plan belongs to these buffers");
   DevicePlan d{.node_count = node_count, .alignment = alignment, .arena_bytes = memory.arena_bytes, .plan = plan,
                .offsets = {}};
-  std::size_t b = 0;
-  for (std::size_t p = 0; p < plan.instructions.size(); ++p) {
-    if (!creates_buffer(plan.instructions[p].kind)) continue;
-    POET_CHECK(b < buffers.size() && buffers[b].created_by == p, "buffers do not belong to this plan");
-    d.offsets.push_back(memory.offsets.at(b++));
+  // Buffers are in creation (event) order, which need not be plan order: index them by
+  // the instruction that created each.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> buffer_of(plan.instructions.size(), kNone);
+  for (std::size_t b = 0; b < buffers.size(); ++b) {
+    POET_CHECK(buffers[b].created_by < plan.instructions.size() && buffer_of[buffers[b].created_by] == kNone,
+               fmt::format("buffer {} names instruction {}, not one of this plan's", b, buffers[b].created_by));
+    buffer_of[buffers[b].created_by] = b;
   }
-  POET_CHECK(b == buffers.size(), "buffers do not belong to this plan");
+  for (std::size_t p = 0; p < plan.instructions.size(); ++p) {
+    const bool creates = creates_buffer(plan.instructions[p].kind);
+    POET_CHECK(creates == (buffer_of[p] != kNone),
+               fmt::format("instruction {} and the buffers of the simulation disagree", p));
+    if (creates) d.offsets.push_back(memory.offsets[buffer_of[p]]);
+  }
   return d;
 }
 
@@ -95,6 +107,11 @@ std::vector<std::uint8_t> encode_device_plan(const DevicePlan& d) {
   return out;
 }
 
+std::vector<std::uint8_t> encode_device_plan(const Plan& plan, const std::vector<BufferLife>& buffers,
+                                             const MemoryPlan& memory, std::size_t node_count, std::int64_t alignment) {
+  return encode_device_plan(make_device_plan(plan, buffers, memory, node_count, alignment));
+}
+
 DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_view origin) {
   Reader r(bytes, origin);
   for (const auto m : kMagic)
@@ -104,7 +121,8 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
     r.fail(fmt::format("version {}; this poet reads version {}", version, kDevicePlanVersion));
   if (r.byte("the flags") != 0) r.fail("unknown flags; this poet knows none");
   // Check the checksum before trusting any count read from the body.
-  if (bytes.size() < 4 + r.position()) r.fail(fmt::format("truncated: {} bytes cannot hold a plan", bytes.size()));
+  if (bytes.size() < 4 + r.position())
+    r.fail(fmt::format("truncated at byte {}: expected the header and a CRC-32", bytes.size()));
   const auto body = bytes.first(bytes.size() - 4);
   const std::uint32_t stored = static_cast<std::uint32_t>(bytes[bytes.size() - 4]) |
                                static_cast<std::uint32_t>(bytes[bytes.size() - 3]) << 8 |
@@ -120,20 +138,27 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
   const std::uint64_t count = b.varint("the instruction count");
   d.alignment = static_cast<std::int64_t>(b.varint("the alignment"));
   d.arena_bytes = static_cast<std::int64_t>(b.varint("the arena size"));
-  if (d.alignment <= 0) b.fail("alignment 0");
+  if (d.node_count > static_cast<std::uint64_t>(std::numeric_limits<NodeId>::max()))
+    b.fail(fmt::format("node count {} is more than a node id holds", d.node_count));
+  if (d.alignment <= 0) b.fail("alignment 0 or above 2^63; it must be a positive byte count");
+  if (d.arena_bytes < 0) b.fail("arena size above 2^63 bytes");
   if (count > body.size()) b.fail(fmt::format("claims {} instructions in {} bytes", count, body.size()));
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t v = b.varint("an instruction");
     const std::uint64_t node = v >> 2;
-    if (node >= d.node_count) b.fail(fmt::format("instruction {} names node {}; the graph has {}", i, node, d.node_count));
+    if (node >= d.node_count)
+      b.fail(fmt::format("instruction {} names node {}; the graph has {}", i, node, d.node_count));
     d.plan.instructions.push_back({static_cast<InstrKind>(v & 3), static_cast<NodeId>(node)});
   }
   for (const auto& ins : d.plan.instructions) {
     if (!creates_buffer(ins.kind)) continue;
-    const auto offset = static_cast<std::int64_t>(b.varint("an arena offset")) * d.alignment;
-    if (offset >= d.arena_bytes && d.arena_bytes > 0)
-      b.fail(fmt::format("offset {} lies outside the {}-byte arena", offset, d.arena_bytes));
-    d.offsets.push_back(offset);
+    const std::uint64_t units = b.varint("an arena offset");
+    // A buffer starts inside the arena (a zero-byte one may sit at 0 of an empty arena).
+    if (units > static_cast<std::uint64_t>(d.arena_bytes / d.alignment) ||
+        (static_cast<std::int64_t>(units) * d.alignment >= d.arena_bytes && units != 0))
+      b.fail(fmt::format("buffer {} ({} of node {}) has offset {} x {} B, outside the {}-byte arena",
+                         d.offsets.size(), instr_name(ins.kind), ins.node, units, d.alignment, d.arena_bytes));
+    d.offsets.push_back(static_cast<std::int64_t>(units) * d.alignment);
   }
   if (b.position() != body.size())
     b.fail(fmt::format("{} unexpected bytes after the offsets", body.size() - b.position()));

@@ -29,7 +29,13 @@ struct DevicePlan {
 DevicePlan make_device_plan(const Plan& plan, const std::vector<BufferLife>& buffers, const MemoryPlan& memory,
                             std::size_t node_count, std::int64_t alignment = 16);
 
+// The bytes of docs/DEVICE_FORMAT.md: a few bytes of header, about one byte per
+// instruction up to node 31 and two up to node 4,095, one or two per offset, a CRC-32.
 std::vector<std::uint8_t> encode_device_plan(const DevicePlan& plan);
+// make_device_plan and encode_device_plan in one.
+std::vector<std::uint8_t> encode_device_plan(const Plan& plan, const std::vector<BufferLife>& buffers,
+                                             const MemoryPlan& memory, std::size_t node_count,
+                                             std::int64_t alignment = 16);
 // Throws InputError naming `origin` and what is wrong: not a device plan, an unknown
 // version, truncated, a checksum mismatch, a node out of range, trailing bytes.
 DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_view origin);

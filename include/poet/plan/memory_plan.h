@@ -2,6 +2,12 @@
 // runs with no allocator at run time (as TensorFlow Lite Micro's planners do). POET's model
 // treats memory as fungible; a device's arena also pays for fragmentation, which this plan
 // measures: arena_bytes against the peak of live bytes.
+//
+// Sizes are rounded up to the alignment everywhere (offsets, arena, peak), so the
+// fragmentation measured is that of the placement alone, not of the rounding.
+//
+// Files: memory_plan_greedy.cpp (the planner), memory_plan_linear.cpp (the oracle),
+// memory_plan_check.cpp (peak, overlap check, ASCII dump).
 #pragma once
 
 #include <cstdint>
@@ -22,24 +28,46 @@ struct MemoryPlan {
   }
 };
 
+// `bytes` rounded up to a multiple of `alignment` (> 0).
+inline std::int64_t align_up(std::int64_t bytes, std::int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// Two buffers need distinct bytes iff both hold bytes and their [alloc, release) ranks meet.
+inline bool live_together(const BufferLife& a, const BufferLife& b) {
+  return a.bytes > 0 && b.bytes > 0 && a.alloc_rank < b.release_rank && b.alloc_rank < a.release_rank;
+}
+
+// The most aligned bytes live at once (a sweep over allocation and release ranks): the
+// lower bound of any arena.
+std::int64_t peak_live_bytes(const std::vector<BufferLife>& buffers, std::int64_t alignment = 16);
+
 // Best fit by size, like TFLM's greedy planner: buffers in decreasing size (ties: earlier
-// first); each goes into the smallest gap between the already-placed buffers that are live
-// at the same time, or on top. It also tries other placement orders (by lifetime, by
-// size x lifetime, by time of allocation) and first fit, and keeps the smallest arena. Not guaranteed optimal (the problem is
-// NP-complete); costs O(N^2) per order for N buffers.
+// allocation first); each goes into the smallest gap between the already-placed buffers
+// that are live at the same time, or on top of them. Zero-byte buffers get offset 0.
+// Because one order is not best for every plan, it then retries with other orders (longest
+// lifetime first, largest size x lifetime first, allocation order, latest release first)
+// and with first fit, and keeps the smallest arena; it stops early when the arena meets
+// the peak of live bytes. Not guaranteed optimal (the problem is NP-complete). Costs
+// O(N^2 log N) per pass for N buffers (each placement sorts its live neighbours), at
+// most 10 passes (5 orders x best and first fit). Throws InputError if alignment < 1.
 MemoryPlan plan_memory_greedy(const std::vector<BufferLife>& buffers, std::int64_t alignment = 16);
 
-// Every buffer in its own region, one after another: the trivial plan, the test oracle and
-// an upper bound.
+// Every buffer in its own region, one after another in buffer order: the trivial plan,
+// the test oracle and an upper bound (the arena is the sum of aligned sizes). O(N).
 MemoryPlan plan_memory_linear(const std::vector<BufferLife>& buffers, std::int64_t alignment = 16);
 
 // A message naming the first two buffers that are live at the same time and overlap in
-// the arena (or a buffer that runs past the arena's end); nothing if the plan is sound.
+// the arena (their indices, nodes, byte ranges and live ranks), or a buffer that is
+// misaligned or runs past the arena's end; nothing if the plan is sound. O(N^2).
 std::optional<std::string> find_overlap(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
                                         std::int64_t alignment = 16);
 
-// The arena over time as ASCII art (rows: moments, columns: arena bytes), for debugging.
+// The arena over time as ASCII art, after TFLM's PrintMemoryPlan: one row per sampled
+// event rank (at most `height` rows), the arena scaled to `width` columns; each live
+// buffer drawn with the glyph of its index (0-9, a-z, A-Z, repeating), '.' free bytes.
+// Each row ends with the live bytes at that rank; the peak row is marked.
 std::string memory_plan_ascii(const std::vector<BufferLife>& buffers, const MemoryPlan& plan, int width = 80,
-                              int height = 40);
+                              int height = 60);
 
 }  // namespace poet
