@@ -203,7 +203,7 @@ Graph expensive_input_graph() {
   return g;
 }
 
-SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budget) {
+SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budget, bool heuristic_only = false) {
   const Graph g = expensive_input_graph();
   DeviceProfile d;
   d.name = "hand";
@@ -219,6 +219,7 @@ SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budge
   o.mode = mode;
   o.ram_budget_bytes = budget;
   o.progress = false;
+  o.heuristic_only = heuristic_only;
   return solve(g, estimate_costs(g, d), o);
 }
 
@@ -252,6 +253,33 @@ TEST(SolveByHand, BelowTheLargestFootprintIsInfeasible) {
   const SolveResult r = solve_hand(Accounting::Reference, SolveMode::RematAndPaging, 119);
   EXPECT_EQ(r.status, SolveStatus::Infeasible);
   EXPECT_EQ(r.smallest_feasible_budget, 120);
+}
+
+// The eviction heuristic alone on the same cases: it weighs the same costs per byte freed.
+TEST(SolveByHand, HeuristicAlsoPagesTheExpensiveTensor) {
+  const SolveResult r = solve_hand(Accounting::Reference, SolveMode::RematAndPaging, 139, true);
+  ASSERT_TRUE(r.simulation) << r.message;
+  EXPECT_EQ(r.status, SolveStatus::Feasible);  // 65 J against the compute-once bound of 61 J
+  EXPECT_NEAR(r.milp_objective_j, 61 + 4, 1e-9);
+  EXPECT_NEAR(r.best_bound, 61, 1e-9);
+  EXPECT_NEAR(r.gap, 4.0 / 65, 1e-9);
+  EXPECT_EQ(r.simulation->pageouts, 1u);
+}
+
+TEST(SolveByHand, HeuristicRecomputesWithoutPagingOrWhenThePageInDoesNotFit) {
+  EXPECT_NEAR(solve_hand(Accounting::Reference, SolveMode::RematOnly, 139, true).milp_objective_j, 61 + 50, 1e-9);
+  const SolveResult strict = solve_hand(Accounting::Strict, SolveMode::RematAndPaging, 139, true);
+  ASSERT_TRUE(strict.simulation) << strict.message;
+  EXPECT_NEAR(strict.milp_objective_j, 61 + 50, 1e-9);
+  EXPECT_LE(strict.simulation->peak_bytes, 139);
+}
+
+TEST(SolveByHand, HeuristicWithoutRecomputationHasNoScheduleInStrictAccounting) {
+  // Strict and paging only: x must be paged back in while d_relu, loss and relu are live.
+  const SolveResult r = solve_hand(Accounting::Strict, SolveMode::PagingOnly, 139, true);
+  EXPECT_EQ(r.status, SolveStatus::NoSolution);
+  EXPECT_FALSE(r.simulation);
+  EXPECT_NE(r.message.find("heuristic found no schedule"), std::string::npos) << r.message;
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "device_output.h"
 #include "graph_source.h"
 #include "poet/plan/plan.h"
+#include "poet/plan/transfer_planner.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -23,6 +25,7 @@ struct SolveCliOptions {
   std::string accounting = "strict";
   SolveOptions solve;
   std::string output;
+  DeviceOutputs device;
   bool json = false;
 };
 
@@ -74,6 +77,14 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON");
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
+  cmd->add_flag("--heuristic", opts->solve.heuristic_only,
+                "Skip the MILP: the eviction heuristic's schedule in about a second, with the compute-once bound "
+                "(for graphs too large for CBC)");
+  cmd->add_option("--solution", opts->solve.solution_path,
+                  "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
+                  "--write-model wrote with the same options")
+      ->check(CLI::ExistingFile);
+  opts->device.add_options(*cmd);
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
@@ -93,6 +104,12 @@ void add_solve_command(CLI::App& app) {
 
     const SolveResult r = solve(g, costs, o);
     if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
+    if (r.simulation && opts->device.wanted()) {
+      SimulationOptions sim = counting;
+      if (o.accounting == Accounting::Strict) sim.ram_budget_bytes = o.ram_budget_bytes;
+      const Plan plan = plan_transfers(g, costs, plan_from_schedule(*r.schedule, g), sim).plan;
+      write_device_outputs(g, costs, plan, sim, opts->device);
+    }
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
                           {"ram_budget_bytes", o.ram_budget_bytes},

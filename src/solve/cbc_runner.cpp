@@ -98,7 +98,8 @@ void write_model(const MilpModel& model, const std::string& path) {
   }
 }
 
-CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start) {
+CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
+                   bool preprocess) {
   const auto began = Clock::now();
   OsiClpSolverInterface solver;
   load(solver, model);
@@ -120,9 +121,12 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
   const std::string threads = fmt::format("{}", options.threads);
   const std::string seed = fmt::format("{}", options.seed);
   const std::string log = fmt::format("{}", options.log_level);
-  const char* argv[] = {"poet",    "-sec",   seconds.c_str(), "-ratioGap",  gap.c_str(), "-threads",
-                        threads.c_str(), "-randomCbcSeed", seed.c_str(), "-log", log.c_str(), "-solve", "-quit"};
-  CbcMain1(static_cast<int>(std::size(argv)), argv, cbc);
+  std::vector<const char*> argv = {"poet",           "-sec",     seconds.c_str(), "-ratioGap",
+                                   gap.c_str(),      "-threads", threads.c_str(), "-randomCbcSeed",
+                                   seed.c_str(),     "-log",     log.c_str()};
+  if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off", "-presolve", "off"});
+  argv.insert(argv.end(), {"-solve", "-quit"});
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc);
 
   CbcOutcome out;
   out.seconds = std::chrono::duration<double>(Clock::now() - began).count();

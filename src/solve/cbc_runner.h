@@ -20,7 +20,10 @@ struct CbcOutcome {
   double seconds = 0;
 };
 
-CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start);
+// `preprocess` false turns off CBC's preprocessing and Clp's presolve (a fallback: Debian's
+// CBC 2.10.8 crashes in them on some infeasible models).
+CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
+                   bool preprocess = true);
 
 // Writes the model as MPS (path ending .mps) or LP (.lp) for other solvers.
 void write_model(const MilpModel& model, const std::string& path);

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "poet/util/error.h"
 
 namespace poet::milp {
@@ -35,14 +37,23 @@ bool write_all(int fd, const void* data, std::size_t size) {
 }  // namespace
 
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
-                               double grace_s) {
+                               bool preprocess, double grace_s) {
   int fds[2];
   if (::pipe(fds) != 0) throw IoError(std::string("cannot start the solver: pipe: ") + std::strerror(errno));
   const pid_t child = ::fork();
   if (child < 0) throw IoError(std::string("cannot start the solver: fork: ") + std::strerror(errno));
   if (child == 0) {
     ::close(fds[0]);
-    const CbcOutcome out = run_cbc(model, options, start);
+    CbcOutcome out;
+    try {
+      out = run_cbc(model, options, start, preprocess);
+    } catch (const std::exception& e) {
+      // Never unwind into the parent's code from the child.
+      fmt::print(stderr, "CBC failed: {}\n", e.what());
+      ::_exit(2);
+    } catch (...) {
+      ::_exit(2);
+    }
     const Header h{out.proven_optimal, out.proven_infeasible, out.solution.has_value(), out.objective, out.bound,
                    out.seconds, out.nodes, out.solution ? out.solution->size() : 0};
     bool ok = write_all(fds[1], &h, sizeof h);
@@ -76,8 +87,13 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
     result.outcome.seconds = options.time_limit_s + grace_s;
     return result;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() < sizeof(Header))
-    throw IoError("the solver process failed before reporting a result");
+  if (WIFSIGNALED(status)) {
+    result.crash_signal = WTERMSIG(status);
+    return result;
+  }
+  if (WEXITSTATUS(status) != 0 || bytes.size() < sizeof(Header))
+    throw InternalError(fmt::format("the solver process failed (exit status {}) before reporting a result",
+                                    WEXITSTATUS(status)));
   Header h;
   std::memcpy(&h, bytes.data(), sizeof h);
   POET_CHECK(bytes.size() == sizeof h + h.columns * sizeof(double), "the solver's report is incomplete");

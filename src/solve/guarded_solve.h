@@ -1,6 +1,6 @@
 // CBC does not check its time limit while it solves the root LP, which on large graphs
 // takes minutes. This runs it in a child process and ends that process if it overruns the
-// wall-clock limit, so `--time-limit` is a promise.
+// wall-clock limit, so `--time-limit` is a promise. A crash of CBC's stays in the child too.
 #pragma once
 
 #include "cbc_runner.h"
@@ -12,9 +12,10 @@ namespace poet::milp {
 struct GuardedOutcome {
   CbcOutcome outcome;
   bool timed_out = false;
+  int crash_signal = 0;  // CBC crashed (e.g. SIGSEGV in Clp's presolve of some infeasible models)
 };
 
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
-                               double grace_s = 5);
+                               bool preprocess = true, double grace_s = 5);
 
 }  // namespace poet::milp

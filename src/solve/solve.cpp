@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <set>
 
+#include "eviction_heuristic.h"
 #include "guarded_solve.h"
 #include "milp_model.h"
-#include "poet/baselines/checkpoint_all.h"
+#include "solution_file.h"
 #include "poet/plan/plan.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -39,6 +41,12 @@ bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
   return true;
 }
 
+double objective_of(const milp::MilpModel& m, const std::vector<double>& x) {
+  double value = 0;
+  for (int c = 0; c < m.columns(); ++c) value += m.objective()[c] * x[static_cast<std::size_t>(c)];
+  return value;
+}
+
 }  // namespace
 
 std::string_view solve_status_name(SolveStatus s) {
@@ -51,7 +59,9 @@ std::string_view solve_status_name(SolveStatus s) {
   return "unknown";
 }
 
-SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o) {
+namespace {
+
+SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOptions& o) {
   SolveResult result;
   const bool strict = o.accounting == Accounting::Strict;
   const FixedMemory fixed = g.fixed_memory(o.optimizer);
@@ -68,70 +78,132 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
     return result;
   }
 
-  const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
-  result.variables = model.columns();
-  result.constraints = model.rows();
-  if (!o.write_model_path.empty()) milp::write_model(model, o.write_model_path);
-  // Checkpoint-all is a valid start whenever it fits: CBC then only has to improve on it.
-  const std::vector<double> start = model.assignment(checkpoint_all_schedule(g));
-  const bool use_start = satisfies(model, start);
-  // Every node is computed at least once, so compute-once energy (or time) is a lower
-  // bound; a start that fits and reaches it is optimal without asking CBC.
-  milp::CbcOutcome cbc;
-  double start_objective = 0;
-  for (int c = 0; c < model.columns(); ++c) start_objective += model.objective()[c] * start[static_cast<std::size_t>(c)];
-  double lower_bound = 0;
-  for (int c = 0; c < model.columns(); ++c)
-    if (model.lower()[c] > 0) lower_bound += model.objective()[c] * model.lower()[c];
-  if (use_start && start_objective <= lower_bound * (1 + 1e-12)) {
-    cbc.solution = start;
-    cbc.objective = start_objective;
-    cbc.bound = lower_bound;
-    cbc.proven_optimal = true;
-  } else {
-    const milp::GuardedOutcome guarded = milp::run_cbc_guarded(model, o, use_start ? &start : nullptr);
-    cbc = guarded.outcome;
-    // An infeasibility claimed at the time limit is not a proof.
-    if (guarded.timed_out || cbc.seconds >= o.time_limit_s) cbc.proven_infeasible = false;
-  }
-  result.solve_time_s = cbc.seconds;
-  result.nodes = cbc.nodes;
-  result.best_bound = cbc.bound * model.objective_scale();
-  if (!cbc.solution) {
-    result.status = cbc.proven_infeasible ? SolveStatus::Infeasible : SolveStatus::NoSolution;
-    result.message = cbc.proven_infeasible ? "CBC proved that no schedule meets the budget and the deadline"
-                                           : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
-                                                         "time (--time-limit) or a larger budget",
-                                                         o.time_limit_s);
-    return result;
-  }
-  result.milp_objective_j = cbc.objective * model.objective_scale();
-  result.best_bound = std::min(result.best_bound, result.milp_objective_j);
-  result.gap = result.milp_objective_j > 0 ? (result.milp_objective_j - result.best_bound) / result.milp_objective_j : 0;
-  result.status = cbc.proven_optimal || result.gap <= o.relative_gap ? SolveStatus::Optimal : SolveStatus::Feasible;
-  result.schedule = model.schedule(*cbc.solution);
-
-  // The simulator judges the schedule; its figures are the ones reported.
+  // The simulator judges every schedule; its figures are the ones reported.
   SimulationOptions sim;
   sim.count_parameters = strict;
   sim.count_gradients = strict && o.count_gradients;
   sim.optimizer = o.optimizer;
-  if (strict) sim.ram_budget_bytes = o.ram_budget_bytes;
-  const Plan plan = plan_from_schedule(*result.schedule, g);
-  try {
-    result.simulation = simulate(g, costs, plan, sim);
-  } catch (const InvalidPlan& e) {
-    // The MILP counts memory per stage; the simulator also counts transfers in flight.
-    result.status = SolveStatus::NoSolution;
-    result.message = fmt::format("the optimizer's schedule fails in the simulator: {}", e.what());
+  const auto judge = [&](const Schedule& s, bool within_budget) {
+    SimulationOptions options = sim;
+    if (strict && within_budget) options.ram_budget_bytes = o.ram_budget_bytes;
+    return simulate(g, costs, plan_from_schedule(s, g), options);
+  };
+
+  // Checkpoint-all when it fits, else the eviction heuristic's schedule: CBC's start, and
+  // the answer when CBC cannot improve on it (or is not asked to). The heuristic counts
+  // memory per stage as the MILP does; where the simulator, which also holds a page-out's
+  // RAM until its transfer ends, finds it over the budget, it tries again with less.
+  const std::int64_t activation_budget = o.ram_budget_bytes - fixed_bytes;
+  std::optional<Schedule> heuristic;
+  for (std::int64_t target = activation_budget, attempt = 0; attempt < 4 && target > 0; ++attempt) {
+    heuristic = milp::eviction_schedule(g, costs, o, target);
+    if (!heuristic || !strict) break;
+    const std::int64_t over = judge(*heuristic, false).peak_bytes - o.ram_budget_bytes;
+    if (over <= 0) break;
+    heuristic.reset();
+    target -= over;
+  }
+  // Every node is computed at least once: compute-once energy (or time) is a lower bound.
+  const double compute_once =
+      o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
+  result.best_bound = compute_once;
+
+  // Candidates to report, best first: CBC's schedule, then the heuristic's.
+  struct Candidate {
+    Schedule schedule;
+    bool proven_optimal = false;
+    std::optional<double> milp_objective;  // what the MILP says it costs, checked against the simulator
+  };
+  std::vector<Candidate> candidates;
+  std::optional<double> heuristic_milp_objective;
+  if (!o.heuristic_only) {
+    const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
+    result.variables = model.columns();
+    result.constraints = model.rows();
+    if (!o.write_model_path.empty()) milp::write_model(model, o.write_model_path);
+    std::optional<std::vector<double>> start;
+    if (heuristic) {
+      start = model.assignment(*heuristic);
+      POET_CHECK(satisfies(model, *start), "the eviction heuristic counts memory as the MILP does");
+    }
+    const double scale = model.objective_scale();
+    if (start) heuristic_milp_objective = objective_of(model, *start) * scale;
+    if (!o.solution_path.empty()) {
+      // Another solver's answer: rounded to a schedule, then held to this model's constraints.
+      const auto x = model.assignment(model.schedule(milp::read_solution_file(model, o.solution_path)));
+      if (!satisfies(model, x))
+        throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
+                                     "for the same graph, platform, budget, deadline and options",
+                                     o.solution_path));
+      candidates.push_back({model.schedule(x), false, objective_of(model, x) * scale});
+    } else if (!heuristic || objective_of(model, *start) * scale > compute_once * (1 + 1e-12)) {
+      // (A start at the compute-once bound is optimal without asking CBC.)
+      if (heuristic && o.progress)
+        fmt::print(stderr, "  start: {} {:.6g} (compute-once bound {:.6g}); CBC has up to {:.0f} s\n",
+                   heuristic->method, objective_of(model, *start) * scale, compute_once, o.time_limit_s);
+      milp::GuardedOutcome guarded = milp::run_cbc_guarded(model, o, start ? &*start : nullptr);
+      if (guarded.crash_signal != 0) {
+        if (o.progress) fmt::print(stderr, "  CBC crashed (signal {}); again without preprocessing\n", guarded.crash_signal);
+        guarded = milp::run_cbc_guarded(model, o, start ? &*start : nullptr, false);
+        if (guarded.crash_signal != 0)
+          throw InternalError(fmt::format("CBC crashed (signal {}) with and without preprocessing; write the model "
+                                          "with --write-model and try another solver",
+                                          guarded.crash_signal));
+      }
+      const milp::CbcOutcome& cbc = guarded.outcome;
+      result.nodes = cbc.nodes;
+      result.best_bound = std::max(result.best_bound, cbc.bound * scale);
+      if (cbc.solution) candidates.push_back({model.schedule(*cbc.solution), cbc.proven_optimal, cbc.objective * scale});
+      // An infeasibility claimed at the time limit is not a proof.
+      if (cbc.proven_infeasible && !guarded.timed_out && cbc.seconds < o.time_limit_s) {
+        result.status = SolveStatus::Infeasible;
+        result.message = "CBC proved that no schedule meets the budget and the deadline";
+        return result;
+      }
+    }
+  }
+  if (heuristic) candidates.push_back({*heuristic, false, heuristic_milp_objective});
+  if (candidates.empty()) {
+    result.message = o.heuristic_only ? "the eviction heuristic found no schedule for this budget and deadline; try "
+                                        "the MILP (without --heuristic) or a larger budget"
+                                      : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
+                                                    "time (--time-limit) or a larger budget",
+                                                    o.time_limit_s);
     return result;
   }
-  if (o.objective == SolveObjective::Energy) {
-    const double simulated = result.simulation->total_energy_j();
-    POET_CHECK(std::fabs(simulated - result.milp_objective_j) <= 1e-6 * std::max(1.0, std::fabs(simulated)),
-               fmt::format("the MILP's objective {} J and the simulator's energy {} J disagree", result.milp_objective_j,
-                           simulated));
+
+  std::string rejected;
+  for (Candidate& c : candidates) {
+    try {
+      result.simulation = judge(c.schedule, true);
+    } catch (const InvalidPlan& e) {
+      // The MILP counts memory per stage; the simulator also counts transfers in flight.
+      if (rejected.empty()) rejected = fmt::format("{}'s schedule fails in the simulator: {}", c.schedule.method, e.what());
+      continue;
+    }
+    result.schedule = std::move(c.schedule);
+    result.milp_objective_j = o.objective == SolveObjective::Energy ? result.simulation->total_energy_j()
+                                                                    : result.simulation->compute_time_s;
+    if (c.milp_objective)
+      POET_CHECK(std::fabs(*c.milp_objective - result.milp_objective_j) <= 1e-6 * std::max(1.0, result.milp_objective_j),
+                 fmt::format("the MILP's objective {} and the simulator's {} disagree", *c.milp_objective,
+                             result.milp_objective_j));
+    result.best_bound = std::min(result.best_bound, result.milp_objective_j);
+    result.gap = result.milp_objective_j > 0 ? (result.milp_objective_j - result.best_bound) / result.milp_objective_j : 0;
+    result.status = c.proven_optimal || result.gap <= o.relative_gap ? SolveStatus::Optimal : SolveStatus::Feasible;
+    result.message = rejected;
+    return result;
   }
+  result.message = rejected;
+  return result;
+}
+
+}  // namespace
+
+SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options) {
+  const auto began = std::chrono::steady_clock::now();
+  SolveResult result = solve_untimed(g, costs, options);
+  result.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }
 

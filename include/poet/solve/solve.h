@@ -42,6 +42,13 @@ struct SolveOptions {
   // objective is in units of the compute-once energy (or time), memory in units of the
   // largest tensor.
   std::string write_model_path;
+  // Skip CBC: the eviction heuristic's schedule (see src/solve/eviction_heuristic.h), with
+  // the compute-once lower bound. Takes a second where the MILP of a 500-node graph does
+  // not finish its root LP in minutes.
+  bool heuristic_only = false;
+  // Instead of running CBC, read another solver's solution of the model (as written with
+  // write_model_path, same options); it is held to the model's constraints and simulated.
+  std::string solution_path;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };
@@ -51,10 +58,11 @@ struct SolveResult {
   SolveStatus status = SolveStatus::NoSolution;
   std::optional<Schedule> schedule;
   std::optional<SimulationResult> simulation;  // of the schedule's plan: the figures to report
-  double milp_objective_j = 0;   // the MILP's own objective (energy in J, or time in s)
+  double milp_objective_j = 0;   // the MILP's own objective (energy in J, or time in s); the
+                                 // simulator's with heuristic_only
   double best_bound = 0;         // the proven lower bound, same unit
   double gap = 0;                // (incumbent - bound) / incumbent
-  double solve_time_s = 0;
+  double solve_time_s = 0;        // wall clock of the whole solve, heuristic and model included
   long nodes = 0;
   int variables = 0, constraints = 0;
   std::optional<std::int64_t> smallest_feasible_budget;  // when the budget is below it

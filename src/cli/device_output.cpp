@@ -1,0 +1,34 @@
+#include "device_output.h"
+
+#include <fmt/format.h>
+
+#include "poet/plan/device_format.h"
+#include "poet/plan/memory_plan.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+void DeviceOutputs::add_options(CLI::App& cmd) {
+  cmd.add_option("--device-plan", device_plan,
+                 "Also write the plan with its static arena offsets in the binary device format");
+  cmd.add_option("--c-header", c_header, "Also write the device plan as a C header for firmware");
+}
+
+void write_device_outputs(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options,
+                          const DeviceOutputs& out) {
+  const SimulationResult r = simulate(g, costs, plan, options);
+  const MemoryPlan memory = plan_memory_greedy(r.buffers);
+  if (const auto overlap = find_overlap(r.buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
+  fmt::print(stderr, "static memory plan: arena {} for a live peak of {} (+{:.2f}% fragmentation)\n",
+             format_bytes_exact(memory.arena_bytes), format_bytes_exact(memory.peak_live_bytes),
+             100 * memory.fragmentation());
+  if (!out.wanted()) return;
+  const auto bytes = encode_device_plan(plan, r.buffers, memory, g.size());
+  if (!out.device_plan.empty()) save_device_plan(bytes, out.device_plan);
+  if (!out.c_header.empty()) write_file_atomically(out.c_header, device_plan_c_header(bytes, "poet_plan"));
+  fmt::print(stderr, "device plan: {} bytes ({} instructions)\n", bytes.size(), plan.instructions.size());
+}
+
+}  // namespace poet::cli

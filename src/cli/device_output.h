@@ -1,0 +1,27 @@
+// The device outputs `poet plan` and `poet solve` share: a plan's static memory plan, and
+// the plan in the binary device format and as a C header.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "poet/cost/cost_model.h"
+#include "poet/plan/plan.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet::cli {
+
+struct DeviceOutputs {
+  std::string device_plan;  // binary device format; none if empty
+  std::string c_header;     // C header; none if empty
+  bool wanted() const { return !device_plan.empty() || !c_header.empty(); }
+  void add_options(CLI::App& cmd);
+};
+
+// Plans the arena of `plan` (greedy best fit, checked for overlaps), reports it on stderr,
+// and writes the files `out` names, each atomically.
+void write_device_outputs(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options,
+                          const DeviceOutputs& out);
+
+}  // namespace poet::cli

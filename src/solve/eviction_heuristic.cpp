@@ -1,0 +1,239 @@
+#include "eviction_heuristic.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace poet::milp {
+namespace {
+
+using Stage = std::size_t;
+
+// A dense [stage][node] 0/1 matrix: the search rewrites whole schedules many times, and
+// graphs of a few hundred nodes make that a few hundred kilobytes.
+class Grid {
+ public:
+  explicit Grid(std::size_t n) : n_(n), cells_(n * n, 0) {}
+  char& at(Stage t, std::size_t i) { return cells_[t * n_ + i]; }
+  char at(Stage t, std::size_t i) const { return cells_[t * n_ + i]; }
+  void clear() { std::fill(cells_.begin(), cells_.end(), 0); }
+
+ private:
+  std::size_t n_;
+  std::vector<char> cells_;
+};
+
+struct Eviction {
+  double score = std::numeric_limits<double>::infinity();
+  std::size_t tensor = 0;
+  Stage next_use = 0;
+  bool page = false;
+  std::vector<std::size_t> recomputed;  // for a recomputation: the tensor and the inputs it needs
+  double extra_time_s = 0;
+};
+
+class EvictionSearch {
+ public:
+  EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget)
+      : g_(g), costs_(costs), o_(o), budget_(budget), n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_),
+        out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
+    for (Stage t = 0; t < n_; ++t) computed_.at(t, t) = 1;
+    for (std::size_t k = 0; k < n_; ++k) {
+      std::set<std::size_t> inputs;
+      for (NodeId i : g.node(static_cast<NodeId>(k)).inputs) inputs.insert(static_cast<std::size_t>(i));
+      unique_inputs_[k].assign(inputs.begin(), inputs.end());
+      for (std::size_t i : inputs) users_[i].push_back(k);
+    }
+  }
+
+  std::optional<Schedule> run() {
+    const bool deadline = o_.deadline_s.has_value();
+    for (std::size_t step = 0; step < 4 * n_ + 16; ++step) {
+      materialize();
+      const std::vector<std::int64_t> peaks = stage_peaks();
+      const auto over = std::find_if(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p > budget_; });
+      const double slack = deadline ? *o_.deadline_s - schedule_time() : std::numeric_limits<double>::infinity();
+      if (slack < 0) return std::nullopt;
+      if (over == peaks.end()) return schedule();
+      const auto best = cheapest_eviction(static_cast<Stage>(over - peaks.begin()), peaks, slack);
+      if (!best) return std::nullopt;
+      if (best->page)
+        paged_[best->tensor].insert(best->next_use);
+      else
+        for (std::size_t j : best->recomputed) computed_.at(best->next_use, j) = 1;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  bool strict() const { return o_.accounting == Accounting::Strict; }
+  double cost(double energy_j, double time_s) const {
+    return o_.objective == SolveObjective::Energy ? energy_j : time_s;
+  }
+  std::int64_t bytes(std::size_t i) const { return costs_.nodes[i].bytes; }
+
+  // The residency matrices that follow from what each stage computes and which gaps
+  // between two uses of a tensor are bridged by paging (the others keep it in RAM).
+  void materialize() {
+    ram_.clear(), aux_.clear(), in_.clear(), out_.clear();
+    for (auto& e : events_) e.clear();
+    for (Stage t = 0; t < n_; ++t)
+      for (std::size_t k = 0; k <= t; ++k) {
+        if (!computed_.at(t, k)) continue;
+        events_[k].push_back(t);
+        for (std::size_t i : unique_inputs_[k])
+          if (!computed_.at(t, i)) events_[i].push_back(t);
+      }
+    for (std::size_t i = 0; i < n_; ++i) {
+      auto& ev = events_[i];
+      std::sort(ev.begin(), ev.end());
+      ev.erase(std::unique(ev.begin(), ev.end()), ev.end());
+      stored_from_[i].reset();
+      for (std::size_t a = 0; a + 1 < ev.size(); ++a) {
+        const Stage p = ev[a], q = ev[a + 1];
+        if (computed_.at(q, i)) continue;  // recomputed there: nothing to carry
+        // Page out from RAM: in the stage after it was computed, or in a stage that reads it.
+        const Stage o = computed_.at(p, i) ? p + 1 : p;
+        const bool page = paged_[i].count(q) && (stored_from_[i] ? *stored_from_[i] : o + 1) < q;
+        if (!page) {  // kept (a recomputation elsewhere may have left a gap too short to page)
+          for (Stage s = p + 1; s <= q; ++s) ram_.at(s, i) = 1;
+          continue;
+        }
+        if (!stored_from_[i]) {
+          ram_.at(o, i) = 1;
+          out_.at(o, i) = 1;
+          stored_from_[i] = o + 1;
+        }
+        for (Stage s = *stored_from_[i]; s < q; ++s) aux_.at(s, i) = 1;
+        in_.at(q - 1, i) = 1;
+        ram_.at(q, i) = 1;
+      }
+    }
+  }
+
+  // The most activation memory each stage holds at once, as the MILP's U rows count it.
+  std::vector<std::int64_t> stage_peaks() const {
+    std::vector<std::int64_t> peaks(n_, 0);
+    for (Stage t = 0; t < n_; ++t) {
+      std::int64_t u = 0;
+      for (std::size_t i = 0; i < t; ++i) u += (ram_.at(t, i) + (strict() ? in_.at(t, i) : 0)) * bytes(i);
+      std::int64_t peak = u;
+      for (std::size_t k = 0; k <= t; ++k) {
+        if (!computed_.at(t, k)) continue;
+        u += bytes(k);
+        peak = std::max(peak, u);
+        for (NodeId in : g_.node(static_cast<NodeId>(k)).inputs)  // repeats as the MILP's edges
+          if (freed_after(t, static_cast<std::size_t>(in), k)) u -= bytes(static_cast<std::size_t>(in));
+      }
+      peaks[t] = peak;
+    }
+    return peaks;
+  }
+
+  // The MILP's FREE: input i of k is released once k is done in stage t, unless a later
+  // node of the stage reads it or the next stage keeps it.
+  bool freed_after(Stage t, std::size_t i, std::size_t k) const {
+    if (t + 1 < n_ && ram_.at(t + 1, i)) return false;
+    for (std::size_t j : users_[i])
+      if (j > k && j <= t && computed_.at(t, j)) return false;
+    return true;
+  }
+
+  double schedule_time() const {
+    double total = 0;
+    for (Stage t = 0; t < n_; ++t)
+      for (std::size_t i = 0; i <= t; ++i) {
+        const NodeCost& c = costs_.nodes[i];
+        total += computed_.at(t, i) * c.compute_time_s;
+        if (strict()) total += in_.at(t, i) * c.pagein_time_s + out_.at(t, i) * c.pageout_time_s;
+      }
+    return total;
+  }
+
+  // Tensors `tensor` needs recomputed in stage q besides those resident or computed there.
+  double add_recomputation(std::size_t tensor, Stage q, std::vector<std::size_t>& added, double& time_s) const {
+    if (std::find(added.begin(), added.end(), tensor) != added.end()) return 0;
+    added.push_back(tensor);
+    const NodeCost& c = costs_.nodes[tensor];
+    time_s += c.compute_time_s;
+    double total = cost(c.compute_energy_j, c.compute_time_s);
+    for (std::size_t x : unique_inputs_[tensor])
+      if (!computed_.at(q, x) && !ram_.at(q, x)) total += add_recomputation(x, q, added, time_s);
+    return total;
+  }
+
+  std::optional<Eviction> cheapest_eviction(Stage over, const std::vector<std::int64_t>& peaks, double slack) const {
+    const bool remat = o_.mode != SolveMode::PagingOnly, paging = o_.mode != SolveMode::RematOnly;
+    // Byte-stages over the budget that freeing `tensor` in stages [first, last] relieves.
+    const auto relief = [&](std::size_t tensor, Stage first, Stage last) {
+      double stages = 0;
+      for (Stage s = first; s <= last; ++s) stages += peaks[s] > budget_ ? 1 : 0;
+      return stages * static_cast<double>(std::max<std::int64_t>(bytes(tensor), 1));
+    };
+    std::optional<Eviction> best;
+    const auto consider = [&](Eviction e) {
+      if (e.extra_time_s <= slack && (!best || e.score < best->score)) best = std::move(e);
+    };
+    for (std::size_t i = 0; i < over; ++i) {
+      if (!ram_.at(over, i) || bytes(i) == 0) continue;
+      const auto& ev = events_[i];
+      const auto next = std::upper_bound(ev.begin(), ev.end(), over);
+      if (next == ev.end() || next == ev.begin() || *(next - 1) == over) continue;  // read in this stage
+      const Stage p = *(next - 1), q = *next;
+      if (paged_[i].count(q)) continue;  // already bridged by paging
+      const NodeCost& c = costs_.nodes[i];
+      if (paging) {
+        const bool stored = stored_from_[i] && *stored_from_[i] <= p + 1;
+        const Stage first_free = stored ? p + 1 : computed_.at(p, i) ? p + 2 : p + 1;
+        const Stage last_free = strict() ? q - 2 : q - 1;  // strict: the page-in holds RAM in q - 1
+        if (q >= 2 && first_free <= over && over <= last_free) {
+          const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
+          const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
+          consider({.score = cost(energy, time) / relief(i, first_free, last_free), .tensor = i, .next_use = q,
+                    .page = true, .recomputed = {}, .extra_time_s = strict() ? time : 0});
+        }
+      }
+      if (remat) {
+        Eviction e{.score = 0, .tensor = i, .next_use = q, .page = false, .recomputed = {}, .extra_time_s = 0};
+        const double total = add_recomputation(i, q, e.recomputed, e.extra_time_s);
+        e.score = total / relief(i, p + 1, q - 1);
+        consider(std::move(e));
+      }
+    }
+    return best;
+  }
+
+  Schedule schedule() const {
+    Schedule s(n_, "eviction");
+    for (Stage t = 0; t < n_; ++t)
+      for (std::size_t i = 0; i <= t; ++i) {
+        const auto v = static_cast<NodeId>(i);
+        if (computed_.at(t, i)) s.R.set(t, v);
+        if (ram_.at(t, i)) s.S_ram.set(t, v);
+        if (aux_.at(t, i)) s.S_aux.set(t, v);
+        if (in_.at(t, i)) s.M_in.set(t, v);
+        if (out_.at(t, i)) s.M_out.set(t, v);
+      }
+    return s;
+  }
+
+  const Graph& g_;
+  const GraphCosts& costs_;
+  const SolveOptions& o_;
+  std::int64_t budget_;
+  std::size_t n_;
+  Grid computed_, ram_, aux_, in_, out_;
+  std::vector<std::set<Stage>> paged_;  // per tensor: the uses reached by a page-in
+  std::vector<std::vector<Stage>> events_;  // per tensor: stages that compute or read it, ascending
+  std::vector<std::optional<Stage>> stored_from_;
+  std::vector<std::vector<std::size_t>> users_, unique_inputs_;
+};
+
+}  // namespace
+
+std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
+                                          std::int64_t activation_budget) {
+  return EvictionSearch(g, costs, options, activation_budget).run();
+}
+
+}  // namespace poet::milp

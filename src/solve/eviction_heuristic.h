@@ -1,0 +1,26 @@
+// A fast schedule for a tight budget, found without the MILP: the MILP's start, and the
+// answer when the MILP cannot improve on it in time (large graphs, tight limits).
+//
+// It starts from checkpoint-all and, while some stage of the schedule is over the budget,
+// evicts a tensor that is resident but idle there: either pages it out after its last use
+// and back in before its next one, or drops it and recomputes it (with whatever of its
+// inputs is not resident either) in the stage that next needs it. Each step takes the
+// eviction with the least cost (energy, or time for the time objective) per byte-stage of
+// over-budget memory it relieves. Memory is counted exactly as the MILP counts it, so a
+// schedule it returns is a valid MIP start.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "poet/schedule/schedule.h"
+#include "poet/solve/solve.h"
+
+namespace poet::milp {
+
+// Nothing when every idle tensor has been evicted and a stage is still over the budget,
+// or when the schedule found misses the deadline.
+std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
+                                          std::int64_t activation_budget);
+
+}  // namespace poet::milp

@@ -1,0 +1,83 @@
+// The eviction heuristic (SolveOptions::heuristic_only): its schedules hold in the
+// simulator and in the MILP (solve() checks the latter whenever it uses one as CBC's start),
+// respect the mode, and are never better than the MILP's optimum.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "poet/backward/backward.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/plan.h"
+#include "poet/solve/solve.h"
+#include "random_graphs.h"
+
+namespace poet {
+namespace {
+
+SolveResult solve_with(const Graph& g, const GraphCosts& costs, SolveMode mode, std::int64_t budget, bool heuristic) {
+  SolveOptions o;
+  o.mode = mode;
+  o.ram_budget_bytes = budget;
+  o.heuristic_only = heuristic;
+  o.progress = false;
+  o.time_limit_s = 60;
+  return solve(g, costs, o);
+}
+
+TEST(EvictionHeuristic, SchedulesAreValidRespectTheModeAndNeverBeatTheMilp) {
+  std::mt19937 rng(7);
+  DeviceProfile device = builtin_platform("m4");
+  int found = 0, cases = 0, solvable = 0;
+  for (int c = 0; c < 12; ++c) {
+    const int n = std::uniform_int_distribution<int>(6, 16)(rng);
+    const Graph g = testing::random_graph(rng, n);
+    const GraphCosts costs = estimate_costs(g, device);
+    const std::int64_t peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+    // Budgets between the least any schedule needs and checkpoint-all's peak.
+    const std::int64_t least = *solve_with(g, costs, SolveMode::RematAndPaging, 0, true).smallest_feasible_budget;
+    for (const double fraction : {0.3, 0.7}) {
+      const auto budget = least + static_cast<std::int64_t>(fraction * static_cast<double>(peak - least));
+      for (const SolveMode mode : {SolveMode::RematAndPaging, SolveMode::RematOnly, SolveMode::PagingOnly}) {
+        ++cases;
+        const SolveResult h = solve_with(g, costs, mode, budget, true);
+        const SolveResult exact = solve_with(g, costs, mode, budget, false);  // checks h in the MILP
+        const std::string where = "case " + std::to_string(c) + ", budget " + std::to_string(budget);
+        if (exact.simulation) ++solvable;
+        if (!h.simulation) {
+          EXPECT_NE(h.status, SolveStatus::Optimal) << where;
+          continue;
+        }
+        ++found;
+        EXPECT_LE(h.simulation->peak_bytes, budget) << where;
+        if (mode == SolveMode::RematOnly) {
+          EXPECT_EQ(h.simulation->pageouts, 0u) << where;
+        }
+        if (mode == SolveMode::PagingOnly) {
+          EXPECT_EQ(h.simulation->recomputes, 0u) << where;
+        }
+        ASSERT_TRUE(exact.simulation) << where << ": the MILP, started from the heuristic, lost it: " << exact.message;
+        EXPECT_LE(exact.milp_objective_j, h.milp_objective_j * (1 + 1e-9)) << where;
+        EXPECT_LE(h.best_bound, exact.milp_objective_j * (1 + 1e-9)) << where;
+      }
+    }
+  }
+  // The test means something only if the heuristic usually succeeds.
+  EXPECT_GE(found, solvable / 2) << found << " of " << solvable << " of " << cases;
+}
+
+TEST(EvictionHeuristic, LargeGraphsGetAScheduleWithinOnePercentOfTheBound) {
+  // resnet50 with its real backward graph (512 nodes), half its activation peak, on a72:
+  // a MILP of a million variables whose root LP CBC does not finish in minutes.
+  const Graph g = build_model_training_graph("resnet50", {}, BackwardMode::Autodiff);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("a72"));
+  const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g));
+  const std::int64_t budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes / 2;
+  const SolveResult r = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
+  ASSERT_TRUE(r.simulation) << r.message;
+  EXPECT_LE(r.simulation->peak_bytes, budget);
+  EXPECT_LT(r.gap, 0.01);
+  EXPECT_EQ(r.variables, 0);  // no MILP was built
+}
+
+}  // namespace
+}  // namespace poet
