@@ -50,7 +50,7 @@ const std::map<OpKind, GradientRule>& rules() {
       // relu' = [y > 0], relu6' = [0 < y < 6], tanh' = 1 - y^2, sigmoid' = y (1 - y): the output.
       {OpKind::ReLU, {false, output(), none(), -1, per_input_1, no_flops}},
       {OpKind::ReLU6, {false, output(), none(), -1, per_input_2, no_flops}},
-      {OpKind::GELU, {false, same_input(), none(), -1, per_input_15, no_flops}},  // erf and exp of x
+      {OpKind::GELU, {false, same_input(), none(), -1, per_input_15, no_flops}},  // tanh and exp of x (the tanh form, as the kernel)
       {OpKind::Tanh, {false, output(), none(), -1, per_input_2, no_flops}},
       {OpKind::Sigmoid, {false, output(), none(), -1, per_input_2, no_flops}},
       // Max-pool routes dY to the arg-max of each window, found again from x.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "poet/util/error.h"
@@ -136,6 +137,19 @@ std::int64_t Graph::forward_activation_bytes() const {
 double Graph::total_flops() const {
   return std::accumulate(nodes_.begin(), nodes_.end(), 0.0,
                          [](double acc, const Node& n) { return acc + n.flops; });
+}
+
+Graph::Footprint Graph::largest_footprint() const {
+  Footprint largest;
+  for (NodeId v = 0; v < static_cast<NodeId>(nodes_.size()); ++v) {
+    std::vector<NodeId> inputs = node(v).inputs;
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    std::int64_t bytes = node(v).bytes;
+    for (NodeId in : inputs) bytes += node(in).bytes;
+    if (bytes > largest.bytes) largest = {v, bytes};
+  }
+  return largest;
 }
 
 }  // namespace poet

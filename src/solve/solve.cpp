@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <set>
 
 #include "eviction_heuristic.h"
 #include "guarded_solve.h"
@@ -17,17 +16,6 @@
 
 namespace poet {
 namespace {
-
-// Any schedule holds a node's inputs and output at once when it computes the node.
-std::int64_t largest_footprint(const Graph& g) {
-  std::int64_t most = 0;
-  for (const auto& n : g.nodes()) {
-    std::int64_t bytes = n.bytes;
-    for (NodeId in : std::set<NodeId>(n.inputs.begin(), n.inputs.end())) bytes += g.node(in).bytes;
-    most = std::max(most, bytes);
-  }
-  return most;
-}
 
 bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
   constexpr double kTolerance = 1e-7;
@@ -67,7 +55,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   const FixedMemory fixed = g.fixed_memory(o.optimizer);
   const std::int64_t fixed_bytes =
       strict ? fixed.parameter_bytes + (o.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0) : 0;
-  const std::int64_t needed = largest_footprint(g) + fixed_bytes;
+  const std::int64_t needed = g.largest_footprint().bytes + fixed_bytes;
   if (o.ram_budget_bytes < needed) {
     result.status = SolveStatus::Infeasible;
     result.smallest_feasible_budget = needed;

@@ -1,0 +1,40 @@
+// What a baseline hands back for one budget: a schedule the simulator accepted, or the
+// reason there is none. "Too tight for this method" and "this method does not apply to
+// this graph" are data points of a sweep, not errors, so they are values here.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/schedule/schedule.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet {
+
+struct BaselineResult {
+  std::optional<Schedule> schedule;            // none: see `reason`
+  std::optional<SimulationResult> simulation;  // of `schedule`, without a budget
+  std::string choice;                          // the parameter the method settled on
+  std::string reason;                          // why there is no schedule
+  bool found() const { return schedule.has_value(); }
+};
+
+BaselineResult no_schedule(std::string reason);
+
+// Fixed memory as the simulator counts it under these options.
+std::int64_t counted_fixed_bytes(const Graph& g, const SimulationOptions& options);
+
+// The least RAM any schedule needs: the largest node's output plus its inputs, plus fixed
+// memory. Returns the reason a budget below it fails, or nothing if the budget is not below.
+std::optional<std::string> below_smallest_working_set(const Graph& g, const SimulationOptions& options);
+
+// Simulates `s` without a budget. A baseline's schedule that the simulator rejects is a
+// bug in the baseline, so that throws InternalError rather than InvalidPlan.
+SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s,
+                                   const SimulationOptions& options);
+
+bool fits_budget(const SimulationResult& r, const SimulationOptions& options);
+
+}  // namespace poet

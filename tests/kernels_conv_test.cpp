@@ -1,0 +1,115 @@
+// Convolution: worked examples and gradients for plain, grouped, depthwise and 1x1 shapes.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernel_gradcheck.h"
+#include "poet/runtime/kernels_conv.h"
+#include "poet/util/error.h"
+
+namespace poet::runtime {
+namespace {
+
+using testing::bit_identical;
+using testing::gradient_matches;
+using testing::random_values;
+
+std::vector<float> conv(const Conv2dShape& s, const std::vector<float>& x, const std::vector<float>& weight,
+                        const std::vector<float>& bias) {
+  std::vector<float> y(s.batch * s.out_channels * s.out_h() * s.out_w());
+  std::vector<float> scratch(conv2d_scratch_elements(s));
+  conv2d_forward(s, x, weight, bias, y, scratch);
+  return y;
+}
+
+// 1..9 in a 3x3 image, a 3x3 kernel of ones: each output sums the window's pixels.
+TEST(KernelConv2d, ThreeByThreeWorkedByHand) {
+  const std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, ones(9, 1.0f);
+  Conv2dShape s{.batch = 1, .in_channels = 1, .in_h = 3, .in_w = 3, .out_channels = 1, .kernel_h = 3,
+                .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
+  EXPECT_EQ(conv(s, x, ones, {0.5f}), (std::vector<float>{45.5f}));
+
+  s.pad_h = s.pad_w = 1;
+  s.bias = false;
+  EXPECT_EQ(conv(s, x, ones, {}), (std::vector<float>{12, 21, 16, 27, 45, 33, 24, 39, 28}));
+
+  s.stride = 2;  // the four corners of the padded result
+  EXPECT_EQ(conv(s, x, ones, {}), (std::vector<float>{12, 16, 24, 28}));
+}
+
+// Kernel taps are not symmetric: a kernel with a single 1 at (0, 2) shifts the image.
+TEST(KernelConv2d, KernelOrientationIsCrossCorrelation) {
+  const std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> weight(9, 0.0f);
+  weight[2] = 1.0f;  // row 0, column 2: output (y, x) reads input (y - 1, x + 1)
+  const Conv2dShape s{.batch = 1, .in_channels = 1, .in_h = 3, .in_w = 3, .out_channels = 1, .kernel_h = 3,
+                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
+  EXPECT_EQ(conv(s, x, weight, {}), (std::vector<float>{0, 0, 0, 2, 3, 0, 5, 6, 0}));
+}
+
+void check_conv_gradients(const Conv2dShape& s) {
+  const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
+  const std::size_t w_size = s.out_channels * s.in_channels_per_group() * s.kernel_h * s.kernel_w;
+  const std::size_t y_size = s.batch * s.out_channels * s.out_h() * s.out_w();
+  const std::vector<float> x = random_values(x_size, 1), weight = random_values(w_size, 2),
+                           dy = random_values(y_size, 4);
+  const std::vector<float> bias = s.bias ? random_values(s.out_channels, 3) : std::vector<float>{};
+  std::vector<float> scratch(conv2d_scratch_elements(s)), dx(x_size), dweight(w_size), dbias(bias.size());
+  conv2d_backward_input(s, dy, weight, dx, scratch);
+  conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
+
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { conv2d_forward(s, in, weight, bias, out, scratch); }, x,
+                               y_size, dy, dx));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { conv2d_forward(s, x, in, bias, out, scratch); }, weight,
+                               y_size, dy, dweight));
+  if (s.bias) {
+    EXPECT_TRUE(gradient_matches([&](auto in, auto out) { conv2d_forward(s, x, weight, in, out, scratch); }, bias,
+                                 y_size, dy, dbias));
+  }
+}
+
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesStridedPaddedGrouped) {
+  check_conv_gradients({.batch = 2, .in_channels = 4, .in_h = 5, .in_w = 6, .out_channels = 6, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true});
+}
+
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
+  check_conv_gradients({.batch = 1, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 1, .bias = false});
+}
+
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
+  check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = false});
+}
+
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {
+  const Conv2dShape s{.batch = 2, .in_channels = 3, .in_h = 3, .in_w = 4, .out_channels = 5, .kernel_h = 1,
+                      .kernel_w = 1, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
+  EXPECT_EQ(conv2d_scratch_elements(s), 0);  // reads its input directly
+  check_conv_gradients(s);
+}
+
+TEST(KernelConv2d, RepeatedCallsAreBitIdentical) {
+  const Conv2dShape s{.batch = 2, .in_channels = 4, .in_h = 7, .in_w = 7, .out_channels = 8, .kernel_h = 3,
+                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+  const std::vector<float> x = random_values(2 * 4 * 49, 1), weight = random_values(8 * 4 * 9, 2),
+                           bias = random_values(8, 3);
+  const std::vector<float> first = conv(s, x, weight, bias);
+  EXPECT_TRUE(bit_identical(conv(s, x, weight, bias), first));
+}
+
+TEST(KernelConv2d, BadShapesAndBuffersAreRejected) {
+  Conv2dShape s{.batch = 1, .in_channels = 3, .in_h = 4, .in_w = 4, .out_channels = 4, .kernel_h = 3,
+                .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 2, .bias = false};
+  EXPECT_THROW(validate(s), InputError);  // 2 groups do not divide 3 channels
+  s.groups = 1;
+  s.kernel_h = s.kernel_w = 5;
+  EXPECT_THROW(validate(s), InputError);  // a 5x5 kernel on a 4x4 image
+  s.kernel_h = s.kernel_w = 3;
+  std::vector<float> x(48), weight(4 * 27), y(4 * 4), small_scratch(conv2d_scratch_elements(s) - 1);
+  EXPECT_THROW(conv2d_forward(s, x, weight, {}, y, small_scratch), InternalError);
+}
+
+}  // namespace
+}  // namespace poet::runtime

@@ -1,0 +1,120 @@
+// Batch norm (training mode) and layer norm: statistics, normalization, gradients through
+// the statistics, and the running statistics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernel_gradcheck.h"
+#include "poet/runtime/kernels_norm.h"
+
+namespace poet::runtime {
+namespace {
+
+using testing::gradient_matches;
+using testing::random_values;
+
+// Channel 0 holds {1, 3} across a batch of two: mean 2, biased variance 1.
+TEST(KernelBatchNorm, StatisticsAndForwardWorkedByHand) {
+  const BatchNormShape s{.batch = 2, .channels = 2, .spatial = 1, .eps = 1e-5f};
+  const std::vector<float> x{1, 10, 3, 10};  // [n][c]: channel 1 is constant
+  std::vector<float> stats(4), y(4);
+  batch_norm_stats(s, x, stats);
+  EXPECT_FLOAT_EQ(stats[0], 2.0f);
+  EXPECT_FLOAT_EQ(stats[1], 1.0f / std::sqrt(1.0f + 1e-5f));
+  EXPECT_FLOAT_EQ(stats[2], 10.0f);
+  EXPECT_FLOAT_EQ(stats[3], 1.0f / std::sqrt(1e-5f));
+  batch_norm_forward(s, x, stats, std::vector<float>{2, 1}, std::vector<float>{0.5f, -1}, y);
+  EXPECT_NEAR(y[0], -2.0f + 0.5f, 1e-4);
+  EXPECT_NEAR(y[2], 2.0f + 0.5f, 1e-4);
+  EXPECT_FLOAT_EQ(y[1], -1.0f);
+  EXPECT_FLOAT_EQ(y[3], -1.0f);
+}
+
+TEST(KernelBatchNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
+  const BatchNormShape s{.batch = 3, .channels = 2, .spatial = 4, .eps = 1e-5f};
+  const std::size_t size = 24;
+  const std::vector<float> x = random_values(size, 1, -2.0f, 2.0f), gamma = random_values(2, 2, 0.5f, 1.5f),
+                           beta = random_values(2, 3), dy = random_values(size, 4);
+  std::vector<float> stats(4), dx(size), dgamma(2), dbeta(2);
+  batch_norm_stats(s, x, stats);
+  batch_norm_backward_input(s, dy, x, stats, gamma, dx);
+  batch_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
+
+  // The forward of the lowered pair: statistics node, then the norm.
+  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
+                                   std::span<float> out) {
+    std::vector<float> st(4);
+    batch_norm_stats(s, in, st);
+    batch_norm_forward(s, in, st, g, b, out);
+  };
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
+                               1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
+                               dgamma));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
+                               dbeta));
+}
+
+TEST(KernelBatchNorm, RunningStatisticsUpdateWithMomentumAndUnbiasedVariance) {
+  const BatchNormShape s{.batch = 2, .channels = 1, .spatial = 1, .eps = 1e-5f};
+  const std::vector<float> x{1, 3};  // mean 2, biased variance 1, unbiased 2
+  std::vector<float> stats(2), running_mean{0.0f}, running_var{1.0f};
+  batch_norm_stats(s, x, stats);
+  batch_norm_update_running_stats(s, stats, 0.1f, running_mean, running_var);
+  EXPECT_NEAR(running_mean[0], 0.9f * 0.0f + 0.1f * 2.0f, 1e-6);
+  EXPECT_NEAR(running_var[0], 0.9f * 1.0f + 0.1f * 2.0f, 1e-5);
+  // A second step moves them again, from where they are.
+  batch_norm_update_running_stats(s, stats, 0.1f, running_mean, running_var);
+  EXPECT_NEAR(running_mean[0], 0.9f * 0.2f + 0.1f * 2.0f, 1e-6);
+  EXPECT_NEAR(running_var[0], 0.9f * 1.1f + 0.1f * 2.0f, 1e-5);
+}
+
+TEST(KernelBatchNorm, InferenceStatisticsNormalizeWithTheRunningOnes) {
+  const BatchNormShape s{.batch = 1, .channels = 1, .spatial = 2, .eps = 0.25f};
+  std::vector<float> stats(2), y(2);
+  batch_norm_inference_stats(s, std::vector<float>{1.0f}, std::vector<float>{3.75f}, stats);
+  batch_norm_forward(s, std::vector<float>{3.0f, 1.0f}, stats, std::vector<float>{1.0f}, std::vector<float>{0.0f}, y);
+  EXPECT_FLOAT_EQ(y[0], 1.0f);  // (3 - 1) / sqrt(3.75 + 0.25)
+  EXPECT_FLOAT_EQ(y[1], 0.0f);
+}
+
+TEST(KernelLayerNorm, StatisticsAndForwardWorkedByHand) {
+  const LayerNormShape s{.rows = 2, .features = 4, .eps = 1e-5f};
+  const std::vector<float> x{1, 2, 3, 4, -1, -1, -1, -1};
+  std::vector<float> stats(4), y(8);
+  layer_norm_stats(s, x, stats);
+  EXPECT_FLOAT_EQ(stats[0], 2.5f);
+  EXPECT_FLOAT_EQ(stats[1], 1.0f / std::sqrt(1.25f + 1e-5f));
+  EXPECT_FLOAT_EQ(stats[2], -1.0f);
+  layer_norm_forward(s, x, stats, std::vector<float>(4, 1.0f), std::vector<float>(4, 0.0f), y);
+  EXPECT_NEAR(y[0], -1.5f / std::sqrt(1.25f), 1e-4);
+  EXPECT_NEAR(y[3], 1.5f / std::sqrt(1.25f), 1e-4);
+  EXPECT_FLOAT_EQ(y[5], 0.0f);
+}
+
+TEST(KernelLayerNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
+  const LayerNormShape s{.rows = 3, .features = 5, .eps = 1e-5f};
+  const std::size_t size = 15;
+  const std::vector<float> x = random_values(size, 1, -2.0f, 2.0f), gamma = random_values(5, 2, 0.5f, 1.5f),
+                           beta = random_values(5, 3), dy = random_values(size, 4);
+  std::vector<float> stats(6), dx(size), dgamma(5), dbeta(5);
+  layer_norm_stats(s, x, stats);
+  layer_norm_backward_input(s, dy, x, stats, gamma, dx);
+  layer_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
+  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
+                                   std::span<float> out) {
+    std::vector<float> st(6);
+    layer_norm_stats(s, in, st);
+    layer_norm_forward(s, in, st, g, b, out);
+  };
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
+                               1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
+                               dgamma));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
+                               dbeta));
+}
+
+}  // namespace
+}  // namespace poet::runtime
