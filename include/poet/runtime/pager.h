@@ -1,0 +1,42 @@
+// Secondary storage for paged-out tensors, as the executor sees it. Transfers are
+// asynchronous so they overlap compute as the transfer planner intends: a page-out or
+// page-in starts, the executor goes on, and waits for that tensor's transfer only when it
+// must (before reusing the RAM a page-out reads from, before computing with a paged-in
+// tensor). The executor never frees or overwrites a buffer with a transfer in flight.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "poet/graph/graph.h"
+
+namespace poet {
+
+// A transfer failed: disk full, an I/O error, the file removed or truncated, a checksum
+// mismatch. The message names the tensor, the file and the cause, and what to do.
+class PagerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Pager {
+ public:
+  virtual ~Pager() = default;
+  // Starts writing `data` as the stored copy of `node` (replacing any earlier copy). `data`
+  // must stay unchanged until wait(node) returns.
+  virtual void start_page_out(NodeId node, std::span<const std::byte> data) = 0;
+  // Starts reading the stored copy of `node` into `into` (of the size it was written with).
+  virtual void start_page_in(NodeId node, std::span<std::byte> into) = 0;
+  // Blocks until the transfer of `node` started last is complete; throws PagerError if it
+  // failed (a page-in also verifies the copy's checksum). No-op if none is in flight.
+  virtual void wait(NodeId node) = 0;
+  // Waits for every transfer; throws the first failure.
+  virtual void wait_all() = 0;
+  // Bytes written and read so far.
+  virtual std::size_t bytes_paged_out() const = 0;
+  virtual std::size_t bytes_paged_in() const = 0;
+};
+
+}  // namespace poet
