@@ -132,12 +132,15 @@ void add_solve_command(CLI::App& app) {
                  r.status == SolveStatus::Optimal ? "found an optimal" : "found a feasible (not proven optimal)",
                  format_bytes_exact(o.ram_budget_bytes), s.compute_energy_j, s.paging_energy_j(),
                  format_joules(s.total_energy_j()));
-      fmt::print("status      {} (gap {:.3f}%, bound {:.6g}) in {:.2f} s, {} nodes; {} variables, {} constraints\n",
-                 solve_status_name(r.status), 100 * r.gap, r.best_bound, r.solve_time_s, r.nodes, r.variables,
-                 r.constraints);
+      fmt::print("status      {} (gap {:.3f}%, bound {:.6g}) in {:.2f} s; {}\n", solve_status_name(r.status), 100 * r.gap,
+                 r.best_bound, r.solve_time_s,
+                 r.variables == 0 ? std::string("eviction heuristic, no MILP")
+                                  : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
+                                                r.constraints));
       fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
                  s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
                  format_seconds(s.stall_s));
+      if (!r.message.empty()) fmt::print("note        {}\n", r.message);
     } else {
       fmt::print("POET found no schedule: {}\n", r.message);
       fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),

@@ -37,7 +37,7 @@ bool write_all(int fd, const void* data, std::size_t size) {
 }  // namespace
 
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
-                               bool preprocess, double grace_s) {
+                               bool preprocess) {
   int fds[2];
   if (::pipe(fds) != 0) throw IoError(std::string("cannot start the solver: pipe: ") + std::strerror(errno));
   const pid_t child = ::fork();
@@ -46,7 +46,9 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
     ::close(fds[0]);
     CbcOutcome out;
     try {
-      out = run_cbc(model, options, start, preprocess);
+      SolveOptions cbc_options = options;
+      cbc_options.time_limit_s = 0.9 * options.time_limit_s;
+      out = run_cbc(model, cbc_options, start, preprocess);
     } catch (const std::exception& e) {
       // Never unwind into the parent's code from the child.
       fmt::print(stderr, "CBC failed: {}\n", e.what());
@@ -63,7 +65,7 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
   ::close(fds[1]);
 
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(options.time_limit_s + grace_s);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(options.time_limit_s);
   std::vector<char> bytes;
   GuardedOutcome result;
   char buffer[1 << 16];
@@ -84,7 +86,7 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
   int status = 0;
   ::waitpid(child, &status, 0);
   if (result.timed_out) {
-    result.outcome.seconds = options.time_limit_s + grace_s;
+    result.outcome.seconds = options.time_limit_s;
     return result;
   }
   if (WIFSIGNALED(status)) {

@@ -7,8 +7,9 @@
 
 namespace poet::milp {
 
-// run_cbc in a child process, stopped `grace_s` after options.time_limit_s. When stopped,
-// the outcome has no solution and `timed_out` set.
+// run_cbc in a child process that has options.time_limit_s of wall clock: CBC is told 90%
+// of it (it checks its limit between nodes, and needs a moment to report), and the process
+// is ended at the limit. When ended, the outcome has no solution and `timed_out` set.
 struct GuardedOutcome {
   CbcOutcome outcome;
   bool timed_out = false;
@@ -16,6 +17,6 @@ struct GuardedOutcome {
 };
 
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
-                               bool preprocess = true, double grace_s = 5);
+                               bool preprocess = true);
 
 }  // namespace poet::milp

@@ -29,6 +29,12 @@ bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
   return true;
 }
 
+// Measured on 2 cores (docs/BENCHMARKS.md): CBC solves vgg16_cifar's MILP (33k variables)
+// in 15 s, and has not finished the root LP of resnet18_cifar's (136k) after 200 s. Past
+// about this many variables per second of limit it only burns the limit, so with a start
+// in hand it is not run.
+constexpr double kCbcColumnsPerSecond = 1000;
+
 double objective_of(const milp::MilpModel& m, const std::vector<double>& x) {
   double value = 0;
   for (int c = 0; c < m.columns(); ++c) value += m.objective()[c] * x[static_cast<std::size_t>(c)];
@@ -49,7 +55,9 @@ std::string_view solve_status_name(SolveStatus s) {
 
 namespace {
 
-SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOptions& o) {
+// `o.time_limit_s` counts from `began`: the heuristic and the model take from CBC's share.
+SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                          std::chrono::steady_clock::time_point began) {
   SolveResult result;
   const bool strict = o.accounting == Accounting::Strict;
   const FixedMemory fixed = g.fixed_memory(o.optimizer);
@@ -124,15 +132,26 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
       candidates.push_back({model.schedule(x), false, objective_of(model, x) * scale});
+    } else if (heuristic && model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
+      result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
+                                   "here; the heuristic's schedule stands (--time-limit {:.0f} lets CBC try)",
+                                   model.columns(), o.time_limit_s,
+                                   std::ceil(model.columns() / kCbcColumnsPerSecond));
     } else if (!heuristic || objective_of(model, *start) * scale > compute_once * (1 + 1e-12)) {
       // (A start at the compute-once bound is optimal without asking CBC.)
       if (heuristic && o.progress)
         fmt::print(stderr, "  start: {} {:.6g} (compute-once bound {:.6g}); CBC has up to {:.0f} s\n",
                    heuristic->method, objective_of(model, *start) * scale, compute_once, o.time_limit_s);
-      milp::GuardedOutcome guarded = milp::run_cbc_guarded(model, o, start ? &*start : nullptr);
+      const auto run_cbc = [&](bool preprocess) {
+        SolveOptions remaining = o;
+        remaining.time_limit_s =
+            std::max(0.1, o.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+        return milp::run_cbc_guarded(model, remaining, start ? &*start : nullptr, preprocess);
+      };
+      milp::GuardedOutcome guarded = run_cbc(true);
       if (guarded.crash_signal != 0) {
         if (o.progress) fmt::print(stderr, "  CBC crashed (signal {}); again without preprocessing\n", guarded.crash_signal);
-        guarded = milp::run_cbc_guarded(model, o, start ? &*start : nullptr, false);
+        guarded = run_cbc(false);
         if (guarded.crash_signal != 0)
           throw InternalError(fmt::format("CBC crashed (signal {}) with and without preprocessing; write the model "
                                           "with --write-model and try another solver",
@@ -142,8 +161,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       result.nodes = cbc.nodes;
       result.best_bound = std::max(result.best_bound, cbc.bound * scale);
       if (cbc.solution) candidates.push_back({model.schedule(*cbc.solution), cbc.proven_optimal, cbc.objective * scale});
-      // An infeasibility claimed at the time limit is not a proof.
-      if (cbc.proven_infeasible && !guarded.timed_out && cbc.seconds < o.time_limit_s) {
+      if (cbc.proven_infeasible && !guarded.timed_out) {
         result.status = SolveStatus::Infeasible;
         result.message = "CBC proved that no schedule meets the budget and the deadline";
         return result;
@@ -179,7 +197,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     result.best_bound = std::min(result.best_bound, result.milp_objective_j);
     result.gap = result.milp_objective_j > 0 ? (result.milp_objective_j - result.best_bound) / result.milp_objective_j : 0;
     result.status = c.proven_optimal || result.gap <= o.relative_gap ? SolveStatus::Optimal : SolveStatus::Feasible;
-    result.message = rejected;
+    if (!rejected.empty()) result.message = rejected;
     return result;
   }
   result.message = rejected;
@@ -190,7 +208,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
 
 SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options) {
   const auto began = std::chrono::steady_clock::now();
-  SolveResult result = solve_untimed(g, costs, options);
+  SolveResult result = solve_untimed(g, costs, options, began);
   result.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }
