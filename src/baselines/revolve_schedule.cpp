@@ -5,6 +5,7 @@
 #include <set>
 #include <variant>
 
+#include "poet/baselines/chain_reversal.h"
 #include "poet/baselines/forward_part.h"
 #include "poet/baselines/revolve.h"
 #include "poet/util/error.h"
@@ -12,58 +13,6 @@
 
 namespace poet {
 namespace {
-
-// Which backward stages reverse which step of the chain.
-struct ChainReversal {
-  int steps = 0;                                   // L: the loss is x_L
-  std::vector<std::vector<std::size_t>> stages;    // [step]: backward stages, ascending
-  std::vector<bool> reads_output;                  // [step]: some stage reads x_step
-};
-
-std::string node_name(const Graph& g, NodeId v) { return fmt::format("'{}' ({})", g.node(v).name, v); }
-
-// The chain, or why `g` is not one. A stage belongs to the latest step whose x_{k-1}, x_k
-// cover its forward reads; stages reading no forward tensor stay with the current step.
-std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g) {
-  const std::size_t forward = forward_part_size(g, "revolve");
-  const auto not_a_chain = [&](const std::string& why) {
-    return fmt::format("revolve applies to chains only, and graph '{}' is not one: {}; chen_sqrt and chen_greedy "
-                       "handle DAGs",
-                       g.name(), why);
-  };
-  if (forward < 2) return not_a_chain("its forward part is the loss alone");
-  for (NodeId v = 0; v < static_cast<NodeId>(forward); ++v) {
-    const auto& inputs = g.node(v).inputs;
-    if (v == 0 && !inputs.empty()) return not_a_chain(fmt::format("the first node {} has inputs", node_name(g, 0)));
-    if (v > 0 && inputs.empty()) return not_a_chain(fmt::format("{} is a second input", node_name(g, v)));
-    for (NodeId in : inputs)
-      if (in != v - 1)
-        return not_a_chain(fmt::format("forward node {} reads {}, not only the node before it", node_name(g, v),
-                                       node_name(g, in)));
-  }
-  ChainReversal chain;
-  chain.steps = static_cast<int>(forward) - 1;
-  chain.stages.resize(forward);
-  chain.reads_output.assign(forward, false);
-  int current = chain.steps;
-  for (std::size_t t = forward; t < g.size(); ++t) {
-    int lowest = INT32_MAX, highest = -1;
-    for (NodeId f : g.node(static_cast<NodeId>(t)).inputs)
-      if (static_cast<std::size_t>(f) < forward) lowest = std::min(lowest, f), highest = std::max(highest, f);
-    int step = current;
-    if (highest >= 0 && !(lowest >= current - 1 && highest <= current)) {
-      step = std::min(lowest + 1, chain.steps);
-      if (step >= current || highest > step)
-        return fmt::format("revolve needs the backward to reverse the chain step by step, but backward node {} of "
-                           "graph '{}' reads forward nodes {} .. {} after the backward reached step {}",
-                           node_name(g, static_cast<NodeId>(t)), g.name(), lowest, highest, current);
-    }
-    current = step;
-    chain.stages[step].push_back(t);
-    if (highest == step) chain.reads_output[step] = true;
-  }
-  return chain;
-}
 
 Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<RevolveAction>& actions) {
   using K = RevolveAction::Kind;
@@ -112,7 +61,7 @@ Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<R
 
 BaselineResult revolve_schedule(const Graph& g, int slots) {
   if (slots < 1) throw InputError(fmt::format("revolve slots {} is not valid: it must be at least 1 (the input)", slots));
-  auto chain = find_chain_reversal(g);
+  auto chain = find_chain_reversal(g, "revolve");
   if (auto* why = std::get_if<std::string>(&chain)) return no_schedule(*why);
   const auto& reversal = std::get<ChainReversal>(chain);
   BaselineResult r;
@@ -122,7 +71,7 @@ BaselineResult revolve_schedule(const Graph& g, int slots) {
 }
 
 BaselineResult revolve_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
-  auto chain = find_chain_reversal(g);
+  auto chain = find_chain_reversal(g, "revolve");
   if (auto* why = std::get_if<std::string>(&chain)) return no_schedule(*why);
   if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("revolve: " + *too_small);
   const auto& reversal = std::get<ChainReversal>(chain);

@@ -1,0 +1,29 @@
+// The chain shape revolve and POFO need, and which backward stages reverse which step.
+//
+// A chain here is forward nodes x_0 (the input) .. x_L (the loss) where x_k reads only
+// x_{k-1}; step k computes x_k, and its reversal is the backward nodes that read x_{k-1}
+// and x_k.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "poet/graph/graph.h"
+
+namespace poet {
+
+struct ChainReversal {
+  int steps = 0;                                 // L: the loss is x_L
+  std::vector<std::vector<std::size_t>> stages;  // [step]: backward stages, ascending
+  std::vector<bool> reads_output;                // [step]: some stage reads x_step
+};
+
+// The chain, or why `g` is not one (the message names `method`). A stage belongs to the
+// latest step whose x_{k-1}, x_k cover its forward reads; stages reading no forward tensor
+// stay with the current step.
+std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std::string_view method);
+
+}  // namespace poet

@@ -1,0 +1,161 @@
+// POFO's fates laid onto a chain training graph's stages: Chen's segment recomputation with
+// the checkpoints as boundaries, plus the page-out and page-in of each offloaded one.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <variant>
+
+#include "poet/baselines/chain_reversal.h"
+#include "poet/baselines/pofo.h"
+#include "poet/baselines/segments.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet {
+namespace {
+
+// The DP's table has a column per memory unit, so a forward pass spans at most this many.
+constexpr std::int64_t kUnitsPerForwardPass = 4096;
+
+std::int64_t units(std::int64_t bytes, std::int64_t unit) { return (bytes + unit - 1) / unit; }
+
+// The greatest common divisor of the sizes when that is fine enough (exact), else a
+// coarser unit; sizes round up, so the DP never undercounts.
+std::int64_t memory_unit(const Graph& g, const GraphCosts& costs, std::size_t forward) {
+  std::int64_t forward_bytes = 0, divisor = 0;
+  for (std::size_t v = 0; v < g.size(); ++v) {
+    divisor = std::gcd(divisor, costs.nodes[v].bytes);
+    if (v < forward) forward_bytes += costs.nodes[v].bytes;
+  }
+  if (divisor > 0 && forward_bytes / divisor <= kUnitsPerForwardPass) return divisor;
+  return std::max<std::int64_t>(1, units(forward_bytes, kUnitsPerForwardPass));
+}
+
+PofoChain chain_costs(const Graph& g, const GraphCosts& costs, const ChainReversal& reversal, std::int64_t unit) {
+  const int L = reversal.steps;
+  const auto forward = static_cast<std::size_t>(L) + 1;
+  PofoChain c;
+  c.size.assign(L + 1, 0);
+  c.forward_s.assign(L + 1, 0);
+  c.backward_s.assign(L + 1, 0);
+  c.gradient.assign(L + 1, 0);
+  c.transfer_s.assign(L + 1, 0);
+  c.reads_output = reversal.reads_output;
+  for (int k = 0; k <= L; ++k) {
+    const NodeCost& n = costs.nodes[k];
+    c.size[k] = units(n.bytes, unit);
+    c.forward_s[k] = k > 0 ? n.compute_time_s : 0;
+    c.transfer_s[k] = n.pageout_time_s + n.pagein_time_s;
+    for (std::size_t t : reversal.stages[k]) {
+      c.backward_s[k] += costs.nodes[t].compute_time_s;
+      std::int64_t working = costs.nodes[t].bytes;
+      for (NodeId in : g.node(static_cast<NodeId>(t)).inputs)
+        if (static_cast<std::size_t>(in) >= forward) working += costs.nodes[in].bytes;
+      c.gradient[k] = std::max(c.gradient[k], units(working, unit));
+    }
+  }
+  return c;
+}
+
+Schedule lay_out(const Graph& g, const std::vector<PofoFate>& fate) {
+  const int L = static_cast<int>(fate.size()) - 1;
+  std::vector<NodeId> boundaries;
+  for (int k = 1; k < L; ++k)
+    if (fate[k] != PofoFate::Drop) boundaries.push_back(k);
+  Schedule s = segment_recompute_schedule(g, boundaries, "pofo");
+  const auto users = g.users();
+  for (int c = 1; c < L; ++c) {
+    if (fate[c] != PofoFate::Offload) continue;
+    // The first stage after x_c's forward read that reads it again (a recomputation or a
+    // backward node); it is paged in during the stage before. Too close to the forward
+    // read and there is nothing to gain: it stays in RAM.
+    std::size_t back = s.stages;
+    for (std::size_t t = static_cast<std::size_t>(c) + 2; t < s.stages && back == s.stages; ++t)
+      for (NodeId v : s.R.row(t))
+        if (std::find(g.node(v).inputs.begin(), g.node(v).inputs.end(), c) != g.node(v).inputs.end()) back = t;
+    if (back == s.stages || back < static_cast<std::size_t>(c) + 3) continue;
+    s.M_out.set(c, c);
+    s.M_in.set(back - 1, c);
+    for (std::size_t t = c + 2; t < back; ++t) s.S_ram.set(t, c, false);
+    for (std::size_t t = c + 1; t < s.stages; ++t) s.S_aux.set(t, c);
+  }
+  return s;
+}
+
+std::string describe_fates(const std::vector<PofoFate>& fate) {
+  int kept = 0, offloaded = 0, dropped = 0;
+  for (std::size_t k = 1; k + 1 < fate.size(); ++k)
+    ++(fate[k] == PofoFate::Keep ? kept : fate[k] == PofoFate::Offload ? offloaded : dropped);
+  return fmt::format("{} kept, {} offloaded, {} recomputed", kept, offloaded, dropped);
+}
+
+// The DP's memory model leaves out the page-in running during the stage before the one
+// that reads it, and what is in flight on the bus, so the DP's limit shrinks by each
+// overshoot the simulator finds until the simulator agrees.
+std::variant<BaselineResult, std::string> fit_budget(const Graph& g, const GraphCosts& costs,
+                                                     const SimulationOptions& options, const PofoChain& chain,
+                                                     std::int64_t unit) {
+  const std::int64_t budget = *options.ram_budget_bytes - counted_fixed_bytes(g, options);
+  constexpr int kAttempts = 24;
+  std::int64_t limit = budget;
+  for (int attempt = 0; attempt < kAttempts && limit > 0; ++attempt) {
+    const auto best = pofo_optimum(chain, limit / unit);
+    if (!best)
+      return fmt::format("no choice of kept, offloaded and recomputed activations fits {} of activations in its "
+                         "memory model (budget {} less {} fixed)",
+                         format_bytes_exact(limit), format_bytes_exact(*options.ram_budget_bytes),
+                         format_bytes_exact(counted_fixed_bytes(g, options)));
+    Schedule s = lay_out(g, best->fate);
+    SimulationResult sim = simulate_baseline(g, costs, s, options);
+    if (fits_budget(sim, options)) {
+      BaselineResult r;
+      r.schedule = std::move(s);
+      r.simulation = std::move(sim);
+      r.choice = fmt::format("{} (DP limit {})", describe_fates(best->fate), format_bytes_exact(limit));
+      return r;
+    }
+    limit -= std::max(unit, sim.peak_bytes - *options.ram_budget_bytes);
+  }
+  return fmt::format("its schedules peak above the budget {} in the simulator even with the DP's limit lowered {} "
+                     "times",
+                     format_bytes_exact(*options.ram_budget_bytes), kAttempts);
+}
+
+}  // namespace
+
+BaselineResult pofo_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
+  POET_CHECK(costs.nodes.size() == g.size(), "costs belong to another graph");
+  auto found = find_chain_reversal(g, "pofo");
+  if (auto* why = std::get_if<std::string>(&found)) return no_schedule(*why);
+  if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("pofo: " + *too_small);
+  const auto& reversal = std::get<ChainReversal>(found);
+  const std::int64_t unit = memory_unit(g, costs, static_cast<std::size_t>(reversal.steps) + 1);
+  PofoChain chain = chain_costs(g, costs, reversal, unit);
+
+  if (!options.ram_budget_bytes) {
+    const auto best = pofo_optimum(chain, std::numeric_limits<std::int64_t>::max() / 4);
+    POET_CHECK(best.has_value(), "pofo: no schedule without a memory limit");
+    BaselineResult r;
+    r.schedule = lay_out(g, best->fate);
+    r.simulation = simulate_baseline(g, costs, *r.schedule, options);
+    r.choice = describe_fates(best->fate);
+    return r;
+  }
+  auto with_offloads = fit_budget(g, costs, options, chain, unit);
+  if (auto* r = std::get_if<BaselineResult>(&with_offloads)) return std::move(*r);
+  // Offloads the model thought free can still overshoot in the simulator, where the DP's
+  // recomputation-only optimum may fit: POFO's space includes it.
+  for (double& t : chain.transfer_s) t = std::numeric_limits<double>::infinity();
+  auto remat_only = fit_budget(g, costs, options, chain, unit);
+  if (auto* r = std::get_if<BaselineResult>(&remat_only)) {
+    r->choice += "; offloading schedules overshot in the simulator";
+    return std::move(*r);
+  }
+  return no_schedule(fmt::format("pofo: {}; without offloading: {}", std::get<std::string>(with_offloads),
+                                 std::get<std::string>(remat_only)));
+}
+
+}  // namespace poet
