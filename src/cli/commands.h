@@ -35,5 +35,6 @@ void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace poet::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_simulate_command(app);
   add_show_command(app);
   add_solve_command(app);
+  add_sweep_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cmath>
 
-#include "eviction_heuristic.h"
 #include "guarded_solve.h"
 #include "milp_model.h"
 #include "solution_file.h"
+#include "starts.h"
 #include "poet/plan/plan.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -79,51 +79,47 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   sim.count_parameters = strict;
   sim.count_gradients = strict && o.count_gradients;
   sim.optimizer = o.optimizer;
-  const auto judge = [&](const Schedule& s, bool within_budget) {
+  const auto judge = [&](const Schedule& s) {
     SimulationOptions options = sim;
-    if (strict && within_budget) options.ram_budget_bytes = o.ram_budget_bytes;
+    if (strict) options.ram_budget_bytes = o.ram_budget_bytes;
     return simulate(g, costs, plan_from_schedule(s, g), options);
   };
 
-  // Checkpoint-all when it fits, else the eviction heuristic's schedule: CBC's start, and
-  // the answer when CBC cannot improve on it (or is not asked to). The heuristic counts
-  // memory per stage as the MILP does; where the simulator, which also holds a page-out's
-  // RAM until its transfer ends, finds it over the budget, it tries again with less.
-  const std::int64_t activation_budget = o.ram_budget_bytes - fixed_bytes;
-  std::optional<Schedule> heuristic;
-  for (std::int64_t target = activation_budget, attempt = 0; attempt < 4 && target > 0; ++attempt) {
-    heuristic = milp::eviction_schedule(g, costs, o, target);
-    if (!heuristic || !strict) break;
-    const std::int64_t over = judge(*heuristic, false).peak_bytes - o.ram_budget_bytes;
-    if (over <= 0) break;
-    heuristic.reset();
-    target -= over;
-  }
+  // Checkpoint-all when it fits, else the eviction heuristic's and the fast baselines'
+  // schedules: CBC's start, and the answer when CBC cannot improve on them (or is not asked).
+  const std::vector<milp::StartSchedule> starts = milp::start_schedules(g, costs, o, sim, fixed_bytes);
   // Every node is computed at least once: compute-once energy (or time) is a lower bound.
   const double compute_once =
       o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   result.best_bound = compute_once;
 
-  // Candidates to report, best first: CBC's schedule, then the heuristic's.
+  // Candidates to report, best first: CBC's schedule, then the starts, cheapest first.
   struct Candidate {
     Schedule schedule;
     bool proven_optimal = false;
     std::optional<double> milp_objective;  // what the MILP says it costs, checked against the simulator
   };
   std::vector<Candidate> candidates;
-  std::optional<double> heuristic_milp_objective;
+  std::vector<std::optional<double>> start_milp_objectives(starts.size());
+  const bool start_reaches_bound = !starts.empty() && starts.front().objective <= compute_once * (1 + 1e-12);
   if (!o.heuristic_only) {
     const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
     result.variables = model.columns();
     result.constraints = model.rows();
     if (!o.write_model_path.empty()) milp::write_model(model, o.write_model_path);
-    std::optional<std::vector<double>> start;
-    if (heuristic) {
-      start = model.assignment(*heuristic);
-      POET_CHECK(satisfies(model, *start), "the eviction heuristic counts memory as the MILP does");
-    }
     const double scale = model.objective_scale();
-    if (start) heuristic_milp_objective = objective_of(model, *start) * scale;
+    // CBC's start: the cheapest start the model accepts (the baselines' may count a
+    // deadline or memory otherwise than the MILP).
+    std::optional<std::vector<double>> mip_start;
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      auto x = model.assignment(starts[k].schedule);
+      const bool accepted = satisfies(model, x);
+      POET_CHECK(accepted || starts[k].schedule.method != "eviction",
+                 "the eviction heuristic counts memory as the MILP does");
+      if (!accepted) continue;
+      start_milp_objectives[k] = objective_of(model, x) * scale;
+      if (!mip_start) mip_start = std::move(x);
+    }
     if (!o.solution_path.empty()) {
       // Another solver's answer: rounded to a schedule, then held to this model's constraints.
       const auto x = model.assignment(model.schedule(milp::read_solution_file(model, o.solution_path)));
@@ -132,21 +128,20 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
       candidates.push_back({model.schedule(x), false, objective_of(model, x) * scale});
-    } else if (heuristic && model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
+    } else if (!starts.empty() && model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
-                                   "here; the heuristic's schedule stands (--time-limit {:.0f} lets CBC try)",
-                                   model.columns(), o.time_limit_s,
+                                   "here; the best start ({}) stands (--time-limit {:.0f} lets CBC try)",
+                                   model.columns(), o.time_limit_s, starts.front().schedule.method,
                                    std::ceil(model.columns() / kCbcColumnsPerSecond));
-    } else if (!heuristic || objective_of(model, *start) * scale > compute_once * (1 + 1e-12)) {
-      // (A start at the compute-once bound is optimal without asking CBC.)
-      if (heuristic && o.progress)
+    } else if (!start_reaches_bound) {  // a start at the compute-once bound is optimal already
+      if (!starts.empty() && o.progress)
         fmt::print(stderr, "  start: {} {:.6g} (compute-once bound {:.6g}); CBC has up to {:.0f} s\n",
-                   heuristic->method, objective_of(model, *start) * scale, compute_once, o.time_limit_s);
+                   starts.front().schedule.method, starts.front().objective, compute_once, o.time_limit_s);
       const auto run_cbc = [&](bool preprocess) {
         SolveOptions remaining = o;
         remaining.time_limit_s =
             std::max(0.1, o.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
-        return milp::run_cbc_guarded(model, remaining, start ? &*start : nullptr, preprocess);
+        return milp::run_cbc_guarded(model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
       milp::GuardedOutcome guarded = run_cbc(true);
       if (guarded.crash_signal != 0) {
@@ -161,17 +156,18 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       result.nodes = cbc.nodes;
       result.best_bound = std::max(result.best_bound, cbc.bound * scale);
       if (cbc.solution) candidates.push_back({model.schedule(*cbc.solution), cbc.proven_optimal, cbc.objective * scale});
-      if (cbc.proven_infeasible && !guarded.timed_out) {
+      if (cbc.proven_infeasible && !guarded.timed_out && starts.empty()) {
         result.status = SolveStatus::Infeasible;
         result.message = "CBC proved that no schedule meets the budget and the deadline";
         return result;
       }
     }
   }
-  if (heuristic) candidates.push_back({*heuristic, false, heuristic_milp_objective});
+  for (std::size_t k = 0; k < starts.size(); ++k)
+    candidates.push_back({starts[k].schedule, k == 0 && start_reaches_bound, start_milp_objectives[k]});
   if (candidates.empty()) {
-    result.message = o.heuristic_only ? "the eviction heuristic found no schedule for this budget and deadline; try "
-                                        "the MILP (without --heuristic) or a larger budget"
+    result.message = o.heuristic_only ? "neither the eviction heuristic nor Capuchin or DTR found a schedule for this "
+                                        "budget and deadline; try the MILP (without --heuristic) or a larger budget"
                                       : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
                                                     "time (--time-limit) or a larger budget",
                                                     o.time_limit_s);
@@ -181,7 +177,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   std::string rejected;
   for (Candidate& c : candidates) {
     try {
-      result.simulation = judge(c.schedule, true);
+      result.simulation = judge(c.schedule);
     } catch (const InvalidPlan& e) {
       // The MILP counts memory per stage; the simulator also counts transfers in flight.
       if (rejected.empty()) rejected = fmt::format("{}'s schedule fails in the simulator: {}", c.schedule.method, e.what());

@@ -1,0 +1,28 @@
+// Line charts for the evaluation's figures (energy against budget, one line per method).
+// Plain SVG like the other pictures.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace poet {
+
+struct ChartSeries {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order; a method that has
+                                                  // no schedule at some x simply has no point there
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  bool log_y = false;  // y > 0 only; points at or below 0 are left out
+  std::vector<ChartSeries> series;
+  double width_px = 820, height_px = 480;
+};
+
+// Axes with round ticks, one colour and marker per series, a legend on the right. A series
+// with a single point is drawn as a marker alone.
+std::string line_chart_svg(const LineChart& chart);
+
+}  // namespace poet

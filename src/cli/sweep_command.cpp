@@ -1,0 +1,170 @@
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/plan/plan.h"
+#include "poet/sweep/sweep.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+namespace {
+
+// "30%:100%:5%" (first:last:step), "50%,70%", or one value; `unit` is "%" or "" (multiples).
+std::vector<double> parse_range(const std::string& text, const std::string& option, const std::string& unit) {
+  const auto number = [&](std::string part) {
+    if (!unit.empty() && part.size() > unit.size() && part.substr(part.size() - unit.size()) == unit)
+      part.resize(part.size() - unit.size());
+    std::size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(part, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != part.size() || !(v > 0))
+      throw InputError(fmt::format("{}: '{}' is not a positive number{}; write e.g. {}", option, part,
+                                   unit.empty() ? "" : " of " + unit, unit == "%" ? "30%:100%:5% or 50%,70%" : "1:2:0.25"));
+    return v;
+  };
+  std::vector<std::string> parts;
+  const char separator = text.find(':') != std::string::npos ? ':' : ',';
+  for (std::size_t begin = 0;;) {
+    const std::size_t end = text.find(separator, begin);
+    parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  std::vector<double> values;
+  if (separator == ',' || parts.size() == 1) {
+    for (const auto& p : parts) values.push_back(number(p));
+    return values;
+  }
+  if (parts.size() != 3) throw InputError(fmt::format("{}: '{}' must be first:last:step", option, text));
+  const double first = number(parts[0]), last = number(parts[1]), step = number(parts[2]);
+  if (last < first) throw InputError(fmt::format("{}: '{}' ends below where it starts", option, text));
+  for (int k = 0; first + k * step <= last + 1e-9 * step; ++k) values.push_back(first + k * step);
+  if (values.size() > 200) throw InputError(fmt::format("{}: '{}' makes {} values; use a larger step", option, text, values.size()));
+  return values;
+}
+
+struct SweepCliOptions {
+  GraphSource source;
+  std::string methods = "all";
+  std::string budgets = "30%:100%:10%";
+  std::string runtime_budget;
+  std::string ablation_budget = "50%";
+  std::string ablation_deadlines;
+  std::string output_dir;
+  SweepSettings settings;
+  bool json = false;
+};
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto opts = std::make_shared<SweepCliOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Run every method at every budget and draw the paper's figures");
+  opts->source.add_options(*cmd);
+  cmd->add_option("--methods", opts->methods,
+                  "'all' or a comma-separated list of: checkpoint_all, chen_sqrt, chen_greedy, revolve, dtr, capuchin, "
+                  "pofo, checkmate, poet_remat, poet_paging, poet")
+      ->capture_default_str();
+  cmd->add_option("--budgets", opts->budgets,
+                  "RAM budgets in % of the checkpoint-all activation peak (on top of the parameters): first:last:step "
+                  "or a list")
+      ->capture_default_str();
+  cmd->add_option("--runtime-budget", opts->runtime_budget,
+                  "Deadline for every method, a multiple of the compute-once time (none if omitted)");
+  cmd->add_option("--ablation-deadlines", opts->ablation_deadlines,
+                  "Also run POET, remat only and paging only over these deadlines (e.g. 1:2:0.1) for the ablation "
+                  "figure");
+  cmd->add_option("--ablation-budget", opts->ablation_budget, "RAM budget of the ablation, in %")->capture_default_str();
+  cmd->add_option("--jobs,-j", opts->settings.jobs, "Methods run at once, each in its own process")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--time-limit", opts->settings.time_limit_s, "Wall-clock limit of each POET or Checkmate solve, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output-dir", opts->output_dir,
+                  "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)");
+  cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
+    const double deadline = opts->runtime_budget.empty() ? 0 : parse_range(opts->runtime_budget, "--runtime-budget", "")[0];
+    const SimulationOptions counting;  // the parameters count against every budget
+    const auto bytes_for = [&](double percent) {
+      return parse_ram_budget(fmt::format("{}%", percent), g, costs, counting);
+    };
+
+    std::vector<SweepTask> tasks;
+    for (const double percent : parse_range(opts->budgets, "--budgets", "%"))
+      for (const auto& m : methods) tasks.push_back({m, percent, bytes_for(percent), deadline});
+    const std::size_t memory_tasks = tasks.size();
+    if (!opts->ablation_deadlines.empty()) {
+      const double percent = parse_range(opts->ablation_budget, "--ablation-budget", "%")[0];
+      for (const double d : parse_range(opts->ablation_deadlines, "--ablation-deadlines", ""))
+        for (const char* m : {"poet_remat", "poet_paging", "poet"}) tasks.push_back({m, percent, bytes_for(percent), d});
+    }
+    const std::string dir = opts->output_dir.empty()
+                                ? fmt::format("sweep-{}-{}", opts->source.graph_file.empty() ? opts->source.model : "graph",
+                                              opts->source.platform)
+                                : opts->output_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw IoError(fmt::format("--output-dir: cannot create '{}': {}", dir, ec.message()));
+    fmt::print(stderr, "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve\n",
+               tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
+               opts->settings.time_limit_s);
+
+    const std::vector<SweepRow> rows = run_sweep(g, costs, tasks, opts->settings);
+    const std::vector<SweepRow> memory_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks));
+    const std::vector<SweepRow> ablation_rows(rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks), rows.end());
+
+    const double reference = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting).total_energy_j();
+    const std::string name = fmt::format("{} on {}", g.name(), opts->source.platform);
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : rows) all.push_back(sweep_row_to_json(r));
+    write_file_atomically(dir + "/sweep.json", all.dump(2) + "\n");
+    write_file_atomically(dir + "/sweep.csv", sweep_csv(rows));
+    write_file_atomically(dir + "/energy_vs_budget.svg",
+                          energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"));
+    write_file_atomically(dir + "/poet_vs_capuchin.svg",
+                          poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
+    write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
+    if (!ablation_rows.empty())
+      write_file_atomically(dir + "/ablation.svg",
+                            ablation_svg(ablation_rows, reference,
+                                         fmt::format("{}: remat, paging and both at {}", name, opts->ablation_budget)));
+
+    if (opts->json) {
+      fmt::print("{}\n", all.dump(2));
+      return;
+    }
+    // Energy overhead over checkpoint-all, budgets down, methods across.
+    fmt::print("energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule\n", format_joules(reference));
+    fmt::print("{:>7}", "budget");
+    for (const auto& m : methods) fmt::print(" {:>13}", m);
+    fmt::print("\n");
+    for (std::size_t i = 0; i < memory_rows.size(); i += methods.size()) {
+      fmt::print("{:>6.0f}%", memory_rows[i].task.budget_percent);
+      for (std::size_t k = 0; k < methods.size(); ++k) {
+        const SweepRow& r = memory_rows[i + k];
+        fmt::print(" {:>13}", r.found ? fmt::format("{:.2f}%", 100 * (r.energy_j / reference - 1)) : "-");
+      }
+      fmt::print("\n");
+    }
+    fmt::print("wrote {}/sweep.csv, sweep.json, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md{}\n", dir,
+               ablation_rows.empty() ? "" : ", ablation.svg");
+  });
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,71 @@
+#include "starts.h"
+
+#include <algorithm>
+
+#include "eviction_heuristic.h"
+#include "poet/baselines/capuchin.h"
+#include "poet/baselines/dtr.h"
+#include "poet/plan/plan.h"
+
+namespace poet::milp {
+namespace {
+
+// The deadline as the MILP counts it: compute, and in strict accounting paging too.
+bool meets_deadline(const Schedule& s, const GraphCosts& costs, const SolveOptions& o) {
+  if (!o.deadline_s) return true;
+  double total = 0;
+  for (std::size_t t = 0; t < s.stages; ++t) {
+    for (NodeId i : s.R.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].compute_time_s;
+    if (o.accounting != Accounting::Strict) continue;
+    for (NodeId i : s.M_in.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pagein_time_s;
+    for (NodeId i : s.M_out.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pageout_time_s;
+  }
+  return total <= *o.deadline_s * (1 + 1e-12);
+}
+
+}  // namespace
+
+std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                                           const SimulationOptions& simulation, std::int64_t fixed_bytes) {
+  const bool strict = o.accounting == Accounting::Strict;
+  SimulationOptions unbounded = simulation;
+  unbounded.ram_budget_bytes.reset();
+  std::vector<StartSchedule> out;
+  const auto consider = [&](Schedule s) {
+    if (o.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
+    if (!meets_deadline(s, costs, o)) return;
+    SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);
+    if (o.mode == SolveMode::PagingOnly && r.recomputes > 0) return;
+    // Reference accounting: the budget is the MILP's count, which the heuristic keeps and
+    // the baselines are stricter than; strict: what the simulator counts.
+    if (strict && r.peak_bytes > o.ram_budget_bytes) return;
+    const double objective = o.objective == SolveObjective::Energy ? r.total_energy_j() : r.compute_time_s;
+    out.push_back({std::move(s), std::move(r), objective});
+  };
+
+  // The eviction heuristic counts memory per stage as the MILP does; where the simulator,
+  // which also holds a page-out's RAM until its transfer ends, finds it over the budget,
+  // it tries again with less.
+  for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
+    const auto s = eviction_schedule(g, costs, o, target);
+    if (!s) break;
+    const std::int64_t peak = strict ? simulate(g, costs, plan_from_schedule(*s, g), unbounded).peak_bytes
+                                     : o.ram_budget_bytes;  // reference: the MILP's count is the budget's
+    if (peak <= o.ram_budget_bytes) {
+      consider(*s);
+      break;
+    }
+    target -= peak - o.ram_budget_bytes;
+  }
+  // The baselines take the budget as the simulator counts it.
+  SimulationOptions budgeted = simulation;
+  budgeted.ram_budget_bytes = o.ram_budget_bytes;
+  if (o.mode != SolveMode::RematOnly)
+    if (auto r = capuchin_for_budget(g, costs, budgeted); r.found()) consider(std::move(*r.schedule));
+  if (o.mode != SolveMode::PagingOnly)
+    if (auto r = dtr_for_budget(g, costs, budgeted); r.found()) consider(std::move(*r.schedule));
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.objective < b.objective; });
+  return out;
+}
+
+}  // namespace poet::milp

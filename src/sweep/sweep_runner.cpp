@@ -1,0 +1,138 @@
+// Runs a sweep's tasks in child processes, a few at a time: solves are single-threaded in
+// places and CBC may crash or overrun, and a process keeps each of those to its own row.
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "poet/sweep/sweep.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Running {
+  std::size_t task;
+  pid_t pid;
+  int fd;
+  std::string output;
+  Clock::time_point started;
+};
+
+Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks, std::size_t index,
+              const SweepSettings& settings) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw IoError(std::string("sweep: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) throw IoError(std::string("sweep: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    SweepRow row;
+    row.task = tasks[index];
+    try {
+      row = run_sweep_task(g, costs, tasks[index], settings);
+    } catch (const std::exception& e) {
+      row.status = "error";
+      row.reason = e.what();
+    }
+    const std::string text = sweep_row_to_json(row).dump();
+    std::size_t written = 0;
+    while (written < text.size()) {
+      const ssize_t n = ::write(fds[1], text.data() + written, text.size() - written);
+      if (n <= 0) ::_exit(1);
+      written += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  return {index, pid, fds[0], {}, Clock::now()};
+}
+
+std::string duration_text(double seconds) {
+  const int s = static_cast<int>(seconds);
+  return s >= 60 ? fmt::format("{}m{:02d}s", s / 60, s % 60) : fmt::format("{}s", s);
+}
+
+void show_progress(std::size_t done, std::size_t total, Clock::time_point began, const SweepRow& last, bool tty) {
+  constexpr int kWidth = 28;
+  const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total, 1));
+  const double elapsed = std::chrono::duration<double>(Clock::now() - began).count();
+  const std::string what = fmt::format("{} at {:.0f}%: {}", last.task.method, last.task.budget_percent,
+                                       last.found ? fmt::format("{:.4g} J", last.energy_j) : last.status);
+  const std::string line = fmt::format("  sweep [{}{}] {}/{}  {}  {}", std::string(filled, '#'),
+                                       std::string(kWidth - filled, '-'), done, total, duration_text(elapsed), what);
+  if (tty)
+    fmt::print(stderr, "\r{:<110}{}", line, done == total ? "\n" : "");
+  else
+    fmt::print(stderr, "{}\n", line);
+}
+
+}  // namespace
+
+std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks,
+                                const SweepSettings& settings) {
+  std::vector<SweepRow> rows(tasks.size());
+  std::vector<Running> running;
+  std::size_t next = 0, done = 0;
+  const auto began = Clock::now();
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  // A solve stops itself at its limit; a task past twice that (plus slack for the baselines)
+  // is stuck and is ended.
+  const double overrun_s = 2 * settings.time_limit_s + 60;
+  while (done < tasks.size()) {
+    while (running.size() < static_cast<std::size_t>(std::max(settings.jobs, 1)) && next < tasks.size())
+      running.push_back(spawn(g, costs, tasks, next++, settings));
+    std::vector<pollfd> fds;
+    for (const Running& r : running) fds.push_back({r.fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 500);
+    for (std::size_t k = 0; k < running.size();) {
+      Running& r = running[k];
+      bool finished = false, killed = false;
+      if (fds[k].revents & (POLLIN | POLLHUP)) {
+        char buffer[4096];
+        const ssize_t n = ::read(r.fd, buffer, sizeof buffer);
+        if (n > 0)
+          r.output.append(buffer, static_cast<std::size_t>(n));
+        else
+          finished = true;
+      }
+      if (!finished && std::chrono::duration<double>(Clock::now() - r.started).count() > overrun_s) {
+        ::kill(r.pid, SIGKILL);
+        finished = killed = true;
+      }
+      if (!finished) {
+        ++k;
+        continue;
+      }
+      ::close(r.fd);
+      int status = 0;
+      ::waitpid(r.pid, &status, 0);
+      SweepRow& row = rows[r.task];
+      try {
+        if (killed || r.output.empty()) throw std::runtime_error("no result");
+        row = sweep_row_from_json(nlohmann::json::parse(r.output));
+      } catch (const std::exception&) {
+        row = SweepRow{};
+        row.task = tasks[r.task];
+        row.status = "error";
+        row.reason = killed ? fmt::format("stopped after {:.0f} s", overrun_s)
+                     : WIFSIGNALED(status) ? fmt::format("the method's process died (signal {})", WTERMSIG(status))
+                                           : "the method's process ended without a result";
+      }
+      ++done;
+      if (settings.progress) show_progress(done, tasks.size(), began, row, tty);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  return rows;
+}
+
+}  // namespace poet
