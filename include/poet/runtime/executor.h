@@ -1,0 +1,95 @@
+// The training runtime: runs a plan (Compute / PageOut / PageIn / Free, plan.h) on real
+// tensors, one instruction at a time, with every activation in one arena of exactly the
+// static memory plan's size at the planned offsets, and parameters, gradients and
+// optimizer state in their own fixed region (parameters.h).
+//
+// A step does no heap allocation: the arena, the kernels' scratch and every table the step
+// reads are sized at construction. Because the kernels are deterministic and every plan
+// computes each value from the same inputs in the same way, a step under any valid plan
+// gives gradients and updated weights bit-identical to checkpoint-all's; dropout masks are
+// keyed by (seed, step, node) so a recomputation regenerates them, and batch-norm running
+// statistics are committed once per step, after the backward, with the weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/plan/memory_plan.h"
+#include "poet/plan/plan.h"
+#include "poet/runtime/optimizer.h"
+#include "poet/runtime/pager.h"
+#include "poet/runtime/parameters.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet::runtime {
+
+// A plan with the RAM buffers simulate() found for it and their arena offsets.
+struct ExecutablePlan {
+  Plan plan;
+  std::vector<BufferLife> buffers;  // SimulationResult::buffers of `plan`
+  MemoryPlan memory;                // over `buffers`
+};
+
+// simulate(g, costs, plan), then plan_memory_greedy over its buffers. Throws InvalidPlan
+// if the simulator rejects the plan.
+ExecutablePlan make_executable_plan(const Graph& g, const GraphCosts& costs, Plan plan, std::int64_t alignment = 16);
+
+struct ExecutorOptions {
+  std::uint64_t seed = 0;  // initial parameters and dropout masks
+  OptimizerConfig optimizer;
+  float batch_norm_momentum = 0.1f;  // running = (1 - m) running + m batch
+  // Where paged tensors go; not owned, must outlive the executor. None: an in-memory
+  // pager of the executor's own (memory_pager.h).
+  Pager* pager = nullptr;
+};
+
+struct StepResult {
+  float loss = 0;            // mean over the loss's rows
+  std::int64_t correct = 0;  // rows whose most probable class is the label
+  std::int64_t rows = 0;
+};
+
+class Executor {
+ public:
+  // Checks everything a step relies on before any step runs, and throws InputError (or
+  // InvalidPlan for the plan itself) naming the node, instruction or buffer:
+  //  - every node has a kernel and fp32 shapes that fit it; exactly one Input node;
+  //  - the plan computes every node, reads only tensors in RAM, pages in only what it
+  //    paged out, frees only what is resident;
+  //  - each buffer the plan makes has an offset, and no two buffers that are live at
+  //    once in plan order share bytes.
+  // Copies the graph and plan; allocates the arena, scratch and fixed region.
+  Executor(const Graph& g, ExecutablePlan plan, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // One training step: the Input node's elements (NCHW, row-major) and one label per row
+  // of the loss. Runs the plan, then commits the batch-norm running statistics and
+  // applies the optimizer. Throws InputError for inputs of the wrong size or a label out
+  // of range, PagerError if a transfer fails; in either case the parameters, running
+  // statistics and optimizer state are exactly as before the call.
+  StepResult train_step(std::span<const float> inputs, std::span<const std::int32_t> labels);
+
+  ParameterStore& parameters();
+  const ParameterStore& parameters() const;
+  const Graph& graph() const;
+  std::int64_t arena_bytes() const;
+  // The most activation bytes live at once during the steps so far, counted as
+  // instructions run (not aligned): at most arena_bytes.
+  std::int64_t peak_live_bytes() const;
+  std::size_t input_elements() const;
+  std::size_t label_count() const;
+  std::uint64_t steps_done() const;
+  const Pager& pager() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace poet::runtime

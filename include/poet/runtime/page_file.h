@@ -1,0 +1,70 @@
+// The one file on secondary storage that holds a FilePager's stored copies, and the raw,
+// synchronous reads and writes on it. Failures come back as text (cause and what to do)
+// rather than exceptions, because they happen on the I/O thread and travel to whoever
+// waits for the transfer; the FilePager adds which tensor it was.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace poet::paging {
+
+// Which fault, if any, a FaultInjector asked this transfer to suffer.
+enum class InjectedFault { kNone, kDiskFull, kShortWrite, kWriteIoError, kReadIoError };
+
+class PageFile {
+ public:
+  // Creates a fresh file. `requested` empty: a uniquely named file in the working
+  // directory; an existing directory: a uniquely named file in it; anything else: that
+  // path, which must not exist yet (poet never overwrites a file it did not create).
+  // With `want_direct_io`, opens with O_DIRECT if the file system accepts it and silently
+  // falls back to buffered I/O otherwise. Throws IoError naming the path and the fix.
+  PageFile(const std::string& requested, bool want_direct_io);
+  // Closes the file and removes it.
+  ~PageFile();
+  PageFile(const PageFile&) = delete;
+  PageFile& operator=(const PageFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool direct_io() const { return direct_io_; }
+  // Offsets passed to write_at / read_at must be multiples of this.
+  static constexpr std::uint64_t kBlockSize = 4096;
+
+  // Write `data` at `offset` / read `into` from `offset`, completely. Empty on success,
+  // otherwise why it failed and what the user can do about it.
+  std::string write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault fault);
+  std::string read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault fault);
+
+  // Removes the file from its folder now, if the path still names this file (someone may
+  // have removed it and created another there). The open descriptor stays usable.
+  void remove();
+
+ private:
+  struct FaultState {
+    InjectedFault kind;
+    int calls = 0;
+  };
+  struct AlignedFree {
+    void operator()(std::byte* p) const;
+  };
+
+  void try_enable_direct_io();
+  std::string check_still_there(std::uint64_t needed_size) const;
+  int write_fully(const std::byte* data, std::size_t size, std::uint64_t offset, FaultState& fault, std::uint64_t& written);
+  int read_fully(std::byte* into, std::size_t size, std::size_t needed, std::uint64_t offset, FaultState& fault);
+  std::string write_failure(int err, std::uint64_t written, std::uint64_t total) const;
+  std::string read_failure(int err, std::uint64_t offset, std::uint64_t size) const;
+  std::string folder() const;
+
+  std::string path_;
+  int fd_ = -1;
+  bool direct_io_ = false;
+  bool removed_ = false;
+  // O_DIRECT needs aligned memory; callers' tensors are not, so transfers go through this.
+  std::unique_ptr<std::byte, AlignedFree> bounce_;
+};
+
+}  // namespace poet::paging

@@ -1,0 +1,36 @@
+// A plan checked and resolved for execution: for each instruction, the arena offset of
+// the tensor it writes or moves, and for each compute the offsets of its inputs. Built
+// once by walking the plan as the executor will run it, so that a plan reading a freed
+// tensor, or a memory plan that does not fit the plan, fails before any step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "poet/graph/graph.h"
+#include "poet/runtime/executor.h"
+
+namespace poet::runtime::detail {
+
+struct CompiledInstruction {
+  InstrKind kind = InstrKind::Compute;
+  NodeId node = -1;
+  std::int64_t offset = 0;       // arena byte offset of the node's tensor
+  std::int64_t bytes = 0;        // its bytes as the kernels see them (elements x 4)
+  std::uint32_t first_input = 0; // compute: its inputs at input_offsets[first_input ...]
+};
+
+struct CompiledPlan {
+  std::vector<CompiledInstruction> instructions;
+  std::vector<std::int64_t> input_offsets;  // per compute, in the node's input order
+};
+
+// Bytes of v's output tensor as the kernels read and write it (0 for a parameter
+// gradient, which goes to the fixed region).
+std::int64_t tensor_bytes(const Node& n);
+
+// Throws InvalidPlan naming the instruction for a plan that cannot run, InputError for a
+// memory plan that does not fit it.
+CompiledPlan compile_plan(const Graph& g, const ExecutablePlan& p);
+
+}  // namespace poet::runtime::detail

@@ -1,0 +1,224 @@
+// The step loop. Everything it touches was sized in the constructor; the loop itself only
+// moves pointers, calls kernels and starts or waits for transfers.
+#include "poet/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <new>
+
+#include "compiled_plan.h"
+#include "node_kernels.h"
+#include "poet/runtime/memory_pager.h"
+#include "poet/util/error.h"
+#include "running_statistics.h"
+#include "transfer_tracker.h"
+
+namespace poet::runtime {
+namespace {
+
+constexpr std::align_val_t kArenaAlignment{64};
+
+struct ArenaDelete {
+  void operator()(std::byte* p) const { ::operator delete[](p, kArenaAlignment); }
+};
+
+std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes) {
+  return std::unique_ptr<std::byte[], ArenaDelete>(
+      new (kArenaAlignment) std::byte[static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1))]);
+}
+
+NodeId the_input(const Graph& g) {
+  NodeId input = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    if (g.node(v).op != OpKind::Input) continue;
+    if (input >= 0)
+      throw InputError(
+          fmt::format("graph '{}' has two input nodes, '{}' and '{}'; the executor feeds one batch "
+                      "tensor, so merge them into one input",
+                      g.name(), g.node(input).name, g.node(v).name));
+    input = v;
+  }
+  if (input < 0) throw InputError(fmt::format("graph '{}' has no input node to feed the batch into", g.name()));
+  return input;
+}
+
+// Returns g once it is known to be a training graph the kernels can run.
+const Graph& runnable(const Graph& g) {
+  g.validate();
+  if (!g.has_backward())
+    throw InputError(
+        fmt::format("graph '{}' has no backward nodes; the executor trains, so give it a training "
+                    "graph (--backward autodiff)",
+                    g.name()));
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    if (g.node(v).element_bytes != 4)
+      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
+                                   g.node(v).name, v, g.node(v).element_bytes));
+    detail::check_runnable(g, v);
+  }
+  the_input(g);
+  return g;
+}
+
+std::int64_t scratch_floats(const Graph& g) {
+  std::int64_t floats = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) floats = std::max(floats, detail::scratch_elements(g, v));
+  return floats;
+}
+
+}  // namespace
+
+struct Executor::State {
+  Graph graph;
+  ExecutablePlan plan;
+  ExecutorOptions options;
+  detail::CompiledPlan compiled;
+  ParameterStore parameters;
+  std::unique_ptr<std::byte[], ArenaDelete> arena;
+  std::vector<float> scratch;
+  std::vector<std::span<float>> input_tensors;  // per compute, its inputs in the arena
+  std::unique_ptr<MemoryPager> own_pager;
+  Pager* pager;
+  detail::TransferTracker transfers;
+  detail::RunningStatistics running;
+  NodeId input;
+  std::size_t input_elements;
+  std::int64_t classes;  // of the loss, before label_count, which is computed from it
+  std::size_t label_count;
+  std::int64_t live_bytes = 0, peak_live_bytes = 0;
+  std::uint64_t steps = 0;
+
+  State(const Graph& g, ExecutablePlan p, ExecutorOptions o)
+      : graph(runnable(g)),
+        plan(std::move(p)),
+        options(o),
+        compiled(detail::compile_plan(graph, plan)),
+        parameters(graph, optimizer_state_per_parameter(o.optimizer.kind), o.seed),
+        arena(allocate_arena(plan.memory.arena_bytes)),
+        scratch(static_cast<std::size_t>(scratch_floats(graph))),
+        own_pager(o.pager ? nullptr : std::make_unique<MemoryPager>(graph.size())),
+        pager(o.pager ? o.pager : own_pager.get()),
+        transfers(*pager, graph.size()),
+        running(graph),
+        input(the_input(graph)),
+        input_elements(static_cast<std::size_t>(element_count(graph.node(input).shape))),
+        classes(graph.node(graph.loss()).shape.back()),
+        label_count(static_cast<std::size_t>(element_count(graph.node(graph.loss()).shape) / classes)) {
+    validate(options.optimizer);
+    input_tensors.reserve(compiled.input_offsets.size());
+    for (const detail::CompiledInstruction& c : compiled.instructions) {
+      if (c.kind != InstrKind::Compute) continue;
+      const Node& n = graph.node(c.node);
+      for (std::size_t k = 0; k < n.inputs.size(); ++k)
+        input_tensors.push_back(
+            tensor(compiled.input_offsets[c.first_input + k], detail::tensor_bytes(graph.node(n.inputs[k]))));
+    }
+  }
+
+  std::span<float> tensor(std::int64_t offset, std::int64_t bytes) {
+    return {reinterpret_cast<float*>(arena.get() + offset), static_cast<std::size_t>(bytes) / sizeof(float)};
+  }
+
+  void add_live(std::int64_t bytes) {
+    live_bytes += bytes;
+    peak_live_bytes = std::max(peak_live_bytes, live_bytes);
+  }
+
+  void run(const detail::CompiledInstruction& c, std::size_t& next_input, detail::StepContext& ctx) {
+    const NodeId v = c.node;
+    const std::span<float> t = tensor(c.offset, c.bytes);
+    switch (c.kind) {
+      case InstrKind::Compute: {
+        const Node& n = graph.node(v);
+        const std::span<const std::span<float>> inputs(input_tensors.data() + next_input, n.inputs.size());
+        next_input += n.inputs.size();
+        for (NodeId u : n.inputs) transfers.finish(u);  // a page-in still arriving
+        transfers.claim(c.offset, c.offset + c.bytes);
+        detail::run_node(graph, v, t, inputs, ctx);
+        running.capture(v, t);
+        add_live(c.bytes);
+        break;
+      }
+      case InstrKind::PageOut:
+        transfers.finish(v);  // a page-in of this very copy still arriving
+        pager->start_page_out(v, std::as_bytes(t));
+        transfers.started(v);
+        break;
+      case InstrKind::PageIn:
+        transfers.claim(c.offset, c.offset + c.bytes);
+        transfers.wait(v);  // the stored copy is complete before it is read back
+        pager->start_page_in(v, std::as_writable_bytes(t));
+        transfers.started(v);
+        add_live(c.bytes);
+        break;
+      case InstrKind::Free:
+        transfers.released(v, c.offset, c.offset + c.bytes);
+        live_bytes -= c.bytes;
+        break;
+    }
+  }
+
+  void check_batch(std::span<const float> inputs, std::span<const std::int32_t> labels) const {
+    if (inputs.size() != input_elements)
+      throw InputError(fmt::format("the batch has {} input values but input '{}' of shape {} takes {}", inputs.size(),
+                                   graph.node(input).name, shape_string(graph.node(input).shape), input_elements));
+    if (labels.size() != label_count)
+      throw InputError(fmt::format("the batch has {} labels but the loss has {} rows; give one label per row",
+                                   labels.size(), label_count));
+    for (std::size_t i = 0; i < labels.size(); ++i)
+      if (labels[i] < 0 || labels[i] >= classes)
+        throw InputError(
+            fmt::format("label {} of the batch is {}, outside the {} classes [0, {})", i, labels[i], classes, classes));
+  }
+
+  StepResult step(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+    check_batch(inputs, labels);
+    detail::StepContext ctx{.parameters = &parameters,
+                            .input_batch = inputs,
+                            .labels = labels,
+                            .scratch = scratch,
+                            .seed = options.seed,
+                            .step = steps};
+    running.begin_step();
+    transfers.reset();
+    live_bytes = 0;
+    std::size_t next_input = 0;
+    try {
+      for (const detail::CompiledInstruction& c : compiled.instructions) run(c, next_input, ctx);
+      pager->wait_all();
+    } catch (...) {
+      // No transfer may go on touching the arena once the step is abandoned.
+      try {
+        pager->wait_all();
+      } catch (...) {
+      }
+      throw;
+    }
+    // Only now, with the whole backward done, does the step change the model.
+    running.commit(parameters, options.batch_norm_momentum);
+    ++steps;
+    apply_optimizer(options.optimizer, steps, parameters);
+    return {ctx.loss, ctx.correct, static_cast<std::int64_t>(label_count)};
+  }
+};
+
+Executor::Executor(const Graph& g, ExecutablePlan plan, ExecutorOptions options)
+    : state_(std::make_unique<State>(g, std::move(plan), options)) {}
+Executor::~Executor() = default;
+
+StepResult Executor::train_step(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+  return state_->step(inputs, labels);
+}
+
+ParameterStore& Executor::parameters() { return state_->parameters; }
+const ParameterStore& Executor::parameters() const { return state_->parameters; }
+const Graph& Executor::graph() const { return state_->graph; }
+std::int64_t Executor::arena_bytes() const { return state_->plan.memory.arena_bytes; }
+std::int64_t Executor::peak_live_bytes() const { return state_->peak_live_bytes; }
+std::size_t Executor::input_elements() const { return state_->input_elements; }
+std::size_t Executor::label_count() const { return state_->label_count; }
+std::uint64_t Executor::steps_done() const { return state_->steps; }
+const Pager& Executor::pager() const { return *state_->pager; }
+
+}  // namespace poet::runtime

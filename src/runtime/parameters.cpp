@@ -1,0 +1,148 @@
+#include "poet/runtime/parameters.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "poet/runtime/rng.h"
+#include "poet/util/error.h"
+
+namespace poet::runtime {
+namespace {
+
+// The RNG's step word for initial values: no training step reaches it, so initial values
+// never share bits with a dropout mask.
+constexpr std::uint64_t kInitialisationStream = ~std::uint64_t{0};
+
+struct Layout {
+  std::int64_t expected_count = 0;
+  std::int64_t trainable = 0;
+  std::int64_t weights = 0;  // leading elements drawn at random (the rest start as set below)
+  std::int64_t fan_in = 1;
+};
+
+Layout layout_of(const Graph& g, const Node& n) {
+  const auto& in = g.node(n.inputs.at(0)).shape;
+  Layout l;
+  switch (n.op) {
+    case OpKind::Linear: {
+      const std::int64_t in_f = in.back(), out_f = n.shape.back();
+      l.weights = in_f * out_f;
+      l.expected_count = l.weights + (n.attrs.bias ? out_f : 0);
+      l.fan_in = in_f;
+      break;
+    }
+    case OpKind::Conv2d: {
+      const std::int64_t in_c = in.at(1), out_c = n.shape.at(1);
+      l.fan_in = in_c / n.attrs.groups * n.attrs.kernel_h * n.attrs.kernel_w;
+      l.weights = out_c * l.fan_in;
+      l.expected_count = l.weights + (n.attrs.bias ? out_c : 0);
+      break;
+    }
+    case OpKind::BatchNorm2d:
+      l.expected_count = 4 * in.at(1);
+      l.trainable = 2 * in.at(1);
+      return l;
+    case OpKind::LayerNorm:
+      l.expected_count = 2 * in.back();
+      break;
+    case OpKind::Embedding:
+      l.expected_count = n.param_count;  // vocab x dim; the shape check is the kernel's
+      l.weights = n.param_count;
+      break;
+    default:
+      throw InputError(
+          fmt::format("node '{}' ({}) has {} parameters, but the runtime knows no parameter layout "
+                      "for op '{}'; only linear, conv2d, batch_norm2d, layer_norm and embedding may "
+                      "own parameters",
+                      n.name, op_name(n.op), n.param_count, op_name(n.op)));
+  }
+  l.trainable = l.expected_count;
+  return l;
+}
+
+float uniform_sign(std::uint32_t bits) {  // [-1, 1)
+  return static_cast<float>(bits >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+}  // namespace
+
+ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uint64_t seed)
+    : graph_(g), state_per_parameter_(state_per_parameter), slice_of_node_(g.size(), -1) {
+  std::int64_t total = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const Node& n = g.node(v);
+    if (n.role == Role::Backward || n.param_count == 0) continue;
+    const Layout l = layout_of(g, n);
+    if (l.expected_count != n.param_count)
+      throw InputError(
+          fmt::format("node '{}' ({}): param_count is {} but a {} of this shape has {}; fix the "
+                      "graph's param_count",
+                      n.name, v, n.param_count, op_name(n.op), l.expected_count));
+    slice_of_node_[v] = static_cast<std::int32_t>(slices_.size());
+    slices_.push_back({v, total, n.param_count, l.trainable});
+    total += n.param_count;
+  }
+  values_.assign(static_cast<std::size_t>(total), 0.0f);
+  gradients_.assign(static_cast<std::size_t>(total), 0.0f);
+  state_.assign(static_cast<std::size_t>(total) * static_cast<std::size_t>(state_per_parameter), 0.0f);
+  initialize(seed);
+}
+
+void ParameterStore::initialize(std::uint64_t seed) {
+  for (const ParameterSlice& s : slices_) {
+    const Node& n = graph_.node(s.node);
+    const Layout l = layout_of(graph_, n);
+    std::span<float> p = values(s.node);
+    std::fill(p.begin(), p.end(), 0.0f);
+    const RandomKey key{seed, kInitialisationStream, static_cast<std::uint32_t>(s.node)};
+    const float bound = n.op == OpKind::Embedding ? 1.0f : std::sqrt(6.0f / static_cast<float>(l.fan_in));
+    for (std::int64_t i = 0; i < l.weights; ++i)
+      p[static_cast<std::size_t>(i)] = bound * uniform_sign(random_bits(key, static_cast<std::uint64_t>(i)));
+    if (n.op == OpKind::BatchNorm2d || n.op == OpKind::LayerNorm) {
+      const std::int64_t c = n.op == OpKind::BatchNorm2d ? s.count / 4 : s.count / 2;
+      std::fill_n(p.begin(), c, 1.0f);                                           // gamma
+      if (n.op == OpKind::BatchNorm2d) std::fill_n(p.begin() + 3 * c, c, 1.0f);  // running variance
+    }
+  }
+  std::fill(gradients_.begin(), gradients_.end(), 0.0f);
+  std::fill(state_.begin(), state_.end(), 0.0f);
+}
+
+std::int32_t ParameterStore::slice_index(NodeId node) const {
+  if (node < 0 || static_cast<std::size_t>(node) >= slice_of_node_.size()) return -1;
+  return slice_of_node_[static_cast<std::size_t>(node)];
+}
+
+const ParameterSlice& ParameterStore::slice(NodeId node) const {
+  const std::int32_t i = slice_index(node);
+  POET_CHECK(i >= 0, fmt::format("node {} owns no parameters", node));
+  return slices_[static_cast<std::size_t>(i)];
+}
+
+std::span<float> ParameterStore::values(NodeId node) {
+  const ParameterSlice& s = slice(node);
+  return std::span<float>(values_).subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.count));
+}
+
+std::span<const float> ParameterStore::values(NodeId node) const {
+  const ParameterSlice& s = slice(node);
+  return std::span<const float>(values_).subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.count));
+}
+
+std::span<float> ParameterStore::gradient(NodeId node) {
+  const ParameterSlice& s = slice(node);
+  return std::span<float>(gradients_)
+      .subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.trainable));
+}
+
+FixedMemory ParameterStore::bytes() const {
+  FixedMemory m;
+  m.parameter_bytes = static_cast<std::int64_t>(values_.size() * sizeof(float));
+  m.gradient_bytes = static_cast<std::int64_t>(gradients_.size() * sizeof(float));
+  m.optimizer_state_bytes = static_cast<std::int64_t>(state_.size() * sizeof(float));
+  return m;
+}
+
+}  // namespace poet::runtime

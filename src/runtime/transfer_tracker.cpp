@@ -1,0 +1,36 @@
+#include "transfer_tracker.h"
+
+#include <algorithm>
+
+namespace poet::runtime::detail {
+
+TransferTracker::TransferTracker(Pager& pager, std::size_t nodes) : pager_(pager), in_flight_(nodes, 0) {
+  // A node has at most one busy range: it is paged in again (wait) before it can be freed again.
+  busy_.reserve(nodes);
+}
+
+void TransferTracker::reset() {
+  std::fill(in_flight_.begin(), in_flight_.end(), 0);
+  busy_.clear();
+}
+
+void TransferTracker::wait(NodeId v) {
+  pager_.wait(v);
+  in_flight_[static_cast<std::size_t>(v)] = 0;
+  std::erase_if(busy_, [v](const BusyRange& r) { return r.node == v; });
+}
+
+void TransferTracker::released(NodeId v, std::int64_t begin, std::int64_t end) {
+  if (in_flight_[static_cast<std::size_t>(v)]) busy_.push_back({begin, end, v});
+}
+
+void TransferTracker::claim(std::int64_t begin, std::int64_t end) {
+  for (;;) {
+    const auto it =
+        std::find_if(busy_.begin(), busy_.end(), [&](const BusyRange& r) { return r.begin < end && begin < r.end; });
+    if (it == busy_.end()) return;
+    wait(it->node);  // removes it
+  }
+}
+
+}  // namespace poet::runtime::detail

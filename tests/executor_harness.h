@@ -1,0 +1,85 @@
+// Shared by the executor tests: training graphs, executable plans from each schedule
+// producer, synthetic batches, and a snapshot of everything a step changes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "poet/backward/backward.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/baselines/chen.h"
+#include "poet/baselines/revolve.h"
+#include "poet/cost/device.h"
+#include "poet/runtime/executor.h"
+#include "poet/runtime/rng.h"
+#include "poet/solve/solve.h"
+
+namespace poet::testing {
+
+inline Graph training_graph(const std::string& model, int batch) {
+  return build_model_training_graph(model, {.batch_size = batch}, BackwardMode::Autodiff);
+}
+
+// a72: paging is cheap enough beside compute that the solver mixes it with recomputation.
+inline GraphCosts test_costs(const Graph& g) { return estimate_costs(g, builtin_platform("a72")); }
+
+inline runtime::ExecutablePlan executable(const Graph& g, const Schedule& s) {
+  return runtime::make_executable_plan(g, test_costs(g), plan_from_schedule(s, g));
+}
+
+// A deterministic batch: inputs uniform in [-1, 1), labels among the loss's classes.
+struct Batch {
+  std::vector<float> inputs;
+  std::vector<std::int32_t> labels;
+};
+
+inline Batch synthetic_batch(const runtime::Executor& e, std::uint64_t seed) {
+  const auto classes = static_cast<std::uint32_t>(e.graph().node(e.graph().loss()).shape.back());
+  Batch b;
+  const runtime::RandomKey key{seed, 0, 0xBA7C4};
+  for (std::size_t i = 0; i < e.input_elements(); ++i)
+    b.inputs.push_back(static_cast<float>(runtime::random_bits(key, i) >> 8) / 8388608.0f - 1.0f);
+  for (std::size_t i = 0; i < e.label_count(); ++i)
+    b.labels.push_back(static_cast<std::int32_t>(runtime::random_bits(key, 1'000'000 + i) % classes));
+  return b;
+}
+
+// Everything one step leaves behind.
+struct Snapshot {
+  float loss = 0;
+  std::int64_t correct = 0;
+  std::vector<float> parameters, gradients, optimizer_state;
+};
+
+inline Snapshot one_step(const Graph& g, runtime::ExecutablePlan plan, runtime::ExecutorOptions options = {}) {
+  runtime::Executor e(g, std::move(plan), options);
+  const Batch b = synthetic_batch(e, 1);
+  const runtime::StepResult r = e.train_step(b.inputs, b.labels);
+  const auto& p = e.parameters();
+  return {r.loss,
+          r.correct,
+          {p.all_values().begin(), p.all_values().end()},
+          {p.all_gradients().begin(), p.all_gradients().end()},
+          {p.optimizer_state().begin(), p.optimizer_state().end()}};
+}
+
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  // memcmp must not see the null data() of an empty vector (SGD keeps no state).
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+inline void expect_bit_identical(const Snapshot& expected, const Snapshot& actual, const std::string& what) {
+  EXPECT_EQ(std::memcmp(&expected.loss, &actual.loss, sizeof(float)), 0)
+      << what << ": loss " << expected.loss << " vs " << actual.loss;
+  EXPECT_EQ(expected.correct, actual.correct) << what;
+  EXPECT_TRUE(same_bits(expected.gradients, actual.gradients)) << what << ": gradients differ";
+  EXPECT_TRUE(same_bits(expected.parameters, actual.parameters)) << what << ": updated parameters differ";
+  EXPECT_TRUE(same_bits(expected.optimizer_state, actual.optimizer_state)) << what << ": optimizer state differs";
+}
+
+}  // namespace poet::testing

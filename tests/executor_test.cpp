@@ -1,0 +1,365 @@
+// The executor's contract beyond bit-identity (executor_identity_test.cpp): no heap
+// allocation in a step, training that learns, plans and batches rejected before they can
+// do harm, a failed step that leaves the model as it was, batch-norm running statistics
+// and dropout masks that survive recomputation.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "executor_harness.h"
+#include "poet/runtime/file_pager.h"
+#include "poet/runtime/memory_pager.h"
+#include "poet/util/error.h"
+
+// Counting replacements of the global allocation functions, for the whole test binary.
+// They count only while `counting` is set, so other tests are unaffected.
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+
+void* counted_alloc(std::size_t size, std::size_t alignment = 0) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  if (size == 0) size = 1;
+  void* p = alignment > alignof(std::max_align_t)
+                ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
+                : std::malloc(size);
+  return p;
+}
+// Not inlined, so the compiler does not pair a replaced operator new with free().
+[[gnu::noinline]] void counted_free(void* p) noexcept { std::free(p); }
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t a) {
+  if (void* p = counted_alloc(size, static_cast<std::size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  if (void* p = counted_alloc(size, static_cast<std::size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+
+namespace poet::testing {
+namespace {
+
+std::size_t count(const Plan& p, InstrKind kind) {
+  std::size_t n = 0;
+  for (const Instruction& i : p.instructions) n += i.kind == kind;
+  return n;
+}
+
+// A plan for `fraction` of checkpoint-all's activation peak by the solver's heuristic.
+Schedule poet_heuristic(const Graph& g, double fraction) {
+  const SimulationResult all = simulate(g, test_costs(g), plan_from_schedule(checkpoint_all_schedule(g), g));
+  SolveOptions o;
+  o.ram_budget_bytes =
+      all.fixed_bytes + static_cast<std::int64_t>(fraction * static_cast<double>(all.peak_activation_bytes));
+  o.heuristic_only = true;
+  o.progress = false;
+  const SolveResult r = solve(g, test_costs(g), o);
+  if (!r.schedule) throw std::runtime_error(r.message);
+  return *r.schedule;
+}
+
+std::vector<float> values(const runtime::Executor& e) {
+  return {e.parameters().all_values().begin(), e.parameters().all_values().end()};
+}
+
+long allocations_during_step(runtime::Executor& e, const Batch& b) {
+  allocations = 0;
+  counting = true;
+  e.train_step(b.inputs, b.labels);
+  counting = false;
+  return allocations.load();
+}
+
+TEST(Executor, AllocationCounterSeesAnAllocation) {
+  allocations = 0;
+  counting = true;
+  auto* v = new std::vector<int>(16);
+  counting = false;
+  EXPECT_GE(allocations.load(), 1);
+  delete v;
+}
+
+void expect_no_allocation_after_warm_up(const Graph& g, runtime::ExecutablePlan plan, Pager* pager,
+                                       const std::string& what) {
+  runtime::ExecutorOptions o;
+  o.pager = pager;
+  runtime::Executor e(g, std::move(plan), o);
+  const Batch b = synthetic_batch(e, 3);
+  e.train_step(b.inputs, b.labels);  // warm-up: OpenBLAS and the pager's stored copies allocate once
+  EXPECT_EQ(allocations_during_step(e, b), 0) << what;
+  EXPECT_EQ(allocations_during_step(e, b), 0) << what;
+}
+
+TEST(Executor, SecondStepMakesNoHeapAllocation) {
+  // Recomputation (lenet5 by Chen) and paging (resnet18_cifar by the solver at 60%), the
+  // latter through the in-memory pager and through the file pager.
+  const Graph lenet = training_graph("lenet5", 4);
+  expect_no_allocation_after_warm_up(lenet, executable(lenet, chen_sqrt_schedule(lenet)), nullptr, "lenet5 chen");
+  const Graph resnet = training_graph("resnet18_cifar", 2);
+  const Schedule paging = poet_heuristic(resnet, 0.6);
+  ASSERT_GT(count(executable(resnet, paging).plan, InstrKind::PageIn), 0u);
+  expect_no_allocation_after_warm_up(resnet, executable(resnet, paging), nullptr, "resnet18_cifar memory pager");
+  FilePagerOptions options;
+  options.path = ::testing::TempDir();
+  FilePager file(options);
+  expect_no_allocation_after_warm_up(resnet, executable(resnet, paging), &file, "resnet18_cifar file pager");
+}
+
+TEST(Executor, SgdStepsReduceTheLossOnATinyDataset) {
+  // Four images, each class a bright square at its own place: learnable in a few steps.
+  const Graph g = training_graph("lenet5", 4);
+  runtime::ExecutorOptions o;
+  o.optimizer.kind = Optimizer::Momentum;
+  o.optimizer.learning_rate = 0.05f;
+  runtime::Executor e(g, executable(g, poet_heuristic(g, 0.97)), o);
+  Batch b;
+  b.inputs.assign(e.input_elements(), 0.0f);
+  for (int i = 0; i < 4; ++i) {
+    b.labels.push_back(i);
+    for (int y = 0; y < 6; ++y)
+      for (int x = 0; x < 6; ++x)
+        b.inputs[static_cast<std::size_t>(i * 784 + (4 + 12 * (i / 2) + y) * 28 + 4 + 12 * (i % 2) + x)] = 1.0f;
+  }
+  const runtime::StepResult first = e.train_step(b.inputs, b.labels);
+  runtime::StepResult last = first;
+  for (int step = 0; step < 30; ++step) last = e.train_step(b.inputs, b.labels);
+  EXPECT_LT(last.loss, 0.25f * first.loss) << "first " << first.loss << ", last " << last.loss;
+  EXPECT_EQ(last.correct, 4);
+  EXPECT_EQ(e.steps_done(), 31u);
+}
+
+TEST(Executor, RejectsAPlanThatReadsAFreedTensorBeforeRunning) {
+  const Graph g = training_graph("linear", 2);
+  runtime::ExecutablePlan p = executable(g, checkpoint_all_schedule(g));
+  // Move the first free before the compute that reads the freed tensor last.
+  auto& ins = p.plan.instructions;
+  std::size_t free_at = 0;
+  while (ins[free_at].kind != InstrKind::Free) ++free_at;
+  const NodeId freed = ins[free_at].node;
+  std::size_t reader = free_at;
+  while (ins[reader].kind != InstrKind::Compute ||
+         std::find(g.node(ins[reader].node).inputs.begin(), g.node(ins[reader].node).inputs.end(), freed) ==
+             g.node(ins[reader].node).inputs.end())
+    --reader;
+  std::rotate(ins.begin() + static_cast<std::ptrdiff_t>(reader), ins.begin() + static_cast<std::ptrdiff_t>(free_at),
+              ins.begin() + static_cast<std::ptrdiff_t>(free_at) + 1);
+  try {
+    runtime::Executor e(g, std::move(p));
+    FAIL() << "the executor accepted a plan reading a freed tensor";
+  } catch (const InvalidPlan& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(fmt::format("instruction {}", reader + 1)), std::string::npos) << message;
+    EXPECT_NE(message.find(
+                  fmt::format("'{}' ({}) is not in RAM: freed by instruction {}", g.node(freed).name, freed, reader)),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(Executor, RejectsAMemoryPlanThatSharesBytesBetweenLiveTensors) {
+  const Graph g = training_graph("linear", 2);
+  runtime::ExecutablePlan p = executable(g, checkpoint_all_schedule(g));
+  std::fill(p.memory.offsets.begin(), p.memory.offsets.end(), 0);  // everything at offset 0
+  EXPECT_THROW(runtime::Executor(g, std::move(p)), InputError);
+}
+
+TEST(Executor, RejectsChainGraphsNamingTheNode) {
+  const Graph g = build_model_training_graph("linear", {.batch_size = 1}, BackwardMode::Chain);
+  try {
+    runtime::Executor e(g, executable(g, checkpoint_all_schedule(g)));
+    FAIL() << "a chain graph was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("chain_gradient"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("autodiff"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Executor, BadBatchIsRejectedAndLeavesTheModelUnchanged) {
+  const Graph g = training_graph("lenet5", 2);
+  runtime::Executor e(g, executable(g, checkpoint_all_schedule(g)));
+  Batch b = synthetic_batch(e, 1);
+  const std::vector<float> before = values(e);
+  std::vector<float> short_inputs(b.inputs.begin(), b.inputs.end() - 1);
+  EXPECT_THROW(e.train_step(short_inputs, b.labels), InputError);
+  b.labels[1] = 10;
+  EXPECT_THROW(e.train_step(b.inputs, b.labels), InputError);
+  EXPECT_TRUE(same_bits(before, values(e)));
+  EXPECT_EQ(e.steps_done(), 0u);
+}
+
+// Fails the n-th page-in, as a storage fault would.
+class FailingPager final : public Pager {
+ public:
+  explicit FailingPager(int fail_at) : fail_at_(fail_at) {}
+  void start_page_out(NodeId node, std::span<const std::byte> data) override { inner_.start_page_out(node, data); }
+  void start_page_in(NodeId node, std::span<std::byte> into) override {
+    if (++page_ins_ == fail_at_) throw PagerError("injected fault: checksum mismatch");
+    inner_.start_page_in(node, into);
+  }
+  void wait(NodeId node) override { inner_.wait(node); }
+  void wait_all() override { inner_.wait_all(); }
+  std::size_t bytes_paged_out() const override { return inner_.bytes_paged_out(); }
+  std::size_t bytes_paged_in() const override { return inner_.bytes_paged_in(); }
+
+ private:
+  MemoryPager inner_;
+  int fail_at_, page_ins_ = 0;
+};
+
+TEST(Executor, FailedPageInStopsTheStepAndLeavesTheModelUnchanged) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const Schedule s = poet_heuristic(g, 0.6);
+  FailingPager pager(3);
+  runtime::ExecutorOptions o;
+  o.pager = &pager;
+  runtime::Executor e(g, executable(g, s), o);
+  const Batch b = synthetic_batch(e, 1);  // one_step's batch
+  const std::vector<float> before = values(e);
+  EXPECT_THROW(e.train_step(b.inputs, b.labels), PagerError);
+  EXPECT_TRUE(same_bits(before, values(e))) << "parameters or running statistics changed by a failed step";
+  EXPECT_EQ(e.steps_done(), 0u);
+  // A retry (the fault was transient) is exactly the step that would have run.
+  e.train_step(b.inputs, b.labels);
+  EXPECT_TRUE(same_bits(one_step(g, executable(g, s)).parameters, values(e)));
+  EXPECT_GT(e.pager().bytes_paged_in(), 0u);
+}
+
+// A pager as asynchronous as the interface allows: a page-out reads its source only when
+// waited for, and a page-in fills its destination with NaN at once and the data only when
+// waited for. An executor that read a tensor before its page-in ended, or reused bytes a
+// page-out had not yet read, would compute something else than checkpoint-all.
+class DeferredPager final : public Pager {
+ public:
+  void start_page_out(NodeId node, std::span<const std::byte> data) override {
+    complete(node);
+    pending(node) = {Kind::Out, {const_cast<std::byte*>(data.data()), data.size()}};
+    bytes_out_ += data.size();
+  }
+  void start_page_in(NodeId node, std::span<std::byte> into) override {
+    complete(node);
+    std::span<float> garbage{reinterpret_cast<float*>(into.data()), into.size() / sizeof(float)};
+    std::fill(garbage.begin(), garbage.end(), std::numeric_limits<float>::quiet_NaN());
+    pending(node) = {Kind::In, into};
+    bytes_in_ += into.size();
+  }
+  void wait(NodeId node) override { complete(node); }
+  void wait_all() override {
+    for (std::size_t v = 0; v < pending_.size(); ++v) complete(static_cast<NodeId>(v));
+  }
+  std::size_t bytes_paged_out() const override { return bytes_out_; }
+  std::size_t bytes_paged_in() const override { return bytes_in_; }
+  int deferred_completions = 0;
+
+ private:
+  enum class Kind { None, Out, In };
+  struct Transfer {
+    Kind kind = Kind::None;
+    std::span<std::byte> ram;
+  };
+  Transfer& pending(NodeId v) {
+    if (static_cast<std::size_t>(v) >= pending_.size()) {
+      pending_.resize(static_cast<std::size_t>(v) + 1);
+      stored_.resize(static_cast<std::size_t>(v) + 1);
+    }
+    return pending_[static_cast<std::size_t>(v)];
+  }
+  void complete(NodeId v) {
+    Transfer& t = pending(v);
+    if (t.kind == Kind::Out) stored_[static_cast<std::size_t>(v)].assign(t.ram.begin(), t.ram.end());
+    if (t.kind == Kind::In)
+      std::copy(stored_[static_cast<std::size_t>(v)].begin(), stored_[static_cast<std::size_t>(v)].end(),
+                t.ram.begin());
+    if (t.kind != Kind::None) ++deferred_completions;
+    t.kind = Kind::None;
+  }
+  std::vector<Transfer> pending_;
+  std::vector<std::vector<std::byte>> stored_;
+  std::size_t bytes_out_ = 0, bytes_in_ = 0;
+};
+
+TEST(Executor, AsynchronousTransfersAreWaitedForBeforeReadsAndReuse) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const Schedule s = poet_heuristic(g, 0.6);
+  DeferredPager pager;
+  runtime::ExecutorOptions o;
+  o.pager = &pager;
+  expect_bit_identical(one_step(g, executable(g, checkpoint_all_schedule(g))), one_step(g, executable(g, s), o),
+                       "deferred pager");
+  EXPECT_GT(pager.deferred_completions, 0);
+  EXPECT_GT(pager.bytes_paged_in(), 0u);
+}
+
+// The real file pager (its own faults are tested in file_pager_test.cpp): a paging plan
+// trains through a file exactly as checkpoint-all does in RAM.
+TEST(Executor, FilePagerStepMatchesCheckpointAll) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const Schedule s = poet_heuristic(g, 0.6);
+  FilePagerOptions options;
+  options.path = ::testing::TempDir();
+  FilePager pager(options);
+  runtime::ExecutorOptions o;
+  o.pager = &pager;
+  expect_bit_identical(one_step(g, executable(g, checkpoint_all_schedule(g))), one_step(g, executable(g, s), o),
+                       "file pager");
+  EXPECT_GT(pager.bytes_paged_in(), 0u);
+}
+
+TEST(Executor, RecomputedBatchNormStatisticsUpdateRunningStatisticsOnce) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  runtime::ExecutablePlan chen = executable(g, chen_sqrt_schedule(g));
+  std::vector<int> computes(g.size(), 0);
+  for (const Instruction& i : chen.plan.instructions) computes[i.node] += i.kind == InstrKind::Compute;
+  NodeId recomputed = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v)
+    if (g.node(v).op == OpKind::BatchNormStats && computes[v] > 1) recomputed = v;
+  ASSERT_GE(recomputed, 0) << "Chen's plan recomputes no batch-norm statistics; pick another plan";
+
+  runtime::Executor once(g, executable(g, checkpoint_all_schedule(g)));
+  runtime::Executor twice(g, std::move(chen));
+  const Batch b = synthetic_batch(once, 5);
+  once.train_step(b.inputs, b.labels);
+  twice.train_step(b.inputs, b.labels);
+  // The norm fed by the recomputed statistics: its running mean moved off 0 exactly as
+  // under checkpoint-all, which computes the statistics once.
+  NodeId norm = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v)
+    if (g.node(v).op == OpKind::BatchNorm2d && g.node(v).inputs.at(1) == recomputed) norm = v;
+  ASSERT_GE(norm, 0);
+  const auto a = once.parameters().values(norm), c = twice.parameters().values(norm);
+  const std::size_t channels = a.size() / 4;
+  bool moved = false;
+  for (std::size_t i = 2 * channels; i < 4 * channels; ++i) {
+    EXPECT_EQ(std::memcmp(&a[i], &c[i], sizeof(float)), 0) << "running statistic " << i;
+    moved = moved || a[i] != (i < 3 * channels ? 0.0f : 1.0f);
+  }
+  EXPECT_TRUE(moved);
+}
+
+}  // namespace
+}  // namespace poet::testing

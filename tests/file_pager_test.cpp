@@ -1,0 +1,421 @@
+// FilePager: round trips, overlap of transfers with the caller, and every storage fault the
+// pager must report (injected, never provoked by timing).
+#include "poet/runtime/file_pager.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// Bytes that differ per tensor and per version, so a copy read back from the wrong slot or
+// an older page-out is noticed.
+std::vector<std::byte> pattern(std::size_t size, NodeId node, int version) {
+  std::vector<std::byte> bytes(size);
+  std::uint32_t state = 2654435761u * static_cast<std::uint32_t>(node + 1) + 40503u * static_cast<std::uint32_t>(version);
+  for (auto& b : bytes) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<std::byte>(state >> 24);
+  }
+  return bytes;
+}
+
+std::uintmax_t size_on_disk(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uintmax_t>(st.st_size) : 0;
+}
+
+// Expects `action` to throw PagerError whose message contains every one of `parts`.
+template <class Action>
+void expect_pager_error(Action action, const std::vector<std::string>& parts) {
+  try {
+    action();
+    ADD_FAILURE() << "expected a PagerError";
+  } catch (const PagerError& e) {
+    const std::string message = e.what();
+    // SHOW_PAGER_ERRORS=1 prints every message, to read them as a user would.
+    if (std::getenv("SHOW_PAGER_ERRORS")) std::cout << "  " << message << "\n";
+    for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+// A hook that holds the first transfer of one tensor until the test releases them. Waiting is
+// bounded only so that a broken pager fails the test instead of hanging it.
+class TransferGate {
+ public:
+  explicit TransferGate(NodeId held) : held_(held), released_(release_.get_future().share()) {}
+  std::function<void(NodeId, PageTransfer)> hook() {
+    return [this](NodeId node, PageTransfer) {
+      if (node != held_ || entered_once_.exchange(true)) return;
+      entered_.set_value();
+      if (released_.wait_for(std::chrono::seconds(10)) != std::future_status::ready) timed_out_ = true;
+    };
+  }
+  void wait_until_entered() { ASSERT_EQ(entered_.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready); }
+  void release() { release_.set_value(); }
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  NodeId held_;
+  std::promise<void> entered_;
+  std::promise<void> release_;
+  std::shared_future<void> released_;
+  std::atomic<bool> entered_once_{false};
+  std::atomic<bool> timed_out_{false};
+};
+
+class FilePagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name_template = (fs::path(::testing::TempDir()) / "poet-pager-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(name_template.data()), nullptr);
+    dir_ = name_template;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  FilePagerOptions options_in_dir(bool direct_io = false) {
+    FilePagerOptions options;
+    options.path = dir_.string();
+    options.direct_io = direct_io;
+    return options;
+  }
+  bool dir_is_empty() const { return fs::is_empty(dir_); }
+
+  fs::path dir_;
+};
+
+class FilePagerRoundTrip : public FilePagerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FilePagerRoundTrip, TensorsOfManySizesSurviveInterleavedPagingAndOverwrites) {
+  FilePager pager(options_in_dir(/*direct_io=*/GetParam()));
+  std::cout << "  page file " << pager.path() << (pager.uses_direct_io() ? " with" : " without") << " O_DIRECT\n";
+  const std::vector<std::size_t> sizes = {0, 1, 3, 4095, 4096, 4097, 65536 + 13, kMiB, 4 * kMiB};
+  std::map<NodeId, std::vector<std::byte>> sent;
+  std::size_t out = 0, in = 0;
+
+  // Every tensor out, waiting for none, so many transfers are queued at once.
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto node = static_cast<NodeId>(3 * i + 1);
+    sent[node] = pattern(sizes[i], node, 0);
+    pager.start_page_out(node, sent[node]);
+    out += sizes[i];
+  }
+  // Read back every other one while the rest may still be in flight.
+  std::map<NodeId, std::vector<std::byte>> back;
+  for (auto& [node, bytes] : sent) {
+    if (node % 2 == 0) continue;
+    pager.wait(node);
+    back[node].resize(bytes.size());
+    pager.start_page_in(node, back[node]);
+    in += bytes.size();
+  }
+  pager.wait_all();
+  for (auto& [node, bytes] : back) EXPECT_EQ(bytes, sent[node]) << "tensor " << node;
+
+  // Overwrite: the same size (the slot is reused), a smaller and a larger copy.
+  const std::uint64_t capacity_before = pager.file_capacity();
+  sent[1] = pattern(1, 1, 1);            // was empty
+  sent[4] = pattern(3, 4, 1);
+  sent[13] = pattern(2, 13, 1);          // was 4096 bytes
+  sent[10] = pattern(3 * kMiB, 10, 1);   // was 4095 bytes
+  for (NodeId node : {1, 4, 13, 10}) {
+    pager.start_page_out(node, sent[node]);
+    out += sent[node].size();
+  }
+  // A page-in queued right behind its page-out, without a wait between, reads the new copy.
+  std::map<NodeId, std::vector<std::byte>> again;
+  for (auto& [node, bytes] : sent) {
+    again[node].resize(bytes.size());
+    pager.start_page_in(node, again[node]);
+    in += bytes.size();
+  }
+  for (auto& [node, bytes] : sent) {
+    pager.wait(node);
+    EXPECT_EQ(again[node], bytes) << "tensor " << node;
+  }
+  EXPECT_EQ(pager.bytes_paged_out(), out);
+  EXPECT_EQ(pager.bytes_paged_in(), in);
+  EXPECT_GT(pager.file_capacity(), capacity_before) << "the 3 MiB copy needs a new slot";
+}
+
+INSTANTIATE_TEST_SUITE_P(FilePager, FilePagerRoundTrip, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "DirectIo" : "Buffered"; });
+
+TEST_F(FilePagerTest, PagingTheSameTensorAgainReusesItsSlot) {
+  FilePager pager(options_in_dir());
+  auto a = pattern(10000, 1, 0), b = pattern(20000, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  pager.wait_all();
+  const std::uint64_t capacity = pager.file_capacity();
+  for (int step = 1; step < 5; ++step) {
+    a = pattern(10000, 1, step);
+    pager.start_page_out(1, a);
+    pager.start_page_out(2, b);
+    pager.wait_all();
+  }
+  EXPECT_EQ(pager.file_capacity(), capacity);
+  EXPECT_LE(size_on_disk(pager.path()), capacity);
+}
+
+TEST_F(FilePagerTest, StartPageOutReturnsBeforeTheDataIsOnDisk) {
+  TransferGate gate(/*held=*/5);
+  FilePagerOptions options = options_in_dir();
+  options.faults.before_transfer = gate.hook();
+  FilePager pager(options);
+  const auto data = pattern(4 * kMiB, 5, 0);
+  pager.start_page_out(5, data);  // returns although the I/O thread is held mid-transfer
+  gate.wait_until_entered();
+  EXPECT_EQ(pager.bytes_paged_out(), 0u);
+  EXPECT_EQ(size_on_disk(pager.path()), 0u);
+  gate.release();
+  pager.wait(5);
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(pager.bytes_paged_out(), 4 * kMiB);
+  EXPECT_GE(size_on_disk(pager.path()), 4 * kMiB);
+}
+
+TEST_F(FilePagerTest, WaitReturnsOnceItsOwnTransferIsDoneWhileALaterOneIsHeld) {
+  TransferGate gate(/*held=*/2);
+  FilePagerOptions options = options_in_dir();
+  options.faults.before_transfer = gate.hook();
+  FilePager pager(options);
+  const auto a = pattern(kMiB, 1, 0), b = pattern(kMiB, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  pager.wait(1);  // if this waited for tensor 2 too, the gate would time out
+  gate.release();
+  pager.wait(2);
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(pager.bytes_paged_out(), 2 * kMiB);
+}
+
+TEST_F(FilePagerTest, WaitWithNothingInFlightIsANoOp) {
+  FilePager pager(options_in_dir());
+  pager.wait(3);
+  pager.wait_all();
+  EXPECT_EQ(pager.bytes_paged_out(), 0u);
+}
+
+class FilePagerWriteFault : public FilePagerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FilePagerWriteFault, DiskFullNamesTheTensorTheFileAndTheFix) {
+  FilePagerOptions options = options_in_dir(GetParam());
+  options.faults.fail_write = 2;
+  options.faults.write_fault = FaultInjector::WriteFault::kDiskFull;
+  FilePager pager(options);
+  const std::string path = pager.path();
+  const auto a = pattern(kMiB, 7, 0), b = pattern(kMiB, 8, 0);
+  pager.start_page_out(7, a);
+  pager.start_page_out(8, b);
+  pager.wait(7);
+  expect_pager_error([&] { pager.wait(8); },
+                     {"page-out of tensor 8", path, "full", "No space left on device", "free space on '" + dir_.string(),
+                      "--page-file"});
+  expect_pager_error([&] { pager.wait_all(); }, {"tensor 8", "full"});
+  EXPECT_FALSE(fs::exists(path)) << "a failed step removes the page file";
+}
+
+TEST_P(FilePagerWriteFault, ShortWriteReportsHowMuchWasWritten) {
+  FilePagerOptions options = options_in_dir(GetParam());
+  options.faults.fail_write = 1;
+  options.faults.write_fault = FaultInjector::WriteFault::kShortWrite;
+  FilePager pager(options);
+  const auto a = pattern(kMiB, 3, 0);
+  pager.start_page_out(3, a);
+  expect_pager_error([&] { pager.wait(3); },
+                     {"page-out of tensor 3", pager.path(), "full", "524288 of 1048576 bytes", "free space on"});
+  EXPECT_FALSE(fs::exists(pager.path()));
+}
+
+INSTANTIATE_TEST_SUITE_P(FilePager, FilePagerWriteFault, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "DirectIo" : "Buffered"; });
+
+TEST_F(FilePagerTest, WriteIoErrorNamesTheDevice) {
+  FilePagerOptions options = options_in_dir();
+  options.faults.fail_write = 1;
+  options.faults.write_fault = FaultInjector::WriteFault::kIoError;
+  FilePager pager(options);
+  const auto a = pattern(100, 4, 0);
+  pager.start_page_out(4, a);
+  expect_pager_error([&] { pager.wait(4); }, {"page-out of tensor 4", pager.path(), "I/O error", "check the device"});
+}
+
+TEST_F(FilePagerTest, ReadIoErrorNamesTheTensorAndLeavesNoFile) {
+  FilePagerOptions options = options_in_dir();
+  options.faults.fail_read = 2;
+  FilePager pager(options);
+  const std::string path = pager.path();
+  const auto a = pattern(5000, 11, 0), b = pattern(6000, 12, 0);
+  pager.start_page_out(11, a);
+  pager.start_page_out(12, b);
+  std::vector<std::byte> a_back(a.size()), b_back(b.size());
+  pager.start_page_in(11, a_back);
+  pager.start_page_in(12, b_back);
+  pager.wait(11);
+  EXPECT_EQ(a_back, a);
+  expect_pager_error([&] { pager.wait(12); },
+                     {"page-in of tensor 12 from '" + path + "'", "I/O error", "Input/output error", "check the device"});
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(FilePagerTest, FileRemovedUnderneathIsDetectedOnPageIn) {
+  FilePager pager(options_in_dir());
+  const auto a = pattern(3000, 6, 0);
+  pager.start_page_out(6, a);
+  pager.wait(6);
+  ASSERT_EQ(::unlink(pager.path().c_str()), 0);
+  std::vector<std::byte> back(a.size());
+  pager.start_page_in(6, back);
+  expect_pager_error([&] { pager.wait(6); }, {"page-in of tensor 6", pager.path(), "removed while in use", "rerun"});
+}
+
+TEST_F(FilePagerTest, FileTruncatedUnderneathIsDetectedOnPageIn) {
+  FilePager pager(options_in_dir());
+  const auto a = pattern(kMiB, 1, 0), b = pattern(kMiB, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  pager.wait_all();
+  ASSERT_EQ(::truncate(pager.path().c_str(), kMiB + 100), 0);  // cuts tensor 2's copy short
+  std::vector<std::byte> a_back(a.size()), b_back(b.size());
+  pager.start_page_in(1, a_back);
+  pager.start_page_in(2, b_back);
+  pager.wait(1);
+  EXPECT_EQ(a_back, a);
+  expect_pager_error([&] { pager.wait(2); }, {"page-in of tensor 2", pager.path(), "truncated", "rerun"});
+  EXPECT_FALSE(fs::exists(pager.path()));
+}
+
+TEST_F(FilePagerTest, CorruptedCopyFailsItsChecksum) {
+  FilePager pager(options_in_dir());
+  const auto a = pattern(4 * kMiB, 9, 0);
+  pager.start_page_out(9, a);
+  pager.wait(9);
+  // Flip one byte deep inside the only copy (which starts at offset 0).
+  const int fd = ::open(pager.path().c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const std::byte flipped = a[123457] ^ std::byte{0x40};
+  ASSERT_EQ(::pwrite(fd, &flipped, 1, 123457), 1);
+  ::close(fd);
+  std::vector<std::byte> back(a.size());
+  pager.start_page_in(9, back);
+  expect_pager_error([&] { pager.wait(9); }, {"page-in of tensor 9", pager.path(), "checksum mismatch", "CRC-32"});
+  EXPECT_FALSE(fs::exists(pager.path()));
+}
+
+TEST_F(FilePagerTest, TransfersAfterAFailureDoNotTouchTheFileAndSayWhy) {
+  FilePagerOptions options = options_in_dir();
+  options.faults.fail_write = 1;
+  FilePager pager(options);
+  const auto a = pattern(100, 1, 0), b = pattern(200, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  expect_pager_error([&] { pager.wait(2); }, {"page-out of tensor 2", "earlier transfer failed", "tensor 1", "full"});
+  expect_pager_error([&] { pager.wait_all(); }, {"page-out of tensor 1", "full"});
+  EXPECT_EQ(pager.bytes_paged_out(), 0u);
+}
+
+TEST_F(FilePagerTest, DestroyingThePagerRemovesItsFileAfterSuccessOrFailure) {
+  std::string path;
+  {
+    FilePager pager(options_in_dir());
+    path = pager.path();
+    const auto a = pattern(kMiB, 1, 0);
+    pager.start_page_out(1, a);
+    pager.wait_all();
+    EXPECT_TRUE(fs::exists(path));
+  }
+  EXPECT_FALSE(fs::exists(path));
+  {
+    FilePagerOptions options = options_in_dir();
+    options.faults.fail_read = 1;
+    FilePager pager(options);
+    const auto a = pattern(kMiB, 1, 0);
+    std::vector<std::byte> back(a.size());
+    pager.start_page_out(1, a);
+    pager.start_page_in(1, back);
+    EXPECT_THROW(pager.wait_all(), PagerError);
+  }
+  EXPECT_TRUE(dir_is_empty());
+}
+
+TEST_F(FilePagerTest, DefaultFileIsAUniqueFileInTheWorkingDirectory) {
+  std::string first, second;
+  {
+    FilePager a, b;
+    first = a.path();
+    second = b.path();
+    EXPECT_NE(first, second);
+    EXPECT_EQ(fs::path(first).parent_path(), fs::current_path());
+    EXPECT_TRUE(fs::exists(first));
+  }
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_FALSE(fs::exists(second));
+}
+
+TEST_F(FilePagerTest, UserPathIsUsedAndRemovedAfterwards) {
+  const std::string path = (dir_ / "my.pages").string();
+  {
+    FilePagerOptions options;
+    options.path = path;
+    FilePager pager(options);
+    EXPECT_EQ(pager.path(), path);
+    EXPECT_TRUE(fs::exists(path));
+  }
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(FilePagerTest, PageInOfATensorNeverPagedOutIsAClearError) {
+  FilePager pager(options_in_dir());
+  std::vector<std::byte> into(64);
+  expect_pager_error([&] { pager.start_page_in(42, into); }, {"tensor 42", "never paged out", pager.path()});
+  const auto a = pattern(64, 1, 0);
+  pager.start_page_out(1, a);
+  std::vector<std::byte> wrong_size(65);
+  expect_pager_error([&] { pager.start_page_in(1, wrong_size); }, {"tensor 1", "65 bytes", "has 64"});
+  pager.wait_all();  // misuse stops nothing
+}
+
+TEST_F(FilePagerTest, UserPathInAMissingFolderFailsAtConstruction) {
+  FilePagerOptions options;
+  options.path = (dir_ / "no-such-folder" / "x.pages").string();
+  try {
+    FilePager pager(options);
+    ADD_FAILURE() << "expected an IoError";
+  } catch (const IoError& e) {
+    const std::string message = e.what();
+    for (const std::string& part : {options.path, std::string("does not exist"), std::string("--page-file")})
+      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+TEST_F(FilePagerTest, AnExistingFileIsNeverOverwritten) {
+  const std::string path = (dir_ / "precious").string();
+  { std::ofstream(path) << "keep me"; }
+  FilePagerOptions options;
+  options.path = path;
+  EXPECT_THROW({ FilePager pager(options); }, IoError);
+  EXPECT_EQ(size_on_disk(path), 7u);
+}
+
+}  // namespace
+}  // namespace poet
