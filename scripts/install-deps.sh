@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libopenblas-dev zlib1g-dev
+  dataset-fashion-mnist
 )
 
 missing=()

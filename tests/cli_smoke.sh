@@ -58,3 +58,15 @@ expect 2 "" -- frobnicate
 
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]
+
+# Training for real: lenet5's least working set is ~95% of its activation peak.
+expect 2 "use --ram-budget 94.8% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
+expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
+expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
+expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
+echo "damaged" > "$tmp/bad.ckpt"
+expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synthetic --checkpoint "$tmp/bad.ckpt" --resume
+
+echo "cli_smoke (with train): $failures failure(s)"
+[ "$failures" -eq 0 ]

@@ -36,5 +36,7 @@ void add_simulate_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace poet::cli

@@ -41,7 +41,7 @@ void add_graph_command(CLI::App& app) {
   cmd->callback([opts] {
     const DeviceProfile device = resolve_device(opts->source.platform);
     const Graph graph = opts->source.load();
-    const GraphCosts costs = estimate_costs(graph, device);
+    const GraphCosts costs = costs_for(graph, device);
     print_summary(graph, costs, device);
     if (!opts->json_file.empty()) {
       save_graph(graph, opts->json_file, &costs);

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add_show_command(app);
   add_solve_command(app);
   add_sweep_command(app);
+  add_profile_command(app);
+  add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

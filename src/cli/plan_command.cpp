@@ -33,7 +33,7 @@ void add_plan_command(CLI::App& app) {
   opts->device.add_options(*cmd);
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule schedule = opts->schedule.load(g);
     Plan plan = plan_from_schedule(schedule, g);

@@ -28,7 +28,7 @@ void add_show_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule s = opts->schedule.load(g);
     // Drawn even when over budget: that is when the picture is most useful.

@@ -60,7 +60,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Plan plan = opts->plan_file.empty() ? plan_from_schedule(opts->schedule.load(g), g)
                                               : load_plan_text(opts->plan_file, g);

@@ -88,7 +88,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     SolveOptions o = opts->solve;
     o.accounting = opts->accounting == "reference" ? Accounting::Reference : Accounting::Strict;
     o.mode = opts->mode == "paging" ? SolveMode::PagingOnly

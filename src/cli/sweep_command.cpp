@@ -97,7 +97,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = estimate_costs(g, resolve_device(opts->source.platform));
+    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
     const double deadline = opts->runtime_budget.empty() ? 0 : parse_range(opts->runtime_budget, "--runtime-budget", "")[0];
     const SimulationOptions counting;  // the parameters count against every budget

@@ -53,6 +53,10 @@ json device_to_json(const DeviceProfile& d) {
   json j = {{"format", "poet-device"}, {"version", 1}, {"name", d.name}, {"description", d.description}};
   for (const auto& f : kFields) j[f.section][f.key] = d.*f.member;
   j["sources"] = d.sources;
+  if (!d.measured_on.empty()) j["measured_on"] = d.measured_on;
+  if (!d.method.empty()) j["method"] = d.method;
+  if (d.nodes) j["nodes"] = measured_nodes_to_json(*d.nodes);
+  if (d.storage) j["storage_samples"] = measured_storage_to_json(*d.storage);
   return j;
 }
 
@@ -79,6 +83,10 @@ DeviceProfile device_from_json(const json& j, std::string_view origin) {
     d.*f.member = v.get<double>();
     check_value(d.*f.member, f, where);
   }
+  d.measured_on = j.value("measured_on", "");
+  d.method = j.value("method", "");
+  if (j.contains("nodes")) d.nodes = measured_nodes_from_json(j["nodes"], where);
+  if (j.contains("storage_samples")) d.storage = measured_storage_from_json(j["storage_samples"], where);
   return d;
 }
 

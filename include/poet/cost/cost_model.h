@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "poet/cost/device.h"
@@ -27,5 +28,19 @@ struct GraphCosts {
 
 // The reference's FLOP-based model: time = FLOPs / FLOPS, energy = FLOPs / (FLOP/J).
 GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device);
+
+// Throws InputError naming the first difference (graph name, batch size, node count, or a
+// node's name, op or shape) between a profile's measured nodes and `graph`, and the fix:
+// re-profile this graph with `poet profile`.
+void check_profile_matches(const Graph& graph, const MeasuredNodes& measured, std::string_view device_name);
+
+// Measured costs: each node's compute time and energy from device.nodes (which must match
+// the graph, see check_profile_matches); paging as in estimate_costs, from the device's
+// storage figures. Throws InputError if the device has no measured nodes.
+GraphCosts costs_from_profile(const Graph& graph, const DeviceProfile& device);
+
+// What every planning command uses: measured costs when the device carries a "nodes"
+// section, the FLOP model otherwise.
+GraphCosts costs_for(const Graph& graph, const DeviceProfile& device);
 
 }  // namespace poet

@@ -1,11 +1,14 @@
 // Device profiles: the constants of the reference's FLOP-based cost model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "poet/cost/measured_profile.h"
 
 namespace poet {
 
@@ -21,6 +24,11 @@ struct DeviceProfile {
   double pageout_bytes_per_s = 0;
   double memory_power_w = 0;          // power drawn while paging (MEMORY_POWER)
   std::string sources;                // where the figures come from
+  // Set by `poet profile` (measured_profile.h); absent from the built-in platforms.
+  std::string measured_on;            // the machine
+  std::string method;                 // how the figures were measured
+  std::optional<MeasuredNodes> nodes;  // per-node costs of one training graph
+  std::optional<MeasuredStorage> storage;  // the samples the storage figures were fitted to
 
   // Throws InputError naming the field if any figure is missing, negative, zero where a
   // rate must be positive, or not finite.

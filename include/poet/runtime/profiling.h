@@ -1,0 +1,73 @@
+// The measurements behind `poet profile`: each node's compute time through NodeRunner, and
+// the paging file's transfer times through a real FilePager. Both return raw figures; the
+// cost module's measured_profile.h is what they become.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "poet/cost/measured_profile.h"
+#include "poet/runtime/node_runner.h"
+
+namespace poet::runtime {
+
+// Median and interquartile range: robust to the odd run a timer interrupt or another
+// process stretches, which a mean and standard deviation are not.
+struct SampleSummary {
+  double median = 0;
+  double spread = 0;  // 75th - 25th percentile
+};
+SampleSummary summarize(std::vector<double> samples);
+
+struct NodeTimingOptions {
+  int warmup = 3;    // untimed runs first: caches, page faults, the BLAS's own warm-up
+  int repeats = 20;  // timed samples
+  // A sample runs the node as many times as it takes to last this long, so nodes of a few
+  // hundred nanoseconds are not lost in the clock's resolution.
+  double min_sample_s = 100e-6;
+};
+
+struct NodeTiming {
+  SampleSummary seconds;  // per run of the node
+  int runs_per_sample = 1;
+};
+
+// Times every node of the runner's graph in order; `progress` is called after each.
+std::vector<NodeTiming> time_nodes(NodeRunner& runner, const NodeTimingOptions& options,
+                                   const std::function<void(NodeId, const NodeTiming&)>& progress = {});
+
+// Up to `count` tensor sizes of the graph to time the storage at, from the smallest to the
+// largest output (distinct, spread over the sorted sizes).
+std::vector<std::int64_t> storage_sizes(const Graph& g, std::size_t count = 6);
+
+// Transfer time = latency + bytes / throughput, least squares over (bytes, seconds). The
+// latency is clamped at 0; with one size, or times that do not grow with size, the
+// throughput is bytes over time of the largest sample.
+struct TransferFit {
+  double latency_s = 0;
+  double bytes_per_s = 0;
+};
+TransferFit fit_transfers(const std::vector<std::int64_t>& bytes, const std::vector<double>& seconds);
+
+struct StorageTimingOptions {
+  std::string directory = ".";  // where the page file goes (its file system is measured)
+  int repeats = 20;
+  bool direct_io = true;        // ask FilePager for O_DIRECT
+};
+
+struct StorageTiming {
+  MeasuredStorage measured;
+  TransferFit pageout, pagein;
+  // How the page cache was kept out of the page-ins: "O_DIRECT", "posix_fadvise
+  // DONTNEED after fdatasync", or that it could not be.
+  std::string cache;
+};
+
+// Pages out and back in one tensor of each size, `repeats` times, through a FilePager in
+// `directory`, waiting for each transfer. Throws IoError if the file cannot be made.
+StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const StorageTimingOptions& options,
+                           const std::function<void(const StorageSample&)>& progress = {});
+
+}  // namespace poet::runtime

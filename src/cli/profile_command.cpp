@@ -1,0 +1,76 @@
+// `poet profile`: measure this machine for one training graph and write a device profile
+// that `--platform FILE` then plans that graph with, node by node (docs/PROFILING.md).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/cost/device.h"
+#include "poet/runtime/measure_device.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::cli {
+
+void add_profile_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    runtime::MeasureOptions measure;
+    double cpu_power_w = 0, storage_power_w = -1;
+    bool no_rapl = false;
+    std::string output;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "profile", "Measure this machine's per-node compute and storage costs for a model; write a device profile");
+  opts->source.model = kDefaultModel;
+  cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")->capture_default_str();
+  cmd->add_option("-g,--graph", opts->source.graph_file, "Profile a training graph JSON file instead of a zoo model");
+  cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo models")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed samples per node and per storage size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", opts->measure.nodes.warmup, "Untimed runs of each node before its samples")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--page-dir", opts->measure.storage.directory,
+                  "Folder on the file system that paging will use (the page file goes here)")
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_flag("--no-direct-io", [opts](std::int64_t) { opts->measure.storage.direct_io = false; },
+                "Go through the page cache instead of O_DIRECT (it is then dropped before each page-in)");
+  cmd->add_option("--cpu-power", opts->cpu_power_w,
+                  "CPU active power in W, for energy = time x power; needed where RAPL cannot be read");
+  cmd->add_option("--storage-power", opts->storage_power_w, "Storage active power in W while paging (0: ignore)")
+      ->required();
+  cmd->add_flag("--no-rapl", opts->no_rapl, "Derive energy from --cpu-power even where RAPL is readable");
+  cmd->add_option("--name", opts->measure.name, "Profile name (default: <host>-<model>)");
+  cmd->add_option("-o,--output", opts->output, "Device profile JSON to write (atomically)")->required();
+  cmd->callback([opts] {
+    runtime::MeasureOptions measure = opts->measure;
+    measure.storage.repeats = measure.nodes.repeats;
+    if (opts->cpu_power_w != 0) measure.cpu_power_w = opts->cpu_power_w;
+    measure.storage_power_w = opts->storage_power_w;
+    measure.use_rapl = !opts->no_rapl;
+    const Graph g = opts->source.load();
+    if (measure.name.empty()) {
+      char host[256] = "host";
+      ::gethostname(host, sizeof host - 1);
+      measure.name = fmt::format("{}-{}", host, g.name());
+    }
+    const DeviceProfile profile =
+        runtime::measure_device(g, measure, [](std::string_view line) { fmt::print(stderr, "{}\n", line); });
+    save_device(profile, opts->output);
+    fmt::print("wrote {}: {} nodes of '{}', {} compute per step; plan with --platform {}\n", opts->output,
+               profile.nodes->nodes.size(), g.name(), format_seconds(costs_for(g, profile).total_compute_time_s),
+               opts->output);
+  });
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,132 @@
+// Reading and writing the measured sections of a device profile. Every figure is checked
+// as it is read, so a hand-edited profile fails at load time, naming the entry.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "poet/cost/measured_profile.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+using nlohmann::json;
+
+const json& member(const json& j, const char* key, std::string_view where) {
+  if (!j.is_object() || !j.contains(key))
+    throw InputError(fmt::format("{}: missing \"{}\"; re-profile with `poet profile` (docs/PROFILING.md)", where, key));
+  return j[key];
+}
+
+double seconds_or_joules(const json& j, const char* key, std::string_view where) {
+  const json& v = member(j, key, where);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw InputError(fmt::format("{}: \"{}\" is {}; it must be a non-negative number", where, key, v.dump()));
+  return v.get<double>();
+}
+
+std::string text(const json& j, const char* key, std::string_view where) {
+  const json& v = member(j, key, where);
+  if (!v.is_string()) throw InputError(fmt::format("{}: \"{}\" is {}; it must be a string", where, key, v.dump()));
+  return v.get<std::string>();
+}
+
+std::int64_t count(const json& j, const char* key, std::string_view where) {
+  const json& v = member(j, key, where);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+    throw InputError(fmt::format("{}: \"{}\" is {}; it must be a non-negative integer", where, key, v.dump()));
+  return v.get<std::int64_t>();
+}
+
+const json& list(const json& j, const char* key, std::string_view where) {
+  const json& v = member(j, key, where);
+  if (!v.is_array()) throw InputError(fmt::format("{}: \"{}\" must be a list", where, key));
+  return v;
+}
+
+}  // namespace
+
+json measured_nodes_to_json(const MeasuredNodes& m) {
+  json nodes = json::array();
+  for (const MeasuredNode& n : m.nodes)
+    nodes.push_back({{"name", n.name},
+                     {"op", n.op},
+                     {"role", n.role},
+                     {"shape", n.shape},
+                     {"compute_time_s", n.compute_time_s},
+                     {"spread_s", n.spread_s},
+                     {"compute_energy_j", n.compute_energy_j}});
+  return {{"graph", m.graph},
+          {"batch_size", m.batch_size},
+          {"node_count", m.nodes.size()},
+          {"repeats", m.repeats},
+          {"list", std::move(nodes)}};
+}
+
+MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
+  const std::string at = fmt::format("{}: nodes", where);
+  MeasuredNodes m;
+  m.graph = text(j, "graph", at);
+  m.batch_size = count(j, "batch_size", at);
+  m.repeats = static_cast<int>(count(j, "repeats", at));
+  const std::int64_t declared = count(j, "node_count", at);
+  const json& entries = list(j, "list", at);
+  if (static_cast<std::int64_t>(entries.size()) != declared)
+    throw InputError(fmt::format("{}: node_count is {} but the list has {} entries; the file is truncated or edited, "
+                                 "re-profile with `poet profile`",
+                                 at, declared, entries.size()));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string entry = fmt::format("{}.list[{}]", at, i);
+    const json& e = entries[i];
+    MeasuredNode n;
+    n.name = text(e, "name", entry);
+    n.op = text(e, "op", entry);
+    n.role = text(e, "role", entry);
+    const json& shape = list(e, "shape", entry);
+    for (const json& d : shape) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
+        throw InputError(fmt::format("{}: shape {} must list non-negative integers", entry, shape.dump()));
+      n.shape.push_back(d.get<std::int64_t>());
+    }
+    n.compute_time_s = seconds_or_joules(e, "compute_time_s", entry);
+    n.spread_s = seconds_or_joules(e, "spread_s", entry);
+    n.compute_energy_j = seconds_or_joules(e, "compute_energy_j", entry);
+    m.nodes.push_back(std::move(n));
+  }
+  return m;
+}
+
+json measured_storage_to_json(const MeasuredStorage& m) {
+  json samples = json::array();
+  for (const StorageSample& s : m.samples)
+    samples.push_back({{"bytes", s.bytes},
+                       {"pageout_s", s.pageout_s},
+                       {"pageout_spread_s", s.pageout_spread_s},
+                       {"pagein_s", s.pagein_s},
+                       {"pagein_spread_s", s.pagein_spread_s}});
+  return {{"path", m.path}, {"direct_io", m.direct_io}, {"samples", std::move(samples)}};
+}
+
+MeasuredStorage measured_storage_from_json(const json& j, std::string_view where) {
+  const std::string at = fmt::format("{}: storage_samples", where);
+  MeasuredStorage m;
+  m.path = text(j, "path", at);
+  const json& direct = member(j, "direct_io", at);
+  if (!direct.is_boolean()) throw InputError(fmt::format("{}: \"direct_io\" must be true or false", at));
+  m.direct_io = direct.get<bool>();
+  const json& samples = list(j, "samples", at);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string entry = fmt::format("{}.samples[{}]", at, i);
+    StorageSample s;
+    s.bytes = count(samples[i], "bytes", entry);
+    s.pageout_s = seconds_or_joules(samples[i], "pageout_s", entry);
+    s.pageout_spread_s = seconds_or_joules(samples[i], "pageout_spread_s", entry);
+    s.pagein_s = seconds_or_joules(samples[i], "pagein_s", entry);
+    s.pagein_spread_s = seconds_or_joules(samples[i], "pagein_spread_s", entry);
+    m.samples.push_back(s);
+  }
+  return m;
+}
+
+}  // namespace poet

@@ -1,0 +1,138 @@
+#include "poet/data/checkpoint_file.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <span>
+
+#include "poet/runtime/checksum.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+
+namespace poet::data {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'O', 'E', 'T', 'C', 'K', 'P', 'T'};
+constexpr std::uint32_t kVersion = 1;
+
+template <typename T>
+void put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+void put_floats(std::string& out, const std::vector<float>& values) {
+  put(out, static_cast<std::uint64_t>(values.size()));
+  out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+std::uint32_t crc_of(std::string_view bytes) {
+  return paging::crc32_of(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+}
+
+// Reads the fields in order; any read past the end means the file was cut short.
+class Reader {
+ public:
+  Reader(std::string_view bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+
+  template <typename T>
+  T get() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  std::vector<float> get_floats() {
+    const auto n = get<std::uint64_t>();
+    if (n > bytes_.size() / sizeof(float)) fail("a length beyond the end of the file");
+    std::vector<float> values(n);
+    std::memcpy(values.data(), take(n * sizeof(float)), n * sizeof(float));
+    return values;
+  }
+  std::string get_string(std::size_t n) { return std::string(take(n), n); }
+  bool at_end() const { return at_ == bytes_.size(); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(
+        fmt::format("checkpoint '{}' is damaged ({}); delete it, or pass another --checkpoint, and train "
+                    "without --resume",
+                    path_, what));
+  }
+
+ private:
+  const char* take(std::size_t n) {
+    if (n > bytes_.size() - at_) fail("it is truncated");
+    const char* p = bytes_.data() + at_;
+    at_ += n;
+    return p;
+  }
+  std::string_view bytes_;
+  const std::string& path_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string encode_checkpoint(const TrainingCheckpoint& c) {
+  std::string out(kMagic, sizeof(kMagic));
+  put(out, kVersion);
+  put(out, c.epochs_done);
+  put(out, c.steps_done);
+  put(out, c.seed);
+  put(out, c.optimizer);
+  put(out, static_cast<std::uint32_t>(c.model.size()));
+  out += c.model;
+  put_floats(out, c.parameters);
+  put_floats(out, c.optimizer_state);
+  put(out, crc_of(out));
+  return out;
+}
+
+TrainingCheckpoint decode_checkpoint(const std::string& bytes, const std::string& path) {
+  Reader r(bytes, path);
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    throw InputError(
+        fmt::format("'{}' is not a poet training checkpoint (no POETCKPT header); pass the file a "
+                    "'poet train --checkpoint' wrote",
+                    path));
+  // The checksum first: a damaged file is reported as damaged, not as whichever field broke.
+  if (bytes.size() < sizeof(kMagic) + sizeof(std::uint32_t) * 2) r.fail("it is truncated");
+  std::uint32_t stored = 0;
+  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof(stored), sizeof(stored));
+  if (crc_of(std::string_view(bytes).substr(0, bytes.size() - sizeof(stored))) != stored)
+    r.fail("its checksum does not match: it was truncated or changed after it was written");
+  r.get_string(sizeof(kMagic));
+  const auto version = r.get<std::uint32_t>();
+  if (version != kVersion)
+    throw InputError(
+        fmt::format("checkpoint '{}' has format version {}; this poet reads version {}. Train without "
+                    "--resume to start afresh",
+                    path, version, kVersion));
+  TrainingCheckpoint c;
+  c.epochs_done = r.get<std::uint64_t>();
+  c.steps_done = r.get<std::uint64_t>();
+  c.seed = r.get<std::uint64_t>();
+  c.optimizer = r.get<std::uint32_t>();
+  c.model = r.get_string(r.get<std::uint32_t>());
+  c.parameters = r.get_floats();
+  c.optimizer_state = r.get_floats();
+  r.get<std::uint32_t>();
+  if (!r.at_end()) r.fail("bytes after the checksum");
+  return c;
+}
+
+void save_checkpoint(const std::string& path, const TrainingCheckpoint& c) {
+  write_file_atomically(path, encode_checkpoint(c));
+}
+
+TrainingCheckpoint load_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(
+        fmt::format("cannot read checkpoint '{}': {}; check the --checkpoint path, or train without "
+                    "--resume to start afresh",
+                    path, std::strerror(errno)));
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return decode_checkpoint(bytes, path);
+}
+
+}  // namespace poet::data

@@ -1,0 +1,60 @@
+#include "poet/data/fashion_mnist.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "poet/data/idx_file.h"
+#include "poet/util/error.h"
+
+namespace poet::data {
+namespace {
+
+constexpr const char* kFix =
+    "install Debian's dataset-fashion-mnist package (scripts/install-deps.sh, or apt-get install "
+    "dataset-fashion-mnist), which puts the files in /usr/share/datasets/fashion-mnist";
+
+// The pixel mean of Fashion-MNIST's training images, scaled to [0, 1].
+constexpr float kPixelMean = 0.286f;
+
+std::string locate(const std::string& dir, const std::string& name) {
+  const std::filesystem::path base = std::filesystem::path(dir) / name;
+  for (const std::string& candidate : {base.string() + ".gz", base.string()})
+    if (std::filesystem::exists(candidate)) return candidate;
+  throw InputError(
+      fmt::format("Fashion-MNIST file '{}.gz' (or '{}') is missing; {}", base.string(), base.string(), kFix));
+}
+
+Dataset load_split(const std::string& dir, const std::string& prefix) {
+  const std::string images_path = locate(dir, prefix + "-images-idx3-ubyte");
+  const std::string labels_path = locate(dir, prefix + "-labels-idx1-ubyte");
+  const IdxArray images = read_idx_file(images_path, kFix);
+  const IdxArray labels = read_idx_file(labels_path, kFix);
+  if (images.dims.size() != 3)
+    throw InputError(fmt::format("'{}' has {} dimensions; Fashion-MNIST images have 3 (count, rows, columns); {}",
+                                 images_path, images.dims.size(), kFix));
+  if (labels.dims.size() != 1 || labels.dims[0] != images.dims[0])
+    throw InputError(fmt::format("'{}' does not hold one label for each of the {} images of '{}'; {}", labels_path,
+                                 images.dims[0], images_path, kFix));
+  Dataset d;
+  d.classes = 10;
+  d.sample_shape = {1, images.dims[1], images.dims[2]};
+  d.inputs.reserve(images.values.size());
+  for (const std::uint8_t p : images.values) d.inputs.push_back(static_cast<float>(p) / 255.0f - kPixelMean);
+  d.labels.reserve(labels.values.size());
+  for (std::size_t i = 0; i < labels.values.size(); ++i) {
+    if (labels.values[i] >= d.classes)
+      throw InputError(fmt::format("'{}': label {} is {}, outside Fashion-MNIST's 10 classes; {}", labels_path, i,
+                                   labels.values[i], kFix));
+    d.labels.push_back(labels.values[i]);
+  }
+  return d;
+}
+
+}  // namespace
+
+DatasetSplits load_fashion_mnist(const std::string& dir) {
+  return {"fashion-mnist", load_split(dir, "train"), load_split(dir, "t10k")};
+}
+
+}  // namespace poet::data

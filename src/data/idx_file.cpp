@@ -1,0 +1,81 @@
+#include "poet/data/idx_file.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "poet/util/error.h"
+
+namespace poet::data {
+namespace {
+
+struct GzCloser {
+  void operator()(gzFile_s* f) const { gzclose(f); }
+};
+
+std::string with_fix(std::string message, const std::string& fix) {
+  if (!fix.empty()) message += "; " + fix;
+  return message;
+}
+
+// Reads exactly `size` bytes or says how many there were.
+std::size_t read_fully(gzFile f, void* into, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    // gzread takes an unsigned count: read in pieces well below its limit.
+    const unsigned piece = static_cast<unsigned>(std::min<std::size_t>(size - done, 1u << 30));
+    const int n = gzread(f, static_cast<char*>(into) + done, piece);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
+}  // namespace
+
+IdxArray read_idx_file(const std::string& path, const std::string& fix) {
+  errno = 0;
+  std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
+  if (!file)
+    throw InputError(with_fix(
+        fmt::format("cannot open IDX file '{}': {}", path, errno ? std::strerror(errno) : "out of memory"), fix));
+  std::array<std::uint8_t, 4> magic{};
+  if (read_fully(file.get(), magic.data(), magic.size()) != magic.size() || magic[0] != 0 || magic[1] != 0)
+    throw InputError(
+        with_fix(fmt::format("'{}' is not an IDX file (it does not start with two zero bytes)", path), fix));
+  if (magic[2] != 0x08)
+    throw InputError(
+        with_fix(fmt::format("IDX file '{}' holds elements of type 0x{:02x}; only unsigned bytes (0x08) are read", path,
+                             magic[2]),
+                 fix));
+  const int rank = magic[3];
+  if (rank < 1 || rank > 4)
+    throw InputError(with_fix(fmt::format("IDX file '{}' has {} dimensions; expected 1 to 4", path, rank), fix));
+  IdxArray out;
+  std::int64_t elements = 1;
+  for (int d = 0; d < rank; ++d) {
+    std::array<std::uint8_t, 4> b{};
+    if (read_fully(file.get(), b.data(), b.size()) != b.size())
+      throw InputError(with_fix(fmt::format("IDX file '{}' ends inside its header", path), fix));
+    const std::int64_t n = (std::int64_t{b[0]} << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+    // No real IDX file comes near 2^34 bytes; a product past it means a corrupt header.
+    if (n == 0 || elements > (std::int64_t{1} << 34) / n)
+      throw InputError(
+          with_fix(fmt::format("IDX file '{}' has an implausible dimension {} of size {}", path, d, n), fix));
+    out.dims.push_back(n);
+    elements *= n;
+  }
+  out.values.resize(static_cast<std::size_t>(elements));
+  const std::size_t got = read_fully(file.get(), out.values.data(), out.values.size());
+  if (got != out.values.size())
+    throw InputError(with_fix(
+        fmt::format("IDX file '{}' is truncated: its header promises {} values, it holds {}", path, elements, got),
+        fix));
+  return out;
+}
+
+}  // namespace poet::data

@@ -1,0 +1,60 @@
+#include "poet/data/synthetic_dataset.h"
+
+#include <fmt/format.h>
+
+#include "poet/runtime/rng.h"
+#include "poet/util/error.h"
+
+namespace poet::data {
+namespace {
+
+// Uniform in [-1, 1) from 24 random bits.
+float uniform(const runtime::RandomKey& key, std::uint64_t index) {
+  return static_cast<float>(runtime::random_bits(key, index) >> 8) / 8388608.0f - 1.0f;
+}
+
+// Separate streams for prototypes, the training set and the test set.
+constexpr std::uint32_t kPrototypes = 0x5E01, kTrain = 0x5E02, kTest = 0x5E03;
+
+Dataset make_split(const SyntheticOptions& o, const std::vector<float>& prototypes, std::int64_t count,
+                   std::uint32_t stream) {
+  Dataset d;
+  d.sample_shape = o.sample_shape;
+  d.classes = o.classes;
+  const std::int64_t n = d.sample_elements();
+  const runtime::RandomKey key{o.seed, 0, stream};
+  d.inputs.resize(static_cast<std::size_t>(count * n));
+  for (std::int64_t s = 0; s < count; ++s) {
+    const auto label = static_cast<std::int32_t>(runtime::random_bits(key, static_cast<std::uint64_t>(s)) %
+                                                 static_cast<std::uint32_t>(o.classes));
+    d.labels.push_back(label);
+    // Element indices past the labels' so the two never share random bits.
+    const std::uint64_t base = static_cast<std::uint64_t>(count) + static_cast<std::uint64_t>(s * n);
+    for (std::int64_t i = 0; i < n; ++i)
+      d.inputs[static_cast<std::size_t>(s * n + i)] = prototypes[static_cast<std::size_t>(label * n + i)] +
+                                                      o.noise * uniform(key, base + static_cast<std::uint64_t>(i));
+  }
+  return d;
+}
+
+}  // namespace
+
+DatasetSplits make_synthetic_dataset(const SyntheticOptions& o) {
+  if (o.sample_shape.empty())
+    throw InputError("synthetic dataset: the sample shape is empty; give the model's input shape without the batch");
+  for (const std::int64_t d : o.sample_shape)
+    if (d <= 0) throw InputError(fmt::format("synthetic dataset: sample dimension {} is not positive", d));
+  if (o.classes < 2) throw InputError(fmt::format("synthetic dataset: {} classes; need at least 2", o.classes));
+  if (o.train_count < 1 || o.test_count < 1)
+    throw InputError("synthetic dataset: the training and test sets need at least one sample each");
+  Dataset shape_only;
+  shape_only.sample_shape = o.sample_shape;
+  const std::int64_t n = shape_only.sample_elements();
+  std::vector<float> prototypes(static_cast<std::size_t>(o.classes * n));
+  const runtime::RandomKey key{o.seed, 0, kPrototypes};
+  for (std::size_t i = 0; i < prototypes.size(); ++i) prototypes[i] = uniform(key, i);
+  return {"synthetic", make_split(o, prototypes, o.train_count, kTrain),
+          make_split(o, prototypes, o.test_count, kTest)};
+}
+
+}  // namespace poet::data

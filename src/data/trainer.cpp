@@ -1,0 +1,125 @@
+#include "poet/data/trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "poet/data/batches.h"
+#include "poet/graph/op.h"
+#include "poet/util/error.h"
+
+namespace poet::data {
+
+Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::ExecutorOptions options,
+                 std::uint64_t shuffle_seed)
+    : executor_(g, std::move(plan), options),
+      optimizer_(options.optimizer.kind),
+      seed_(options.seed),
+      shuffle_seed_(shuffle_seed),
+      batch_size_(static_cast<std::int64_t>(executor_.label_count())),
+      sample_elements_(static_cast<std::int64_t>(executor_.input_elements()) / batch_size_),
+      classes_(g.node(g.loss()).shape.back()),
+      batch_inputs_(executor_.input_elements()),
+      batch_labels_(executor_.label_count()),
+      saved_values_(executor_.parameters().all_values().size()),
+      saved_state_(executor_.parameters().optimizer_state().size()) {}
+
+void Trainer::check_dataset(const Dataset& d) const {
+  const Graph& g = executor_.graph();
+  if (d.sample_elements() != sample_elements_)
+    throw InputError(
+        fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
+                    "dataset that matches the model's input (--dataset synthetic fits any model)",
+                    d.sample_elements(), g.name(), sample_elements_));
+  if (d.classes > classes_)
+    throw InputError(fmt::format("the dataset has {} classes but model '{}' predicts {}; choose a matching model",
+                                 d.classes, g.name(), classes_));
+}
+
+runtime::StepResult Trainer::step_without_update(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+  auto& p = executor_.parameters();
+  std::ranges::copy(p.all_values(), saved_values_.begin());
+  std::ranges::copy(p.optimizer_state(), saved_state_.begin());
+  const runtime::StepResult r = executor_.train_step(inputs, labels);
+  std::ranges::copy(saved_values_, p.all_values().begin());
+  std::ranges::copy(saved_state_, p.optimizer_state().begin());
+  return r;
+}
+
+EpochResult Trainer::train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
+                                 const ProgressFn& progress) {
+  check_dataset(d);
+  const std::vector<std::int64_t> order = shuffled_order(d.count(), shuffle_seed_, epoch);
+  std::int64_t batches = batch_count(d.count(), batch_size_);
+  if (max_batches > 0) batches = std::min(batches, max_batches);
+  EpochResult result;
+  result.step_seconds.reserve(static_cast<std::size_t>(batches));
+  double loss_sum = 0;
+  std::int64_t correct = 0, rows = 0;
+  for (std::int64_t b = 0; b < batches; ++b) {
+    fill_batch(d, order, b, batch_size_, batch_inputs_, batch_labels_);
+    const auto began = std::chrono::steady_clock::now();
+    const runtime::StepResult r = executor_.train_step(batch_inputs_, batch_labels_);
+    result.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    loss_sum += r.loss;
+    correct += r.correct;
+    rows += r.rows;
+    if (progress) progress(b + 1, batches, r.loss);
+  }
+  result.batches = batches;
+  result.mean_loss = batches > 0 ? loss_sum / static_cast<double>(batches) : 0;
+  result.accuracy = rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0;
+  return result;
+}
+
+Evaluation Trainer::evaluate(const Dataset& d) {
+  check_dataset(d);
+  std::vector<std::int64_t> order(static_cast<std::size_t>(d.count()));
+  for (std::int64_t i = 0; i < d.count(); ++i) order[static_cast<std::size_t>(i)] = i;
+  std::int64_t correct = 0, rows = 0;
+  for (std::int64_t b = 0; b < batch_count(d.count(), batch_size_); ++b) {
+    fill_batch(d, order, b, batch_size_, batch_inputs_, batch_labels_);
+    const runtime::StepResult r = step_without_update(batch_inputs_, batch_labels_);
+    correct += r.correct;
+    rows += r.rows;
+  }
+  return {rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0, rows};
+}
+
+TrainingCheckpoint Trainer::checkpoint(const std::string& model, std::uint64_t epochs_done) const {
+  const auto& p = executor_.parameters();
+  return {model,
+          epochs_done,
+          executor_.steps_done(),
+          seed_,
+          static_cast<std::uint32_t>(optimizer_),
+          {p.all_values().begin(), p.all_values().end()},
+          {p.optimizer_state().begin(), p.optimizer_state().end()}};
+}
+
+void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
+  auto& p = executor_.parameters();
+  const auto mismatch = [&](const std::string& what) {
+    return InputError(
+        fmt::format("the checkpoint was written {}; resume with the options it was trained with, or "
+                    "train without --resume to start afresh",
+                    what));
+  };
+  if (c.model != model) throw mismatch(fmt::format("for model '{}', not '{}'", c.model, model));
+  if (c.optimizer != static_cast<std::uint32_t>(optimizer_) || c.optimizer_state.size() != p.optimizer_state().size())
+    throw mismatch("with another --optimizer");
+  if (c.parameters.size() != p.all_values().size())
+    throw mismatch(fmt::format("for {} parameters, and this model has {}", c.parameters.size(), p.all_values().size()));
+  if (c.seed != seed_) throw mismatch(fmt::format("with --seed {}, not {}", c.seed, seed_));
+  if (executor_.steps_done() > c.steps_done)
+    throw mismatch(fmt::format("at step {}, before this run's {}", c.steps_done, executor_.steps_done()));
+  // Steps whose effect is undone bring the executor's counter level; any valid batch does.
+  std::ranges::fill(batch_inputs_, 0.0f);
+  std::ranges::fill(batch_labels_, 0);
+  while (executor_.steps_done() < c.steps_done) step_without_update(batch_inputs_, batch_labels_);
+  std::ranges::copy(c.parameters, p.all_values().begin());
+  std::ranges::copy(c.optimizer_state, p.optimizer_state().begin());
+}
+
+}  // namespace poet::data

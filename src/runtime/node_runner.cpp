@@ -1,0 +1,122 @@
+#include "poet/runtime/node_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <vector>
+
+#include "node_kernels.h"
+#include "poet/runtime/parameters.h"
+#include "poet/runtime/rng.h"
+#include "poet/util/error.h"
+
+namespace poet::runtime {
+namespace {
+
+const Graph& checked(const Graph& g) {
+  g.validate();
+  if (!g.has_backward())
+    throw InputError(fmt::format("graph '{}' has no backward nodes; profiling times a training step, so give it a "
+                                 "training graph (--backward autodiff)",
+                                 g.name()));
+  int inputs = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const Node& n = g.node(v);
+    if (n.element_bytes != 4)
+      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
+                                   n.name, v, n.element_bytes));
+    detail::check_runnable(g, v);
+    inputs += n.op == OpKind::Input;
+  }
+  if (inputs != 1)
+    throw InputError(fmt::format("graph '{}' has {} input nodes; the runtime feeds exactly one batch tensor", g.name(),
+                                 inputs));
+  return g;
+}
+
+// Output floats of a node; a parameter gradient writes into the parameter store instead.
+std::size_t output_floats(const Node& n) {
+  return n.op == OpKind::GradParam ? 0 : static_cast<std::size_t>(element_count(n.shape));
+}
+
+// The smallest embedding table read straight from the input, or 0: the input then holds
+// token ids (int32 bit patterns), which must be in range of every table.
+std::int64_t token_vocabulary(const Graph& g, NodeId input) {
+  std::int64_t vocab = 0;
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Embedding && n.inputs.at(0) == input) {
+      const std::int64_t v = n.param_count / n.shape.back();
+      vocab = vocab == 0 ? v : std::min(vocab, v);
+    }
+  return vocab;
+}
+
+}  // namespace
+
+struct NodeRunner::State {
+  Graph graph;
+  ParameterStore parameters;
+  std::vector<std::vector<float>> outputs;  // per node
+  std::vector<std::vector<std::span<float>>> inputs;  // per node, its inputs' outputs
+  std::vector<float> scratch, batch;
+  std::vector<std::int32_t> labels;
+  detail::StepContext ctx;
+
+  State(const Graph& g, std::uint64_t seed) : graph(checked(g)), parameters(graph, 0, seed) {
+    std::int64_t scratch_floats = 0;
+    for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) {
+      outputs.emplace_back(output_floats(graph.node(v)));
+      scratch_floats = std::max(scratch_floats, detail::scratch_elements(graph, v));
+    }
+    for (const Node& n : graph.nodes()) {
+      std::vector<std::span<float>>& in = inputs.emplace_back();
+      for (NodeId u : n.inputs) in.push_back(outputs[static_cast<std::size_t>(u)]);
+    }
+    scratch.resize(static_cast<std::size_t>(scratch_floats));
+    fill_batch(seed);
+    ctx = {.parameters = &parameters, .input_batch = batch, .labels = labels, .scratch = scratch, .seed = seed};
+    for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) run(v);
+  }
+
+  void fill_batch(std::uint64_t seed) {
+    NodeId input = 0;
+    while (graph.node(input).op != OpKind::Input) ++input;
+    batch.resize(output_floats(graph.node(input)));
+    const std::int64_t vocab = token_vocabulary(graph, input);
+    const RandomKey key{.seed = seed, .step = 0, .node = static_cast<std::uint32_t>(input)};
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const std::uint32_t bits = random_bits(key, i);
+      batch[i] = vocab > 0 ? std::bit_cast<float>(static_cast<std::int32_t>(bits % static_cast<std::uint64_t>(vocab)))
+                           : static_cast<float>(bits >> 8) * 0x1p-24f;
+    }
+    const Node& loss = graph.node(graph.loss());
+    const std::int64_t classes = loss.shape.back();
+    labels.resize(static_cast<std::size_t>(element_count(loss.shape) / classes));
+    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % classes);
+  }
+
+  void run(NodeId v) {
+    const auto i = static_cast<std::size_t>(v);
+    detail::run_node(graph, v, outputs[i], inputs[i], ctx);
+  }
+};
+
+NodeRunner::NodeRunner(const Graph& g, std::uint64_t seed) : state_(std::make_unique<State>(g, seed)) {}
+NodeRunner::~NodeRunner() = default;
+
+void NodeRunner::run(NodeId v) {
+  POET_CHECK(v >= 0 && static_cast<std::size_t>(v) < state_->graph.size(), "NodeRunner::run: no such node");
+  state_->run(v);
+}
+
+const Graph& NodeRunner::graph() const { return state_->graph; }
+
+std::int64_t NodeRunner::bytes_held() const {
+  std::size_t floats = state_->scratch.size() + state_->batch.size();
+  for (const auto& o : state_->outputs) floats += o.size();
+  const FixedMemory fixed = state_->parameters.bytes();
+  return static_cast<std::int64_t>(floats * sizeof(float)) + fixed.total();
+}
+
+}  // namespace poet::runtime

@@ -1,0 +1,187 @@
+// Measured device profiles: the JSON round trip, the match against a graph, planning with
+// measured costs, and a real (fast) measurement. No test asserts on how long anything took.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "poet/backward/backward.h"
+#include "poet/baselines/checkpoint_all.h"
+#include "poet/cost/cost_model.h"
+#include "poet/plan/plan.h"
+#include "poet/runtime/measure_device.h"
+#include "poet/simulate/simulator.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+Graph lenet(int batch = 1) { return build_model_training_graph("lenet5", {.batch_size = batch}, BackwardMode::Autodiff); }
+
+// A profile of `g` with made-up but distinct figures: node i takes (i + 1) us and 2(i + 1) uJ.
+DeviceProfile fake_profile(const Graph& g) {
+  DeviceProfile d = builtin_platform("a72");
+  d.name = "fake";
+  d.measured_on = "a test";
+  d.method = "made up";
+  MeasuredNodes m;
+  m.graph = g.name();
+  m.batch_size = g.node(0).shape.at(0);
+  m.repeats = 5;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const Node& n = g.node(static_cast<NodeId>(i));
+    const double k = static_cast<double>(i + 1);
+    m.nodes.push_back({.name = n.name, .op = std::string(op_name(n.op)), .role = std::string(role_name(n.role)),
+                       .shape = n.shape, .compute_time_s = k * 1e-6, .spread_s = k * 1e-8,
+                       .compute_energy_j = 2 * k * 1e-6});
+  }
+  d.nodes = m;
+  d.storage = MeasuredStorage{.path = "/tmp", .direct_io = true, .samples = {{4096, 1e-4, 1e-6, 5e-5, 2e-6}}};
+  return d;
+}
+
+std::string rejection(const Graph& g, const DeviceProfile& d) {
+  try {
+    costs_for(g, d);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ProfileJson, RoundTripsMeasuredSections) {
+  const Graph g = lenet();
+  const DeviceProfile d = fake_profile(g);
+  const std::string path = (std::filesystem::temp_directory_path() / "poet_profile_test.json").string();
+  save_device(d, path);
+  const DeviceProfile back = load_device(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(device_to_json(back), device_to_json(d));
+  ASSERT_TRUE(back.nodes && back.storage);
+  EXPECT_EQ(back.nodes->nodes.size(), g.size());
+  EXPECT_EQ(back.nodes->nodes[3].shape, g.node(3).shape);
+  EXPECT_DOUBLE_EQ(back.nodes->nodes[3].compute_time_s, 4e-6);
+  EXPECT_EQ(back.measured_on, "a test");
+  EXPECT_TRUE(back.storage->direct_io);
+}
+
+TEST(ProfileJson, BuiltinPlatformsStayWithoutMeasuredSections) {
+  const nlohmann::json j = device_to_json(builtin_platform("m0"));
+  EXPECT_FALSE(j.contains("nodes"));
+  EXPECT_FALSE(device_from_json(j, "m0").nodes.has_value());
+}
+
+TEST(ProfileJson, TruncatedNodeListIsRejected) {
+  nlohmann::json j = device_to_json(fake_profile(lenet()));
+  j["nodes"]["list"].erase(j["nodes"]["list"].size() - 1);
+  EXPECT_THROW(device_from_json(j, "cut.json"), InputError);
+}
+
+TEST(ProfileMatch, ProfileOfAnotherGraphIsRejectedNamingIt) {
+  DeviceProfile d = fake_profile(lenet());
+  d.nodes->graph = "resnet18_cifar";
+  const std::string why = rejection(lenet(), d);
+  EXPECT_NE(why.find("measured for graph 'resnet18_cifar'"), std::string::npos) << why;
+  EXPECT_NE(why.find("poet profile --model"), std::string::npos) << why;
+}
+
+TEST(ProfileMatch, OtherBatchSizeIsRejected) {
+  const std::string why = rejection(lenet(2), fake_profile(lenet(1)));
+  EXPECT_NE(why.find("batch size 1"), std::string::npos) << why;
+}
+
+TEST(ProfileMatch, MissingNodeIsRejectedNamingIt) {
+  const Graph g = lenet();
+  DeviceProfile d = fake_profile(g);
+  d.nodes->nodes.pop_back();
+  const std::string why = rejection(g, d);
+  EXPECT_NE(why.find(fmt::format("lacks node {} '{}'", g.size() - 1, g.nodes().back().name)), std::string::npos)
+      << why;
+}
+
+TEST(ProfileMatch, OtherShapeOrOpOrNameIsRejectedNamingTheNode) {
+  const Graph g = lenet();
+  DeviceProfile shape = fake_profile(g), op = shape, name = shape;
+  shape.nodes->nodes[2].shape.back() += 1;
+  op.nodes->nodes[2].op = "tanh";
+  name.nodes->nodes[2].name = "renamed";
+  for (const DeviceProfile* d : {&shape, &op, &name}) {
+    const std::string why = rejection(g, *d);
+    EXPECT_NE(why.find(fmt::format("node 2 '{}'", g.node(2).name)), std::string::npos) << why;
+  }
+  EXPECT_NE(rejection(g, shape).find(shape_string(g.node(2).shape)), std::string::npos);
+}
+
+TEST(ProfilePlanning, MeasuredCostsReplaceTheFlopModelPerNode) {
+  const Graph g = lenet();
+  const DeviceProfile d = fake_profile(g);
+  const GraphCosts measured = costs_for(g, d), flops = estimate_costs(g, d);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_DOUBLE_EQ(measured.nodes[i].compute_time_s, d.nodes->nodes[i].compute_time_s);
+    EXPECT_DOUBLE_EQ(measured.nodes[i].pagein_time_s, flops.nodes[i].pagein_time_s);  // paging is per byte
+  }
+  DeviceProfile plain = d;
+  plain.nodes.reset();
+  EXPECT_DOUBLE_EQ(costs_for(g, plain).total_compute_time_s, flops.total_compute_time_s);
+}
+
+TEST(ProfilePlanning, DoubledNodeCostsDoubleThePredictedComputeTimeAndEnergy) {
+  const Graph g = lenet();
+  const DeviceProfile once = fake_profile(g);
+  DeviceProfile twice = once;
+  for (MeasuredNode& n : twice.nodes->nodes) n.compute_time_s *= 2, n.compute_energy_j *= 2;
+  const Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
+  const SimulationResult a = simulate(g, costs_for(g, once), plan), b = simulate(g, costs_for(g, twice), plan);
+  ASSERT_GT(a.compute_time_s, 0);
+  EXPECT_DOUBLE_EQ(b.compute_time_s, 2 * a.compute_time_s);
+  EXPECT_DOUBLE_EQ(b.makespan_s, 2 * a.makespan_s);
+  EXPECT_DOUBLE_EQ(b.compute_energy_j, 2 * a.compute_energy_j);
+}
+
+TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
+  const Graph g = lenet();
+  runtime::MeasureOptions o;
+  o.name = "test-machine";
+  o.nodes = {.warmup = 1, .repeats = 3, .min_sample_s = 1e-6};
+  o.storage = {.directory = std::filesystem::temp_directory_path().string(), .repeats = 2, .direct_io = true};
+  o.use_rapl = false;
+  o.cpu_power_w = 10;
+  o.storage_power_w = 2;
+  const DeviceProfile d = runtime::measure_device(g, o);
+  ASSERT_TRUE(d.nodes.has_value());
+  ASSERT_EQ(d.nodes->nodes.size(), g.size());
+  for (const MeasuredNode& n : d.nodes->nodes) {
+    EXPECT_GT(n.compute_time_s, 0) << n.name;
+    EXPECT_DOUBLE_EQ(n.compute_energy_j, n.compute_time_s * 10) << n.name;
+  }
+  ASSERT_TRUE(d.storage.has_value());
+  EXPECT_FALSE(d.storage->samples.empty());
+  EXPECT_GT(d.pagein_bytes_per_s, 0);
+  EXPECT_NO_THROW(costs_for(g, d));
+  EXPECT_NO_THROW(device_from_json(device_to_json(d), "measured"));
+}
+
+TEST(ProfileMeasure, MissingPowerFigureIsAskedForBeforeMeasuring) {
+  runtime::MeasureOptions o;
+  o.name = "x";
+  o.use_rapl = false;
+  o.storage_power_w = 1;
+  try {
+    runtime::measure_device(lenet(), o);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--cpu-power"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProfileMeasure, TransferFitRecoversLatencyAndThroughput) {
+  const std::vector<std::int64_t> bytes = {1000, 2000, 4000};
+  const std::vector<double> seconds = {1e-3 + 1000 / 1e6, 1e-3 + 2000 / 1e6, 1e-3 + 4000 / 1e6};
+  const runtime::TransferFit fit = runtime::fit_transfers(bytes, seconds);
+  EXPECT_NEAR(fit.latency_s, 1e-3, 1e-9);
+  EXPECT_NEAR(fit.bytes_per_s, 1e6, 1e-3);
+}
+
+}  // namespace
+}  // namespace poet
