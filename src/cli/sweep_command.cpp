@@ -140,6 +140,8 @@ void add_sweep_command(CLI::App& app) {
     write_file_atomically(dir + "/poet_vs_capuchin.svg",
                           poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
     write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
+    const std::string summary = overhead_table(memory_rows, methods, reference);
+    write_file_atomically(dir + "/overhead.md", summary);
     if (!ablation_rows.empty())
       write_file_atomically(dir + "/ablation.svg",
                             ablation_svg(ablation_rows, reference,
@@ -149,20 +151,9 @@ void add_sweep_command(CLI::App& app) {
       fmt::print("{}\n", all.dump(2));
       return;
     }
-    // Energy overhead over checkpoint-all, budgets down, methods across.
-    fmt::print("energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule\n", format_joules(reference));
-    fmt::print("{:>7}", "budget");
-    for (const auto& m : methods) fmt::print(" {:>13}", m);
-    fmt::print("\n");
-    for (std::size_t i = 0; i < memory_rows.size(); i += methods.size()) {
-      fmt::print("{:>6.0f}%", memory_rows[i].task.budget_percent);
-      for (std::size_t k = 0; k < methods.size(); ++k) {
-        const SweepRow& r = memory_rows[i + k];
-        fmt::print(" {:>13}", r.found ? fmt::format("{:.2f}%", 100 * (r.energy_j / reference - 1)) : "-");
-      }
-      fmt::print("\n");
-    }
-    fmt::print("wrote {}/sweep.csv, sweep.json, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md{}\n", dir,
+    fmt::print("energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule\n{}", format_joules(reference),
+               summary);
+    fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md{}\n", dir,
                ablation_rows.empty() ? "" : ", ablation.svg");
   });
 }

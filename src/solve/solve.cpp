@@ -31,8 +31,7 @@ bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
 
 // Measured on 2 cores (docs/BENCHMARKS.md): CBC solves vgg16_cifar's MILP (33k variables)
 // in 15 s, and has not finished the root LP of resnet18_cifar's (136k) after 200 s. Past
-// about this many variables per second of limit it only burns the limit, so with a start
-// in hand it is not run.
+// about this many variables per second of limit it only burns the limit, so it is not run.
 constexpr double kCbcColumnsPerSecond = 1000;
 
 double objective_of(const milp::MilpModel& m, const std::vector<double>& x) {
@@ -93,9 +92,10 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   result.best_bound = compute_once;
 
-  // Candidates to report, best first: CBC's schedule, then the starts, cheapest first.
+  // Candidates to report: CBC's schedule and the starts; the cheapest valid one is reported.
   struct Candidate {
     Schedule schedule;
+    double objective;  // energy (J) or time (s)
     bool proven_optimal = false;
     std::optional<double> milp_objective;  // what the MILP says it costs, checked against the simulator
   };
@@ -127,11 +127,13 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
         throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
-      candidates.push_back({model.schedule(x), false, objective_of(model, x) * scale});
-    } else if (!starts.empty() && model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
+      candidates.push_back({model.schedule(x), objective_of(model, x) * scale, false, objective_of(model, x) * scale});
+    } else if (model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
-                                   "here; the best start ({}) stands (--time-limit {:.0f} lets CBC try)",
-                                   model.columns(), o.time_limit_s, starts.front().schedule.method,
+                                   "here; {} (--time-limit {:.0f} lets CBC try)",
+                                   model.columns(), o.time_limit_s,
+                                   starts.empty() ? std::string("no start was found either")
+                                                  : "the best start (" + starts.front().schedule.method + ") stands",
                                    std::ceil(model.columns() / kCbcColumnsPerSecond));
     } else if (!start_reaches_bound) {  // a start at the compute-once bound is optimal already
       if (!starts.empty() && o.progress)
@@ -155,7 +157,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       const milp::CbcOutcome& cbc = guarded.outcome;
       result.nodes = cbc.nodes;
       result.best_bound = std::max(result.best_bound, cbc.bound * scale);
-      if (cbc.solution) candidates.push_back({model.schedule(*cbc.solution), cbc.proven_optimal, cbc.objective * scale});
+      if (cbc.solution)
+        candidates.push_back(
+            {model.schedule(*cbc.solution), cbc.objective * scale, cbc.proven_optimal, cbc.objective * scale});
       if (cbc.proven_infeasible && !guarded.timed_out && starts.empty()) {
         result.status = SolveStatus::Infeasible;
         result.message = "CBC proved that no schedule meets the budget and the deadline";
@@ -164,16 +168,20 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     }
   }
   for (std::size_t k = 0; k < starts.size(); ++k)
-    candidates.push_back({starts[k].schedule, k == 0 && start_reaches_bound, start_milp_objectives[k]});
+    candidates.push_back({starts[k].schedule, starts[k].objective, k == 0 && start_reaches_bound, start_milp_objectives[k]});
   if (candidates.empty()) {
-    result.message = o.heuristic_only ? "neither the eviction heuristic nor Capuchin or DTR found a schedule for this "
-                                        "budget and deadline; try the MILP (without --heuristic) or a larger budget"
-                                      : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
-                                                    "time (--time-limit) or a larger budget",
-                                                    o.time_limit_s);
+    if (result.message.empty())
+      result.message = o.heuristic_only ? "neither the eviction heuristic nor Capuchin or DTR found a schedule for this "
+                                          "budget and deadline; try the MILP (without --heuristic) or a larger budget"
+                                        : fmt::format("CBC found no schedule within the {:.0f} s limit; give it more "
+                                                      "time (--time-limit) or a larger budget",
+                                                      o.time_limit_s);
     return result;
   }
 
+  // CBC may reject its start (tolerances) and stop at a worse incumbent: the cheapest wins.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.objective < b.objective; });
   std::string rejected;
   for (Candidate& c : candidates) {
     try {

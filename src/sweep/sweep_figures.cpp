@@ -60,6 +60,27 @@ std::string poet_vs_capuchin_svg(const std::vector<SweepRow>& rows, double refer
   return line_chart_svg(c);
 }
 
+std::string overhead_table(const std::vector<SweepRow>& rows, const std::vector<std::string>& methods,
+                           double reference_energy_j) {
+  std::map<double, std::map<std::string, const SweepRow*>> by_budget;
+  for (const SweepRow& r : rows) by_budget[r.task.budget_percent][r.task.method] = &r;
+  std::string out = "| budget |";
+  for (const auto& m : methods) out += " " + m + " |";
+  out += "\n| --- |";
+  for (std::size_t k = 0; k < methods.size(); ++k) out += " --- |";
+  out += "\n";
+  for (auto it = by_budget.rbegin(); it != by_budget.rend(); ++it) {
+    out += fmt::format("| {:g}% |", it->first);
+    for (const auto& m : methods) {
+      const auto f = it->second.find(m);
+      const bool found = f != it->second.end() && f->second->found;
+      out += found ? fmt::format(" {:.2f}% |", overhead_percent(*f->second, reference_energy_j)) : std::string(" - |");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::string poet_vs_pofo_table(const std::vector<SweepRow>& rows) {
   std::map<double, std::map<std::string, const SweepRow*>> by_budget;
   for (const SweepRow& r : rows)

@@ -64,6 +64,10 @@ std::string energy_overhead_svg(const std::vector<SweepRow>& rows, double refere
 std::string ablation_svg(const std::vector<SweepRow>& rows, double reference_energy_j, const std::string& title);
 std::string poet_vs_capuchin_svg(const std::vector<SweepRow>& rows, double reference_energy_j,
                                  const std::string& title);
+// Markdown: energy overhead over checkpoint-all, budgets down, `methods` across; '-' where
+// a method has no schedule.
+std::string overhead_table(const std::vector<SweepRow>& rows, const std::vector<std::string>& methods,
+                           double reference_energy_j);
 // Markdown: POET against POFO, peak memory and step time at each budget (the paper's Table 3).
 std::string poet_vs_pofo_table(const std::vector<SweepRow>& rows);
 
