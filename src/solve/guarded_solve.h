@@ -3,6 +3,8 @@
 // wall-clock limit, so `--time-limit` is a promise. A crash of CBC's stays in the child too.
 #pragma once
 
+#include <string>
+
 #include "cbc_runner.h"
 
 namespace poet::milp {
@@ -13,7 +15,7 @@ namespace poet::milp {
 struct GuardedOutcome {
   CbcOutcome outcome;
   bool timed_out = false;
-  int crash_signal = 0;  // CBC crashed (e.g. SIGSEGV in Clp's presolve of some infeasible models)
+  std::string crash;  // how CBC died, if it did (e.g. SIGSEGV in Clp's presolve of some infeasible models)
 };
 
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,

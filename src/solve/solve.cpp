@@ -146,13 +146,13 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
         return milp::run_cbc_guarded(model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
       milp::GuardedOutcome guarded = run_cbc(true);
-      if (guarded.crash_signal != 0) {
-        if (o.progress) fmt::print(stderr, "  CBC crashed (signal {}); again without preprocessing\n", guarded.crash_signal);
+      if (!guarded.crash.empty()) {
+        if (o.progress) fmt::print(stderr, "  CBC crashed ({}); again without preprocessing\n", guarded.crash);
         guarded = run_cbc(false);
-        if (guarded.crash_signal != 0)
-          throw InternalError(fmt::format("CBC crashed (signal {}) with and without preprocessing; write the model "
+        if (!guarded.crash.empty())
+          throw InternalError(fmt::format("CBC crashed ({}) with and without preprocessing; write the model "
                                           "with --write-model and try another solver",
-                                          guarded.crash_signal));
+                                          guarded.crash));
       }
       const milp::CbcOutcome& cbc = guarded.outcome;
       result.nodes = cbc.nodes;
