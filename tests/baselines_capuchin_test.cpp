@@ -14,38 +14,13 @@
 namespace poet {
 namespace {
 
-// x0 (input) -> relu ... -> loss: forward nodes of 40 B and 4 FLOP, then the reference's
-// chain backward.
-Graph chain_training_graph(int forward_nodes) {
-  Graph g("chain" + std::to_string(forward_nodes));
-  for (int i = 0; i < forward_nodes; ++i) {
-    Node n;
-    n.name = "x" + std::to_string(i);
-    n.op = i == 0 ? OpKind::Input : i + 1 == forward_nodes ? OpKind::SoftmaxCrossEntropy : OpKind::ReLU;
-    n.role = i + 1 == forward_nodes ? Role::Loss : Role::Forward;
-    n.shape = {10};
-    n.flops = i == 0 ? 0 : 4;
-    if (i > 0) n.inputs = {i - 1};
-    g.add(std::move(n));
-  }
-  return build_chain_backward(g);
-}
-
-// The hand device (4 s per forward node here) with transfers of `latency_s` each.
-DeviceProfile device_with_transfers(double latency_s) {
-  DeviceProfile d = testing::hand_device();
-  d.pagein_latency_s = d.pageout_latency_s = latency_s;
-  d.pagein_bytes_per_s = d.pageout_bytes_per_s = 1e9;
-  return d;
-}
-
 std::int64_t checkpoint_all_peak(const Graph& g, const GraphCosts& costs) {
   return simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
 }
 
 TEST(BaselineCapuchin, PagesRatherThanRecomputesWhenTransfersAreCheap) {
-  const Graph g = chain_training_graph(12);
-  const auto costs = estimate_costs(g, device_with_transfers(0.01));
+  const Graph g = testing::chain_training_graph(12);
+  const auto costs = estimate_costs(g, testing::device_with_transfers(0.01));
   const std::int64_t budget = checkpoint_all_peak(g, costs) - 200;  // five of the 40 B activations
   const BaselineResult r = capuchin_for_budget(g, costs, {.ram_budget_bytes = budget});
   ASSERT_TRUE(r.found()) << r.reason;
@@ -56,9 +31,9 @@ TEST(BaselineCapuchin, PagesRatherThanRecomputesWhenTransfersAreCheap) {
 }
 
 TEST(BaselineCapuchin, RecomputesWhenPagingCannotFit) {
-  const Graph g = chain_training_graph(12);
+  const Graph g = testing::chain_training_graph(12);
   // A page-out outlasts the whole backward, so its buffer is never released in time.
-  const auto costs = estimate_costs(g, device_with_transfers(1e4));
+  const auto costs = estimate_costs(g, testing::device_with_transfers(1e4));
   const std::int64_t budget = checkpoint_all_peak(g, costs) - 200;
   const BaselineResult r = capuchin_for_budget(g, costs, {.ram_budget_bytes = budget});
   ASSERT_TRUE(r.found()) << r.reason;
@@ -68,7 +43,7 @@ TEST(BaselineCapuchin, RecomputesWhenPagingCannotFit) {
 }
 
 TEST(BaselineCapuchin, UnconstrainedIsCheckpointAll) {
-  const Graph g = chain_training_graph(6);
+  const Graph g = testing::chain_training_graph(6);
   const auto costs = estimate_costs(g, testing::hand_device());
   const BaselineResult r = capuchin_for_budget(g, costs, {});
   ASSERT_TRUE(r.found()) << r.reason;
@@ -82,7 +57,7 @@ TEST(BaselineCapuchin, RandomGraphsValidateWithinTheBudgetOrSayWhy) {
   for (int trial = 0; trial < 20; ++trial) {
     const Graph g = testing::random_graph(rng, 14 + trial);
     // Transfers slow (the hand device's 10 B/s), cheap, or too slow to ever help.
-    DeviceProfile device = trial % 3 == 0 ? testing::hand_device() : device_with_transfers(trial % 3 == 1 ? 0.01 : 1e12);
+    DeviceProfile device = trial % 3 == 0 ? testing::hand_device() : testing::device_with_transfers(trial % 3 == 1 ? 0.01 : 1e12);
     const auto costs = estimate_costs(g, device);
     const std::int64_t all_peak = checkpoint_all_peak(g, costs);
     const std::int64_t smallest = g.largest_footprint().bytes;

@@ -18,23 +18,6 @@
 namespace poet {
 namespace {
 
-// x0 (input) -> relu ... -> loss: `forward_nodes` forward nodes of 40 B and 4 FLOP, then
-// the reference's chain backward (one gradient per step, reading both ends of the step).
-Graph chain_training_graph(int forward_nodes) {
-  Graph g("chain" + std::to_string(forward_nodes));
-  for (int i = 0; i < forward_nodes; ++i) {
-    Node n;
-    n.name = "x" + std::to_string(i);
-    n.op = i == 0 ? OpKind::Input : i + 1 == forward_nodes ? OpKind::SoftmaxCrossEntropy : OpKind::ReLU;
-    n.role = i + 1 == forward_nodes ? Role::Loss : Role::Forward;
-    n.shape = {10};
-    n.flops = i == 0 ? 0 : 4;
-    if (i > 0) n.inputs = {i - 1};
-    g.add(std::move(n));
-  }
-  return build_chain_backward(g);
-}
-
 Node forward_node(const char* name, OpKind op, std::vector<NodeId> inputs, Role role = Role::Forward) {
   Node n;
   n.name = name;
@@ -65,7 +48,7 @@ SimulationResult run(const Graph& g, const Schedule& s) {
 }
 
 TEST(BaselineChen, SqrtOnSixteenNodeChainKeepsEveryFourthNodeAndRecomputesEachSegmentOnce) {
-  const Graph g = chain_training_graph(16);  // x0 .. x15 (loss), gradients at stages 16 .. 30
+  const Graph g = testing::chain_training_graph(16);  // x0 .. x15 (loss), gradients at stages 16 .. 30
   // ceil(sqrt(16)) = 4: boundaries x4, x8, x12; x0 and the loss are kept anyway.
   EXPECT_EQ(chen_sqrt_boundaries(g), (std::vector<NodeId>{4, 8, 12}));
   const Schedule s = chen_sqrt_schedule(g);
@@ -127,7 +110,7 @@ TEST(BaselineChen, ResNetBoundariesAreArticulationPointsAndTheScheduleValidates)
 }
 
 TEST(BaselineChen, SqrtPeakIsBelowCheckpointAllOnALongChain) {
-  const Graph g = chain_training_graph(100);
+  const Graph g = testing::chain_training_graph(100);
   const SimulationResult chen = run(g, chen_sqrt_schedule(g));
   const SimulationResult all = run(g, checkpoint_all_schedule(g));
   EXPECT_LT(chen.peak_activation_bytes, all.peak_activation_bytes / 3);
@@ -154,7 +137,7 @@ TEST(BaselineChen, EveryScheduleValidatesOnRandomGraphs) {
 }
 
 TEST(BaselineChen, GreedyFindsNothingBelowTheLargestNodeFootprint) {
-  const Graph g = chain_training_graph(16);
+  const Graph g = testing::chain_training_graph(16);
   const auto costs = estimate_costs(g, testing::hand_device());
   // Every tensor is 40 B. The largest footprint is a gradient after the first with its
   // three inputs (two activations and the previous gradient): 4 x 40 = 160 B.
@@ -167,7 +150,7 @@ TEST(BaselineChen, GreedyFindsNothingBelowTheLargestNodeFootprint) {
 }
 
 TEST(BaselineChen, GreedyTradesComputeForMemoryAsTheBudgetShrinks) {
-  const Graph g = chain_training_graph(40);
+  const Graph g = testing::chain_training_graph(40);
   const auto costs = estimate_costs(g, testing::hand_device());
   const std::int64_t all_peak = run(g, checkpoint_all_schedule(g)).peak_bytes;
   const BaselineResult roomy = chen_greedy_for_budget(g, costs, {.ram_budget_bytes = all_peak});

@@ -19,16 +19,7 @@ namespace {
 Graph trace_graph() {
   Graph g("dtr_trace");
   const auto add = [&](const char* name, OpKind op, Role role, std::int64_t elems, double flops,
-                       std::vector<NodeId> in) {
-    Node n;
-    n.name = name;
-    n.op = op;
-    n.role = role;
-    n.shape = {elems};
-    n.flops = flops;
-    n.inputs = std::move(in);
-    return g.add(std::move(n));
-  };
+                       std::vector<NodeId> in) { return testing::add_hand_node(g, name, op, role, elems, flops, std::move(in)); };
   add("x", OpKind::Input, Role::Forward, 10, 0, {});
   add("a", OpKind::ReLU, Role::Forward, 10, 4, {0});
   add("b", OpKind::ReLU, Role::Forward, 20, 2, {1});
@@ -77,16 +68,7 @@ TEST(BaselineDtr, EvictionOrderOnAHandTrace) {
 Graph neighbourhood_graph() {
   Graph g("dtr_neighbourhood");
   const auto add = [&](const char* name, OpKind op, Role role, std::int64_t elems, double flops,
-                       std::vector<NodeId> in) {
-    Node n;
-    n.name = name;
-    n.op = op;
-    n.role = role;
-    n.shape = {elems};
-    n.flops = flops;
-    n.inputs = std::move(in);
-    return g.add(std::move(n));
-  };
+                       std::vector<NodeId> in) { return testing::add_hand_node(g, name, op, role, elems, flops, std::move(in)); };
   add("x", OpKind::Input, Role::Forward, 10, 0, {});
   add("a", OpKind::ReLU, Role::Forward, 10, 1, {0});
   add("b", OpKind::ReLU, Role::Forward, 10, 2, {1});

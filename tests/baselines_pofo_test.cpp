@@ -98,38 +98,13 @@ TEST(BaselinePofo, PlayOutOfAHandChain) {
   EXPECT_DOUBLE_EQ(offload.time_s, 19);
 }
 
-// x0 (input) -> relu ... -> loss with forward node k of `elems[k]` floats and 4 FLOP, then
-// the reference's chain backward.
-Graph chain_training_graph(const std::vector<std::int64_t>& elems) {
-  Graph g("chain");
-  const int n = static_cast<int>(elems.size());
-  for (int i = 0; i < n; ++i) {
-    Node node;
-    node.name = "x" + std::to_string(i);
-    node.op = i == 0 ? OpKind::Input : i + 1 == n ? OpKind::SoftmaxCrossEntropy : OpKind::ReLU;
-    node.role = i + 1 == n ? Role::Loss : Role::Forward;
-    node.shape = {elems[i]};
-    node.flops = i == 0 ? 0 : 4;
-    if (i > 0) node.inputs = {i - 1};
-    g.add(std::move(node));
-  }
-  return build_chain_backward(g);
-}
-
-DeviceProfile device_with_transfers(double latency_s) {
-  DeviceProfile d = testing::hand_device();
-  d.pagein_latency_s = d.pageout_latency_s = latency_s;
-  d.pagein_bytes_per_s = d.pageout_bytes_per_s = 1e9;
-  return d;
-}
-
 std::int64_t checkpoint_all_peak(const Graph& g, const GraphCosts& costs) {
   return simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
 }
 
 TEST(BaselinePofo, OffloadsWhenTransfersHideAndRecomputesWhenTheyDoNot) {
-  const Graph g = chain_training_graph(std::vector<std::int64_t>(12, 10));
-  const auto cheap = estimate_costs(g, device_with_transfers(0.01));
+  const Graph g = testing::chain_training_graph(std::vector<std::int64_t>(12, 10));
+  const auto cheap = estimate_costs(g, testing::device_with_transfers(0.01));
   const std::int64_t budget = checkpoint_all_peak(g, cheap) - 160;
   const BaselineResult offloading = pofo_for_budget(g, cheap, {.ram_budget_bytes = budget});
   ASSERT_TRUE(offloading.found()) << offloading.reason;
@@ -137,7 +112,7 @@ TEST(BaselinePofo, OffloadsWhenTransfersHideAndRecomputesWhenTheyDoNot) {
   EXPECT_EQ(offloading.simulation->recomputes, 0u);
   EXPECT_NO_THROW(simulate(g, cheap, plan_from_schedule(*offloading.schedule, g), {.ram_budget_bytes = budget}));
 
-  const auto slow = estimate_costs(g, device_with_transfers(1e6));
+  const auto slow = estimate_costs(g, testing::device_with_transfers(1e6));
   const BaselineResult recomputing = pofo_for_budget(g, slow, {.ram_budget_bytes = budget});
   ASSERT_TRUE(recomputing.found()) << recomputing.reason;
   EXPECT_EQ(recomputing.simulation->pageouts, 0u);
@@ -159,8 +134,8 @@ TEST(BaselinePofo, RandomChainsValidateWithinTheBudgetOrSayWhy) {
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<std::int64_t> sizes(4 + trial % 12);
     for (auto& s : sizes) s = elems(rng);
-    const Graph g = chain_training_graph(sizes);
-    const auto costs = estimate_costs(g, trial % 2 ? device_with_transfers(0.01) : testing::hand_device());
+    const Graph g = testing::chain_training_graph(sizes);
+    const auto costs = estimate_costs(g, trial % 2 ? testing::device_with_transfers(0.01) : testing::hand_device());
     const std::int64_t all_peak = checkpoint_all_peak(g, costs);
     const std::int64_t smallest = g.largest_footprint().bytes;
     const std::int64_t span = all_peak - smallest;

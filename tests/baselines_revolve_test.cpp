@@ -16,23 +16,6 @@ namespace {
 
 using K = RevolveAction::Kind;
 
-// x0 (input) -> relu ... -> loss: `forward_nodes` forward nodes of 40 B and 4 FLOP, then
-// the reference's chain backward (one gradient per step, reading both ends of the step).
-Graph chain_training_graph(int forward_nodes) {
-  Graph g("chain" + std::to_string(forward_nodes));
-  for (int i = 0; i < forward_nodes; ++i) {
-    Node n;
-    n.name = "x" + std::to_string(i);
-    n.op = i == 0 ? OpKind::Input : i + 1 == forward_nodes ? OpKind::SoftmaxCrossEntropy : OpKind::ReLU;
-    n.role = i + 1 == forward_nodes ? Role::Loss : Role::Forward;
-    n.shape = {10};
-    n.flops = i == 0 ? 0 : 4;
-    if (i > 0) n.inputs = {i - 1};
-    g.add(std::move(n));
-  }
-  return build_chain_backward(g);
-}
-
 SimulationResult run(const Graph& g, const Schedule& s) {
   return simulate(g, estimate_costs(g, testing::hand_device()), plan_from_schedule(s, g));
 }
@@ -116,7 +99,7 @@ TEST(BaselineRevolve, AtBetaEveryStepIsAdvancedAtMostRTimes) {
 }
 
 TEST(BaselineRevolve, FourNodeChainByHand) {
-  const Graph g = chain_training_graph(4);  // x0 .. x3 (loss); gradients at stages 4, 5, 6
+  const Graph g = testing::chain_training_graph(4);  // x0 .. x3 (loss); gradients at stages 4, 5, 6
   // One slot (x0's): gradient of step 3 reads x2, x3 from the forward; step 2 needs x1 and
   // x2 again: advance x1 from x0, recompute x2 in the turn; step 1 reads x0 and x1, still there.
   const BaselineResult one = revolve_schedule(g, 1);
@@ -133,7 +116,7 @@ TEST(BaselineRevolve, FourNodeChainByHand) {
 }
 
 TEST(BaselineRevolve, SchedulesValidateAndBeatCheckpointAllOnALongChain) {
-  const Graph g = chain_training_graph(40);
+  const Graph g = testing::chain_training_graph(40);
   const SimulationResult all = run(g, checkpoint_all_schedule(g));
   std::int64_t previous_recomputes = INT64_MAX;
   for (int slots = 1; slots <= 10; ++slots) {
@@ -184,7 +167,7 @@ TEST(BaselineRevolve, RefusesAGraphThatIsNotAChain) {
 }
 
 TEST(BaselineRevolve, ForBudgetPicksTheCheapestScheduleThatFits) {
-  const Graph g = chain_training_graph(30);
+  const Graph g = testing::chain_training_graph(30);
   const auto costs = estimate_costs(g, testing::hand_device());
   const std::int64_t all_peak = run(g, checkpoint_all_schedule(g)).peak_bytes;
   const BaselineResult roomy = revolve_for_budget(g, costs, {.ram_budget_bytes = all_peak});

@@ -12,6 +12,7 @@
 
 #include "poet/backward/backward.h"
 #include "poet/util/error.h"
+#include "hand_graph.h"
 
 namespace poet {
 namespace {
@@ -185,16 +186,7 @@ namespace {
 Graph expensive_input_graph() {
   Graph g("hand");
   const auto add = [&](const char* name, OpKind op, Role role, std::int64_t elems, double flops,
-                       std::vector<NodeId> in) {
-    Node n;
-    n.name = name;
-    n.op = op;
-    n.role = role;
-    n.shape = {elems};
-    n.flops = flops;
-    n.inputs = std::move(in);
-    return g.add(std::move(n));
-  };
+                       std::vector<NodeId> in) { return testing::add_hand_node(g, name, op, role, elems, flops, std::move(in)); };
   add("x", OpKind::Linear, Role::Forward, 10, 100, {});
   add("relu", OpKind::ReLU, Role::Forward, 10, 4, {0});
   add("loss", OpKind::SoftmaxCrossEntropy, Role::Loss, 5, 2, {1});
