@@ -12,6 +12,7 @@
 
 #include "poet/sweep/sweep.h"
 #include "poet/util/error.h"
+#include "poet/util/write_all.h"
 
 namespace poet {
 namespace {
@@ -43,12 +44,7 @@ Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTa
       row.reason = e.what();
     }
     const std::string text = sweep_row_to_json(row).dump();
-    std::size_t written = 0;
-    while (written < text.size()) {
-      const ssize_t n = ::write(fds[1], text.data() + written, text.size() - written);
-      if (n <= 0) ::_exit(1);
-      written += static_cast<std::size_t>(n);
-    }
+    if (!write_all(fds[1], text.data(), text.size())) ::_exit(1);
     ::_exit(0);
   }
   ::close(fds[1]);
