@@ -60,13 +60,16 @@ echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]
 
 # Training for real: lenet5's least working set is ~95% of its activation peak.
-expect 2 "use --ram-budget 94.8% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+expect 2 "give a budget of 94.8% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
 echo "damaged" > "$tmp/bad.ckpt"
 expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synthetic --checkpoint "$tmp/bad.ckpt" --resume
+expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset synthetic --strategy poet,dtr
+expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy checkpoint_all,poet --ram-budget 100%,97% --report "$tmp/report" --report-steps 2 --page-file "$tmp"
+[ -s "$tmp/report/prediction.svg" ] && [ -s "$tmp/report/prediction.md" ] && [ -s "$tmp/report/prediction.json" ] || { echo "FAIL: --report wrote no prediction.{svg,md,json}"; failures=$((failures + 1)); }
 
 echo "cli_smoke (with train): $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -143,7 +143,7 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   const Graph g = lenet();
   runtime::MeasureOptions o;
   o.name = "test-machine";
-  o.nodes = {.warmup = 1, .repeats = 3, .min_sample_s = 1e-6};
+  o.nodes = {.warmup = 1, .repeats = 3};
   o.storage = {.directory = std::filesystem::temp_directory_path().string(), .repeats = 2, .direct_io = true};
   o.use_rapl = false;
   o.cpu_power_w = 10;

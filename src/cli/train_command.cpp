@@ -1,6 +1,7 @@
 // `poet train`: plans a training graph for a RAM budget once, then trains it for real on
 // a dataset with the executor, and reports what the run measured beside what the
-// simulator predicted.
+// simulator predicted. With --report it instead times steps of every strategy and budget
+// asked for against the simulator's prediction (train_report.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,8 +21,10 @@
 #include "poet/runtime/file_pager.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
+#include "graph_source.h"
+#include "poet/train/training_plan.h"
 #include "progress_bar.h"
-#include "train_plan.h"
+#include "train_report.h"
 
 namespace poet::cli {
 namespace {
@@ -30,8 +33,8 @@ struct TrainOptions {
   std::string model = "lenet5";
   std::string dataset = "fashion-mnist";
   std::string data_dir = data::kFashionMnistDir;
-  std::string ram_budget = "100%";
-  std::string strategy = "poet";
+  std::vector<std::string> ram_budgets = {"100%"};
+  std::vector<std::string> strategies = {"poet"};
   std::string platform = kDefaultPlatform;
   int epochs = 1;
   int batch_size = 32;
@@ -40,10 +43,13 @@ struct TrainOptions {
   std::optional<float> learning_rate;  // none: the optimizer's usual rate
   std::uint64_t seed = 0;
   std::string page_file;
+  bool page_cache = false;
   std::string checkpoint;
   bool resume = false;
   double time_limit_s = 60;
   bool json = false;
+  std::string report_dir;
+  int report_steps = 20;
 };
 
 data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
@@ -73,14 +79,31 @@ bool plan_pages(const Plan& p) {
   return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
 }
 
-void run(const TrainOptions& o) {
+train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const TrainOptions& o) {
+  try {
+    const std::int64_t budget = parse_ram_budget(o.ram_budgets.front(), g, costs, {});
+    train::TrainingPlan plan = train::plan_training(
+        g, costs, {.strategy = o.strategies.front(), .budget_bytes = budget, .time_limit_s = o.time_limit_s, .progress = !o.json});
+    if (!plan.note.empty()) fmt::print(stderr, "poet: note: {}\n", plan.note);
+    return plan;
+  } catch (const train::NoSchedule& e) {
+    fmt::print(stderr, "poet: {}\n", e.what());
+    fmt::print(stderr, "poet: raise --ram-budget or choose another --strategy (poet combines recomputation and paging)\n");
+    throw ExitWith{kExitNoSchedule};
+  }
+}
+
+void train(const TrainOptions& o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
+  if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)
+    throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
+                     "which times every strategy at every budget");
   const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
   const GraphCosts costs = costs_for(g, resolve_device(o.platform));  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
 
-  const TrainPlan plan = plan_training(g, costs, o.strategy, o.ram_budget, o.time_limit_s, o.json);
+  const train::TrainingPlan plan = plan_or_exit(g, costs, o);
   const SimulationResult& sim = plan.simulation;
   const bool pages = plan_pages(plan.executable.plan);
   const std::int64_t arena = plan.executable.memory.arena_bytes;
@@ -88,7 +111,7 @@ void run(const TrainOptions& o) {
     fmt::print(
         "plan        {} (batch {}) by {} within {} ({} of activations): arena {}, {} recomputations, "
         "{} page-outs{}\n",
-        g.name(), o.batch_size, o.strategy, format_bytes_exact(plan.budget_bytes),
+        g.name(), o.batch_size, o.strategies.front(), format_bytes_exact(plan.budget_bytes),
         format_bytes_exact(plan.budget_bytes - sim.fixed_bytes), format_bytes_exact(arena), sim.recomputes,
         sim.pageouts, plan.detail.empty() ? "" : "; " + plan.detail);
     fmt::print("data        {}: {} training and {} test samples\n", data.name, data.train.count(), data.test.count());
@@ -99,6 +122,7 @@ void run(const TrainOptions& o) {
   if (pages) {
     FilePagerOptions po;
     po.path = o.page_file;
+    po.direct_io = !o.page_cache;
     pager = std::make_unique<FilePager>(po);
   }
   runtime::ExecutorOptions eo;
@@ -158,7 +182,7 @@ void run(const TrainOptions& o) {
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"model", g.name()},
                                       {"dataset", data.name},
-                                      {"strategy", o.strategy},
+                                      {"strategy", o.strategies.front()},
                                       {"platform", o.platform},
                                       {"batch_size", o.batch_size},
                                       {"ram_budget_bytes", plan.budget_bytes},
@@ -183,7 +207,8 @@ void run(const TrainOptions& o) {
              format_bytes_exact(arena), format_bytes_exact(sim.peak_activation_bytes));
   fmt::print("measured    peak of activations {} in the arena\n", format_bytes_exact(executor.peak_live_bytes()));
   fmt::print("paged       {} out, {} in{}\n", format_bytes_exact(static_cast<std::int64_t>(out)),
-             format_bytes_exact(static_cast<std::int64_t>(in)), pager ? " (file '" + pager->path() + "')" : "");
+             format_bytes_exact(static_cast<std::int64_t>(in)), pager ? fmt::format(" (file '{}', {})", pager->path(), pager->uses_direct_io() ? "O_DIRECT" : "page cache")
+                   : "");
   fmt::print("step time   measured median {} over {} steps; simulator predicts {} on platform '{}'\n",
              format_seconds(measured), step_seconds.size(), format_seconds(sim.makespan_s), o.platform);
 }
@@ -194,18 +219,22 @@ void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model for real under a RAM budget, by recomputation and paging");
   std::string strategies;
-  for (const auto& s : train_strategy_names()) strategies += (strategies.empty() ? "" : ", ") + s;
+  for (const auto& s : train::strategy_names()) strategies += (strategies.empty() ? "" : ", ") + s;
   cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
   cmd->add_option("--dataset", o->dataset, "fashion-mnist (Debian's dataset-fashion-mnist) or synthetic")
       ->capture_default_str()
       ->check(CLI::IsMember({"fashion-mnist", "synthetic"}));
   cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")->capture_default_str();
-  cmd->add_option("--ram-budget", o->ram_budget,
-                  "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak")
+  cmd->add_option("--ram-budget", o->ram_budgets,
+                  "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak "
+                  "(with --report: a comma-separated list)")
+      ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--strategy", o->strategy, "How to fit the budget: " + strategies)
+  cmd->add_option("--strategy", o->strategies,
+                  "How to fit the budget: " + strategies + " (with --report: a comma-separated list)")
+      ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember(train_strategy_names()));
+      ->check(CLI::IsMember(train::strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")
@@ -222,13 +251,36 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")->capture_default_str();
   cmd->add_option("--page-file", o->page_file,
                   "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)");
+  cmd->add_flag("--page-cache", o->page_cache,
+                "Page through the kernel's page cache instead of O_DIRECT (the cache's RAM is outside the budget)");
   cmd->add_option("--checkpoint", o->checkpoint, "Write the model to this file after each epoch (atomically)");
   cmd->add_flag("--resume", o->resume, "Continue from --checkpoint");
   cmd->add_option("--time-limit", o->time_limit_s, "Wall-clock limit of the poet solve, seconds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "Print the result as JSON");
-  cmd->callback([o] { run(*o); });
+  cmd->add_option("--report", o->report_dir,
+                  "Instead of training: time steps of every --strategy at every --ram-budget against the simulator's "
+                  "prediction for --platform (a profile of this machine: 'poet profile'), and write DIR/prediction.md, "
+                  ".json and .svg");
+  cmd->add_option("--report-steps", o->report_steps, "Timed steps per strategy and budget with --report")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->callback([o] {
+    if (o->report_dir.empty()) return train(*o);
+    run_prediction_report({.model = o->model,
+                           .batch_size = o->batch_size,
+                           .platform = o->platform,
+                           .strategies = o->strategies,
+                           .ram_budgets = o->ram_budgets,
+                           .time_limit_s = o->time_limit_s,
+                           .seed = o->seed,
+                           .page_dir = o->page_file,
+                           .direct_io = !o->page_cache,
+                           .steps = o->report_steps,
+                           .output_dir = o->report_dir,
+                           .json = o->json});
+  });
 }
 
 }  // namespace poet::cli

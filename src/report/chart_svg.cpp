@@ -90,11 +90,20 @@ std::string line_chart_svg(const LineChart& chart) {
       if (chart.log_y && y <= 0) continue;
       d += fmt::format("{}{:.2f},{:.2f}", d.empty() ? "M" : " L", px(x), py(y));
     }
-    if (!d.empty()) svg.path(d, color, 2, "none", fmt::format("class=\"series\" data-name=\"{}\"", report::escape_xml(s.name)));
-    for (const auto& [x, y] : points)
-      if (!chart.log_y || y > 0) svg.circle(px(x), py(y), 3.5, color);
+    const std::string attributes = fmt::format("class=\"series\" data-name=\"{}\"", report::escape_xml(s.name));
+    if (!d.empty() && s.style == SeriesStyle::LineAndMarkers) svg.path(d, color, 2, "none", attributes);
+    if (!d.empty() && s.style == SeriesStyle::Dashed) svg.path(d, color, 1.5, "none", attributes + " stroke-dasharray=\"6 4\"");
+    if (s.style == SeriesStyle::Markers) svg.begin_group(attributes);
+    if (s.style != SeriesStyle::Dashed)
+      for (const auto& [x, y] : points)
+        if (!chart.log_y || y > 0) svg.circle(px(x), py(y), s.style == SeriesStyle::Markers ? 5 : 3.5, color);
+    if (s.style == SeriesStyle::Markers) svg.end_group();
     const double ly = top + 10 + 20 * static_cast<double>(k);
-    svg.line(left + plot_w + 20, ly, left + plot_w + 44, ly, color, 3);
+    if (s.style == SeriesStyle::Markers)
+      svg.circle(left + plot_w + 32, ly, 5, color);
+    else
+      svg.line(left + plot_w + 20, ly, left + plot_w + 44, ly, color, s.style == SeriesStyle::Dashed ? 1.5 : 3,
+               s.style == SeriesStyle::Dashed ? "6 4" : "");
     svg.text(left + plot_w + 50, ly + 4, s.name, 12);
   }
   return svg.finish();

@@ -88,14 +88,11 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                   format_bytes(static_cast<double>(runner.bytes_held()))));
   const auto started = std::chrono::steady_clock::now();
   const double joules_before = rapl ? rapl->joules() : 0;
-  std::size_t reported = 0;
-  const std::vector<NodeTiming> timings = time_nodes(runner, options.nodes, [&](NodeId v, const NodeTiming& t) {
-    const std::size_t done = static_cast<std::size_t>(v) + 1, percent = done * 10 / g.size();
-    if (percent < reported && done != g.size()) return;
-    reported = percent + 1;
-    say(fmt::format("  [{}/{}] {} '{}': {} (spread {}, {} runs per sample)", done, g.size(), op_name(g.node(v).op),
-                    g.node(v).name, format_seconds(t.seconds.median), format_seconds(t.seconds.spread),
-                    t.runs_per_sample));
+  int reported = 0;
+  const std::vector<NodeTiming> timings = time_nodes(runner, options.nodes, [&](int done, int passes) {
+    if (done * 10 / passes < reported && done != passes) return;
+    reported = done * 10 / passes + 1;
+    say(fmt::format("  pass {}/{} over the {} nodes", done, passes, g.size()));
   });
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double cpu_power = rapl ? (rapl->joules() - joules_before) / elapsed : *options.cpu_power_w;
@@ -149,11 +146,11 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";
   d.method = fmt::format(
-      "compute: each node's kernel run alone through the runtime, {} warm-up runs, median and interquartile range "
-      "of {} timed samples (each at least {} long), {}; compute energy: {}; storage: a FilePager file in {}, page-out "
+      "compute: each node's kernel run through the runtime in passes over the graph in order, as a step runs them, "
+      "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
       "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for), latency and "
       "throughput fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
-      options.nodes.warmup, options.nodes.repeats, format_seconds(options.nodes.min_sample_s), blas_threads(),
+      options.nodes.warmup, options.nodes.repeats, blas_threads(),
       rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "
                          "time",
                          rapl->describe(), cpu_power)

@@ -49,27 +49,21 @@ SampleSummary summarize(std::vector<double> samples) {
 }
 
 std::vector<NodeTiming> time_nodes(NodeRunner& runner, const NodeTimingOptions& options,
-                                   const std::function<void(NodeId, const NodeTiming&)>& progress) {
-  std::vector<NodeTiming> timings;
-  std::vector<double> samples;
-  for (NodeId v = 0; v < static_cast<NodeId>(runner.graph().size()); ++v) {
-    const Clock::time_point warm_start = Clock::now();
-    for (int i = 0; i < std::max(options.warmup, 1); ++i) runner.run(v);
-    const double one_run = seconds_since(warm_start) / std::max(options.warmup, 1);
-    NodeTiming t;
-    t.runs_per_sample = one_run >= options.min_sample_s
-                            ? 1
-                            : static_cast<int>(std::min(10000.0, std::ceil(options.min_sample_s / std::max(one_run, 1e-9))));
-    samples.clear();
-    for (int r = 0; r < options.repeats; ++r) {
+                                   const std::function<void(int, int)>& progress) {
+  const auto nodes = static_cast<NodeId>(runner.graph().size());
+  for (int pass = 0; pass < options.warmup; ++pass)
+    for (NodeId v = 0; v < nodes; ++v) runner.run(v);
+  std::vector<std::vector<double>> samples(static_cast<std::size_t>(nodes));
+  for (int pass = 0; pass < options.repeats; ++pass) {
+    for (NodeId v = 0; v < nodes; ++v) {
       const Clock::time_point start = Clock::now();
-      for (int i = 0; i < t.runs_per_sample; ++i) runner.run(v);
-      samples.push_back(seconds_since(start) / t.runs_per_sample);
+      runner.run(v);
+      samples[static_cast<std::size_t>(v)].push_back(seconds_since(start));
     }
-    t.seconds = summarize(samples);
-    timings.push_back(t);
-    if (progress) progress(v, t);
+    if (progress) progress(pass + 1, options.repeats);
   }
+  std::vector<NodeTiming> timings;
+  for (std::vector<double>& s : samples) timings.push_back({summarize(std::move(s))});
   return timings;
 }
 

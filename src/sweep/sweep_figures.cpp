@@ -19,7 +19,8 @@ std::vector<ChartSeries> series_by_method(const std::vector<SweepRow>& rows, dou
                                           const std::vector<std::string>& methods, bool x_is_deadline) {
   std::vector<ChartSeries> out;
   for (const std::string& m : methods) {
-    ChartSeries s{m, {}};
+    ChartSeries s;
+    s.name = m;
     for (const SweepRow& r : rows)
       if (r.task.method == m && r.found)
         s.points.emplace_back(x_is_deadline ? r.task.deadline_multiple : r.task.budget_percent,

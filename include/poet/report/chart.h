@@ -1,4 +1,5 @@
-// Line charts for the evaluation's figures (energy against budget, one line per method).
+// Line charts for the evaluation's figures (energy against budget, one line per method), and
+// scatter plots.
 // Plain SVG like the other pictures.
 #pragma once
 
@@ -8,10 +9,14 @@
 
 namespace poet {
 
+// Markers alone make a scatter plot; a dashed line without markers, a reference line.
+enum class SeriesStyle { LineAndMarkers, Markers, Dashed };
+
 struct ChartSeries {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order; a method that has
                                                   // no schedule at some x simply has no point there
+  SeriesStyle style = SeriesStyle::LineAndMarkers;
 };
 
 struct LineChart {

@@ -1,0 +1,56 @@
+// Predicted against measured: the simulator's step time for a strategy's plan at a budget
+// beside the time real training steps of that plan take on this machine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/train/step_timing.h"
+
+namespace poet::train {
+
+struct PredictionRow {
+  std::string model, strategy, budget;  // budget as asked ("70%", "3MB")
+  std::int64_t budget_bytes = 0;
+  // Filled when the strategy found a plan and it ran; otherwise `note` says why not.
+  bool ran = false;
+  int recomputes = 0, pageouts = 0;
+  std::size_t bytes_paged_per_step = 0;  // out + in, as run
+  double predicted_s = 0;                // the simulator's makespan of the plan
+  double measured_s = 0, spread_s = 0;   // median step and its interquartile range
+  int steps = 0;
+  std::string note;
+
+  // (measured - predicted) / predicted.
+  double relative_error() const { return (measured_s - predicted_s) / predicted_s; }
+};
+
+struct BudgetPoint {
+  std::string label;  // as asked: "70%", "3MB"
+  std::int64_t bytes = 0;
+};
+
+struct PredictionRequest {
+  std::vector<std::string> strategies;  // strategy_names()
+  std::vector<BudgetPoint> budgets;
+  double time_limit_s = 60;  // of each poet solve
+  StepTimingOptions timing;
+};
+
+// Called as plans are made ("planning") and as steps run ("steps"): (phase, done, total,
+// what is being done).
+using PredictionProgress = std::function<void(const std::string&, int, int, const std::string&)>;
+
+// Plans every strategy at every budget (budget-major), then times the plans side by side
+// (time_training_steps). A strategy without a plan at a budget gives a row whose note says
+// why. `costs` should be a profile of this machine for `g`: otherwise the prediction is of
+// another device.
+std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts& costs,
+                                               const PredictionRequest& request,
+                                               const PredictionProgress& progress = {});
+
+}  // namespace poet::train

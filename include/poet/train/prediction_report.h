@@ -1,0 +1,21 @@
+// Predicted against measured, for people: a Markdown table, JSON and an SVG scatter plot
+// (predicted on x, measured on y, the diagonal and a +-10% band).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "poet/train/prediction.h"
+
+namespace poet::train {
+
+// Median over the rows that ran of |relative_error|; 0 when none ran.
+double median_absolute_error(const std::vector<PredictionRow>& rows);
+
+std::string prediction_table_markdown(const std::vector<PredictionRow>& rows);
+nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows);
+std::string prediction_scatter_svg(const std::vector<PredictionRow>& rows, const std::string& title);
+
+}  // namespace poet::train

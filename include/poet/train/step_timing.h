@@ -1,0 +1,44 @@
+// Times real training steps of plans: what a measured step is, to hold the simulator's
+// prediction to.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "poet/graph/graph.h"
+#include "poet/runtime/executor.h"
+
+namespace poet::train {
+
+struct StepTimingOptions {
+  int warmup_steps = 3;  // untimed: first touches of the arena, the BLAS's buffers, the page file
+  int steps = 20;        // timed, per plan
+  // Where paged tensors go (FilePagerOptions::path): empty is the working folder.
+  std::string page_dir;
+  // O_DIRECT where the file system has it, as `poet profile` measures storage by default.
+  bool direct_io = true;
+  std::uint64_t seed = 0;  // weights and the synthetic batch
+};
+
+struct StepTiming {
+  double median_s = 0;
+  double spread_s = 0;  // interquartile range of the timed steps
+  int steps = 0;
+  std::size_t bytes_paged_out = 0, bytes_paged_in = 0;  // per step
+  std::int64_t peak_live_bytes = 0;                     // of activations, as run
+};
+
+// Runs warm-up then timed training steps of each plan of `g` on one synthetic batch
+// (uniform inputs, labels cycling through the classes: a step's time does not depend on
+// the values), paging to a real file where a plan pages. The plans take turns, one step
+// each, so that a machine whose load changes during the run slows them alike and their
+// times compare side by side. Returns one timing per plan, in order. Throws what the
+// executor and pager throw. `progress` is called after each round with (rounds done, rounds).
+std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+                                            const StepTimingOptions& options,
+                                            const std::function<void(int, int)>& progress = {});
+
+}  // namespace poet::train

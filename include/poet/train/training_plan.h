@@ -1,0 +1,47 @@
+// How a training run gets its plan: a strategy's schedule for a RAM budget, the transfer
+// planner, and the static memory plan the executor runs. The simulator's figures for the
+// plan are the prediction a measured step is held to.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "poet/cost/cost_model.h"
+#include "poet/graph/graph.h"
+#include "poet/runtime/executor.h"
+#include "poet/simulate/simulator.h"
+
+namespace poet::train {
+
+// checkpoint_all, the baselines that pick their own parameter for a budget, and poet.
+const std::vector<std::string>& strategy_names();
+
+struct PlanRequest {
+  std::string strategy = "poet";
+  std::int64_t budget_bytes = 0;  // parameters + activations, as the simulator counts them
+  double time_limit_s = 60;       // of the poet solve
+  bool progress = false;          // the poet solve's progress lines on stderr
+};
+
+struct TrainingPlan {
+  runtime::ExecutablePlan executable;
+  SimulationResult simulation;  // of the plan: the predicted step
+  std::int64_t budget_bytes = 0;
+  std::string detail;           // what the strategy chose or how the solve went
+  std::string note;             // empty, or why the arena exceeds the budget's room
+};
+
+// The strategy found no schedule within the budget; what() says why.
+class NoSchedule : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws InputError naming the smallest workable budget (bytes and percent of the
+// activation peak) when the budget is below what any schedule needs, and NoSchedule when
+// the strategy finds none within it.
+TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRequest& request);
+
+}  // namespace poet::train

@@ -1,0 +1,87 @@
+#include "train_report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "graph_source.h"
+#include "poet/backward/backward.h"
+#include "poet/cost/device.h"
+#include "poet/train/prediction_report.h"
+#include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+#include "progress_bar.h"
+
+namespace poet::cli {
+namespace {
+
+void make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError(fmt::format("--report '{}': cannot make that folder ({}); give a folder you can write to", dir,
+                                 ec ? ec.message() : "a file of that name exists"));
+}
+
+}  // namespace
+
+void run_prediction_report(const ReportRequest& r) {
+  const Graph g = build_model_training_graph(r.model, {.batch_size = r.batch_size}, BackwardMode::Autodiff);
+  const DeviceProfile device = resolve_device(r.platform);
+  const GraphCosts costs = costs_for(g, device);
+  const bool measured_here = device.nodes.has_value();
+  if (!measured_here && !r.json)
+    fmt::print(stderr,
+               "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
+               "machine's; for a meaningful comparison profile this machine first: poet profile -m {} -b {} -o "
+               "profile.json --storage-power 2 --cpu-power 10, then --platform profile.json\n",
+               r.platform, r.model, r.batch_size);
+  make_output_dir(r.output_dir);
+
+  train::PredictionRequest request;
+  request.strategies = r.strategies;
+  for (const std::string& budget : r.ram_budgets)
+    request.budgets.push_back({budget, parse_ram_budget(budget, g, costs, {})});
+  request.time_limit_s = r.time_limit_s;
+  request.timing.steps = r.steps;
+  request.timing.page_dir = r.page_dir;
+  request.timing.direct_io = r.direct_io;
+  request.timing.seed = r.seed;
+  std::optional<ProgressBar> bar;
+  std::string phase;
+  const std::vector<train::PredictionRow> rows = train::predict_and_measure(
+      g, costs, request, [&](const std::string& now, int done, int total, const std::string& detail) {
+        if (now != phase) {
+          if (bar) bar->finish();
+          bar.emplace(now);
+          phase = now;
+        }
+        bar->update(done, total, detail);
+      });
+  if (bar) bar->finish();
+
+  const double error = train::median_absolute_error(rows);
+  const std::string title = fmt::format("{} (batch {}): step time, predicted for '{}' against measured", g.name(),
+                                        r.batch_size, device.name);
+  const std::string base = (std::filesystem::path(r.output_dir) / "prediction").string();
+  const nlohmann::json json = {{"model", g.name()},
+                               {"batch_size", r.batch_size},
+                               {"platform", device.name},
+                               {"measured_profile", measured_here},
+                               {"median_absolute_error", error},
+                               {"rows", train::prediction_rows_json(rows)}};
+  write_file_atomically(base + ".json", json.dump(2) + "\n");
+  write_file_atomically(base + ".md", train::prediction_table_markdown(rows));
+  write_file_atomically(base + ".svg", train::prediction_scatter_svg(rows, title));
+  if (r.json) {
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("{}\n\n{}\nmedian |error| {:.1f}% over the plans that ran; wrote {}.md, .json, .svg\n", title,
+             train::prediction_table_markdown(rows), 100 * error, base);
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,74 @@
+#include "poet/train/prediction.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "poet/train/training_plan.h"
+#include "poet/util/error.h"
+
+namespace poet::train {
+namespace {
+
+// The plan of the row's strategy at its budget with its predicted figures in the row, or
+// nullopt with the reason in the row's note.
+std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, double time_limit_s,
+                                     PredictionRow& row) {
+  try {
+    TrainingPlan plan = plan_training(
+        g, costs, {.strategy = row.strategy, .budget_bytes = row.budget_bytes, .time_limit_s = time_limit_s, .progress = false});
+    row.recomputes = plan.simulation.recomputes;
+    row.pageouts = plan.simulation.pageouts;
+    row.predicted_s = plan.simulation.makespan_s;
+    row.note = plan.note;
+    return plan;
+  } catch (const NoSchedule& e) {
+    row.note = fmt::format("no plan: {}", e.what());
+  } catch (const InputError& e) {  // below the smallest workable budget
+    row.note = fmt::format("no plan: {}", e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts& costs,
+                                               const PredictionRequest& request, const PredictionProgress& progress) {
+  std::vector<PredictionRow> rows;
+  std::vector<TrainingPlan> plans;
+  std::vector<std::size_t> planned_rows;
+  const auto total = static_cast<int>(request.budgets.size() * request.strategies.size());
+  for (const BudgetPoint& budget : request.budgets)
+    for (const std::string& strategy : request.strategies) {
+      if (progress)
+        progress("planning", static_cast<int>(rows.size()), total, fmt::format("{} at {}", strategy, budget.label));
+      PredictionRow& row = rows.emplace_back();
+      row.model = g.name();
+      row.strategy = strategy;
+      row.budget = budget.label;
+      row.budget_bytes = budget.bytes;
+      if (auto plan = plan_row(g, costs, request.time_limit_s, row)) {
+        plans.push_back(std::move(*plan));
+        planned_rows.push_back(rows.size() - 1);
+      }
+    }
+  if (progress) progress("planning", total, total, fmt::format("{} plans", plans.size()));
+
+  std::vector<const runtime::ExecutablePlan*> executables;
+  for (const TrainingPlan& p : plans) executables.push_back(&p.executable);
+  const std::vector<StepTiming> timings =
+      time_training_steps(g, executables, request.timing, [&](int done, int rounds) {
+        if (progress) progress("steps", done, rounds, "one step of each plan");
+      });
+  for (std::size_t k = 0; k < timings.size(); ++k) {
+    PredictionRow& row = rows[planned_rows[k]];
+    row.ran = true;
+    row.bytes_paged_per_step = timings[k].bytes_paged_out + timings[k].bytes_paged_in;
+    row.measured_s = timings[k].median_s;
+    row.spread_s = timings[k].spread_s;
+    row.steps = timings[k].steps;
+  }
+  return rows;
+}
+
+}  // namespace poet::train

@@ -1,0 +1,89 @@
+#include "poet/train/prediction_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "poet/report/chart.h"
+#include "poet/util/units.h"
+
+namespace poet::train {
+
+double median_absolute_error(const std::vector<PredictionRow>& rows) {
+  std::vector<double> errors;
+  for (const PredictionRow& r : rows)
+    if (r.ran) errors.push_back(std::fabs(r.relative_error()));
+  if (errors.empty()) return 0;
+  std::ranges::sort(errors);
+  const std::size_t n = errors.size();
+  return n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+}
+
+std::string prediction_table_markdown(const std::vector<PredictionRow>& rows) {
+  std::string out =
+      "| model | strategy | budget | recomputations | page-outs | paged per step | predicted step | measured step "
+      "(median, IQR) | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const PredictionRow& r : rows) {
+    const std::string budget = fmt::format("{} ({})", r.budget, format_bytes(static_cast<double>(r.budget_bytes)));
+    if (!r.ran) {
+      out += fmt::format("| {} | {} | {} | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
+      continue;
+    }
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:+.1f}% |\n", r.model, r.strategy,
+                       budget, r.recomputes, r.pageouts, format_bytes(static_cast<double>(r.bytes_paged_per_step)),
+                       format_seconds(r.predicted_s), format_seconds(r.measured_s), format_seconds(r.spread_s),
+                       r.steps, 100 * r.relative_error());
+  }
+  return out;
+}
+
+nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PredictionRow& r : rows) {
+    nlohmann::json j = {{"model", r.model},   {"strategy", r.strategy}, {"budget", r.budget},
+                        {"budget_bytes", r.budget_bytes}, {"ran", r.ran}};
+    if (r.ran)
+      j.update({{"recomputations", r.recomputes},
+                {"pageouts", r.pageouts},
+                {"bytes_paged_per_step", r.bytes_paged_per_step},
+                {"predicted_step_s", r.predicted_s},
+                {"measured_step_s", r.measured_s},
+                {"measured_spread_s", r.spread_s},
+                {"steps", r.steps},
+                {"relative_error", r.relative_error()}});
+    if (!r.note.empty()) j["note"] = r.note;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string prediction_scatter_svg(const std::vector<PredictionRow>& rows, const std::string& title) {
+  // One series per strategy, in milliseconds, which read better than seconds here.
+  std::map<std::string, ChartSeries> by_strategy;
+  double largest = 0;
+  for (const PredictionRow& r : rows) {
+    if (!r.ran) continue;
+    ChartSeries& s = by_strategy[r.strategy];
+    s.name = r.strategy;
+    s.style = SeriesStyle::Markers;
+    s.points.emplace_back(1e3 * r.predicted_s, 1e3 * r.measured_s);
+    largest = std::max({largest, 1e3 * r.predicted_s, 1e3 * r.measured_s});
+  }
+  LineChart chart;
+  chart.title = title;
+  chart.x_label = "predicted step time (ms, simulator)";
+  chart.y_label = "measured step time (ms, median)";
+  for (auto& [name, s] : by_strategy) chart.series.push_back(std::move(s));
+  if (largest > 0) {
+    const double edge = largest * 1.05;
+    chart.series.push_back({"measured = predicted", {{0, 0}, {edge, edge}}, SeriesStyle::Dashed});
+    chart.series.push_back({"+10%", {{0, 0}, {edge / 1.1, edge}}, SeriesStyle::Dashed});
+    chart.series.push_back({"-10%", {{0, 0}, {edge, edge * 0.9}}, SeriesStyle::Dashed});
+  }
+  return line_chart_svg(chart);
+}
+
+}  // namespace poet::train

@@ -1,0 +1,86 @@
+#include "poet/train/step_timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+
+#include "poet/runtime/file_pager.h"
+#include "poet/runtime/profiling.h"
+
+namespace poet::train {
+namespace {
+
+bool pages(const Plan& p) {
+  return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
+}
+
+// One plan's executor, with its own page file when it pages.
+struct Run {
+  std::unique_ptr<FilePager> pager;
+  std::unique_ptr<runtime::Executor> executor;
+  std::vector<double> seconds;
+  std::size_t out_before = 0, in_before = 0;
+};
+
+Run make_run(const Graph& g, const runtime::ExecutablePlan& plan, const StepTimingOptions& options) {
+  Run run;
+  if (pages(plan.plan)) {
+    FilePagerOptions po;
+    po.path = options.page_dir;
+    po.direct_io = options.direct_io;
+    run.pager = std::make_unique<FilePager>(po);
+  }
+  runtime::ExecutorOptions eo;
+  eo.seed = options.seed;
+  eo.pager = run.pager.get();
+  run.executor = std::make_unique<runtime::Executor>(g, plan, eo);
+  return run;
+}
+
+}  // namespace
+
+std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+                                            const StepTimingOptions& options,
+                                            const std::function<void(int, int)>& progress) {
+  std::vector<Run> runs;
+  for (const runtime::ExecutablePlan* plan : plans) runs.push_back(make_run(g, *plan, options));
+  if (runs.empty()) return {};
+
+  const runtime::Executor& first = *runs.front().executor;
+  std::vector<float> inputs(first.input_elements());
+  std::mt19937_64 random(options.seed);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (float& x : inputs) x = uniform(random);
+  std::vector<std::int32_t> labels(first.label_count());
+  const auto classes = static_cast<std::int32_t>(g.node(g.loss()).shape.back());
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i) % classes;
+
+  for (Run& run : runs) {
+    for (int i = 0; i < options.warmup_steps; ++i) run.executor->train_step(inputs, labels);
+    run.out_before = run.executor->pager().bytes_paged_out();
+    run.in_before = run.executor->pager().bytes_paged_in();
+  }
+  for (int i = 0; i < options.steps; ++i) {
+    for (Run& run : runs) {
+      const auto began = std::chrono::steady_clock::now();
+      run.executor->train_step(inputs, labels);
+      run.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    }
+    if (progress) progress(i + 1, options.steps);
+  }
+
+  std::vector<StepTiming> out;
+  for (Run& run : runs) {
+    const runtime::SampleSummary s = runtime::summarize(run.seconds);
+    const auto per_step = [&](std::size_t total, std::size_t before) {
+      return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
+    };
+    const runtime::Executor& e = *run.executor;
+    out.push_back({s.median, s.spread, options.steps, per_step(e.pager().bytes_paged_out(), run.out_before),
+                   per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
+  }
+  return out;
+}
+
+}  // namespace poet::train

@@ -1,0 +1,152 @@
+// The train module: plans for a strategy and budget, timed steps of several plans side by
+// side, and the predicted-against-measured report.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "executor_harness.h"
+#include "poet/plan/plan.h"
+#include "poet/train/prediction_report.h"
+#include "poet/train/training_plan.h"
+#include "poet/util/error.h"
+
+namespace poet::testing {
+namespace {
+
+// Parameters plus `percent` of checkpoint-all's activation peak, as --ram-budget 70% means.
+std::int64_t budget_at(const Graph& g, const GraphCosts& costs, double percent) {
+  const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
+  return all.fixed_bytes + static_cast<std::int64_t>(percent / 100 * static_cast<double>(all.peak_activation_bytes));
+}
+
+std::int64_t paged_out_bytes(const Graph& g, const Plan& p) {
+  std::int64_t bytes = 0;
+  for (const Instruction& i : p.instructions)
+    if (i.kind == InstrKind::PageOut) bytes += g.node(i.node).bytes;
+  return bytes;
+}
+
+TEST(TrainingPlan, EveryStrategyAtTheUnconstrainedPeakPlansWithoutRecomputingOrPaging) {
+  const Graph g = training_graph("lenet5", 2);
+  const GraphCosts costs = test_costs(g);
+  for (const std::string strategy : {"checkpoint_all", "poet", "dtr", "capuchin"}) {
+    const train::TrainingPlan p = train::plan_training(g, costs, {.strategy = strategy, .budget_bytes = budget_at(g, costs, 100)});
+    EXPECT_EQ(p.simulation.recomputes, 0) << strategy;
+    EXPECT_EQ(p.simulation.pageouts, 0) << strategy;
+    EXPECT_LE(p.simulation.peak_bytes, p.budget_bytes) << strategy;
+  }
+}
+
+TEST(TrainingPlan, BelowTheLargestFootprintNamesTheSmallestWorkableBudget) {
+  const Graph g = training_graph("lenet5", 2);
+  const GraphCosts costs = test_costs(g);
+  try {
+    train::plan_training(g, costs, {.strategy = "poet", .budget_bytes = budget_at(g, costs, 50)});
+    FAIL() << "50% of lenet5 cannot be workable";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("give a budget of 94.8% or more"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrainingPlan, StrategyThatCannotFitSaysWhyAndUnknownOnesAreRefused) {
+  const Graph g = training_graph("lenet5", 2);
+  const GraphCosts costs = test_costs(g);
+  EXPECT_THROW(train::plan_training(g, costs, {.strategy = "checkpoint_all", .budget_bytes = budget_at(g, costs, 97)}),
+               train::NoSchedule);
+  EXPECT_THROW(train::plan_training(g, costs, {.strategy = "magic", .budget_bytes = budget_at(g, costs, 100)}),
+               InputError);
+}
+
+TEST(StepTiming, PlansRunSideBySideAndPageTheBytesTheirPlansSay) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const GraphCosts costs = test_costs(g);
+  const runtime::ExecutablePlan all = executable(g, checkpoint_all_schedule(g));
+  // On a72 paging is cheap beside compute, so poet pages at 60%.
+  const train::TrainingPlan paging = train::plan_training(
+      g, costs, {.strategy = "poet", .budget_bytes = budget_at(g, costs, 60), .time_limit_s = 5});
+  ASSERT_GT(paging.simulation.pageouts, 0);
+  train::StepTimingOptions o;
+  o.warmup_steps = 1;
+  o.steps = 3;
+  o.page_dir = ::testing::TempDir();
+  int rounds = 0;
+  const std::vector<const runtime::ExecutablePlan*> plans = {&all, &paging.executable};
+  const auto t = train::time_training_steps(g, plans, o, [&](int done, int total) {
+    EXPECT_EQ(total, 3);
+    rounds = done;
+  });
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(rounds, 3);
+  for (const train::StepTiming& s : t) {
+    EXPECT_GT(s.median_s, 0);
+    EXPECT_EQ(s.steps, 3);
+  }
+  EXPECT_EQ(t[0].bytes_paged_out, 0u);
+  EXPECT_EQ(t[1].bytes_paged_out, static_cast<std::size_t>(paged_out_bytes(g, paging.executable.plan)));
+  EXPECT_EQ(t[1].bytes_paged_in, t[1].bytes_paged_out);  // everything paged out comes back
+  EXPECT_LE(t[1].peak_live_bytes, paging.executable.memory.arena_bytes);
+}
+
+TEST(Prediction, RowsAreBudgetMajorAndThoseWithoutAPlanSayWhy) {
+  const Graph g = training_graph("lenet5", 2);
+  const GraphCosts costs = test_costs(g);
+  train::PredictionRequest r;
+  r.strategies = {"checkpoint_all", "poet"};
+  r.budgets = {{"100%", budget_at(g, costs, 100)}, {"97%", budget_at(g, costs, 97)}};
+  r.timing.warmup_steps = 0;
+  r.timing.steps = 2;
+  r.timing.page_dir = ::testing::TempDir();
+  const auto rows = train::predict_and_measure(g, costs, r);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].strategy + " " + rows[0].budget, "checkpoint_all 100%");
+  EXPECT_EQ(rows[3].strategy + " " + rows[3].budget, "poet 97%");
+  EXPECT_TRUE(rows[0].ran && rows[1].ran && rows[3].ran);
+  EXPECT_FALSE(rows[2].ran);  // checkpoint-all does not fit 97%
+  EXPECT_NE(rows[2].note.find("no plan: checkpoint_all found no schedule"), std::string::npos) << rows[2].note;
+  const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
+  EXPECT_DOUBLE_EQ(rows[0].predicted_s, all.makespan_s);  // the simulator's figure, not the method's
+  EXPECT_GE(rows[3].recomputes + rows[3].pageouts, 1);
+}
+
+train::PredictionRow row(const std::string& strategy, double predicted, double measured) {
+  train::PredictionRow r;
+  r.model = "m";
+  r.strategy = strategy;
+  r.budget = "70%";
+  r.budget_bytes = 1000;
+  r.ran = true;
+  r.predicted_s = predicted;
+  r.measured_s = measured;
+  r.steps = 5;
+  return r;
+}
+
+TEST(PredictionReport, MedianAbsoluteErrorIgnoresRowsThatDidNotRun) {
+  train::PredictionRow none = row("dtr", 1, 9);
+  none.ran = false;
+  const std::vector<train::PredictionRow> rows = {row("poet", 1, 1.1), row("poet", 2, 1.4), row("dtr", 1, 0.8), none};
+  EXPECT_NEAR(train::median_absolute_error(rows), 0.2, 1e-12);  // |errors| 0.1, 0.3, 0.2
+  EXPECT_EQ(train::median_absolute_error({none}), 0);
+}
+
+TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
+  train::PredictionRow none = row("dtr", 0, 0);
+  none.ran = false;
+  none.note = "no plan: dtr <found> nothing";
+  const std::vector<train::PredictionRow> rows = {row("poet", 0.010, 0.011), none};
+  const std::string table = train::prediction_table_markdown(rows);
+  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | +10.0% |"), std::string::npos) << table;
+  EXPECT_NE(table.find("no plan: dtr <found> nothing"), std::string::npos);
+  const nlohmann::json j = train::prediction_rows_json(rows);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_NEAR(j[0]["relative_error"].get<double>(), 0.1, 1e-9);
+  EXPECT_FALSE(j[1].contains("predicted_step_s"));
+  const std::string svg = train::prediction_scatter_svg(rows, "a <title>");
+  EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("data-name=\"poet\""), std::string::npos);
+  EXPECT_EQ(svg.find("data-name=\"dtr\""), std::string::npos);  // no point to draw
+  EXPECT_NE(svg.find("measured = predicted"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace poet::testing
