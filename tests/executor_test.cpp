@@ -1,12 +1,13 @@
 // The executor's contract beyond bit-identity (executor_identity_test.cpp): no heap
 // allocation in a step, training that learns, plans and batches rejected before they can
 // do harm, a failed step that leaves the model as it was, batch-norm running statistics
-// and dropout masks that survive recomputation.
+// and dropout masks that survive recomputation, and evaluation in inference mode.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -88,10 +89,11 @@ std::vector<float> values(const runtime::Executor& e) {
   return {e.parameters().all_values().begin(), e.parameters().all_values().end()};
 }
 
-long allocations_during_step(runtime::Executor& e, const Batch& b) {
+template <typename Run>
+long allocations_during(Run run) {
   allocations = 0;
   counting = true;
-  e.train_step(b.inputs, b.labels);
+  run();
   counting = false;
   return allocations.load();
 }
@@ -112,11 +114,15 @@ void expect_no_allocation_after_warm_up(const Graph& g, runtime::ExecutablePlan 
   runtime::Executor e(g, std::move(plan), o);
   const Batch b = synthetic_batch(e, 3);
   e.train_step(b.inputs, b.labels);  // warm-up: OpenBLAS and the pager's stored copies allocate once
-  EXPECT_EQ(allocations_during_step(e, b), 0) << what;
-  EXPECT_EQ(allocations_during_step(e, b), 0) << what;
+  const auto step = [&] { e.train_step(b.inputs, b.labels); };
+  const auto evaluate = [&] { e.evaluate(b.inputs, b.labels); };
+  EXPECT_EQ(allocations_during(step), 0) << what;
+  EXPECT_EQ(allocations_during(step), 0) << what;
+  EXPECT_EQ(allocations_during(evaluate), 0) << what << ": evaluate";
+  EXPECT_EQ(allocations_during(evaluate), 0) << what << ": evaluate";
 }
 
-TEST(Executor, SecondStepMakesNoHeapAllocation) {
+TEST(Executor, SecondStepAndEvaluationMakeNoHeapAllocation) {
   // Recomputation (lenet5 by Chen) and paging (resnet18_cifar by the solver at 60%), the
   // latter through the in-memory pager and through the file pager.
   const Graph lenet = training_graph("lenet5", 4);
@@ -213,13 +219,16 @@ TEST(Executor, BadBatchIsRejectedAndLeavesTheModelUnchanged) {
   EXPECT_EQ(e.steps_done(), 0u);
 }
 
-// Fails the n-th page-in, as a storage fault would.
+// Fails the n-th page-in (or page-out), as a storage fault would.
 class FailingPager final : public Pager {
  public:
-  explicit FailingPager(int fail_at) : fail_at_(fail_at) {}
-  void start_page_out(NodeId node, std::span<const std::byte> data) override { inner_.start_page_out(node, data); }
+  explicit FailingPager(int fail_at, InstrKind fails = InstrKind::PageIn) : fail_at_(fail_at), fails_(fails) {}
+  void start_page_out(NodeId node, std::span<const std::byte> data) override {
+    if (fails_ == InstrKind::PageOut && ++transfers_ == fail_at_) throw PagerError("injected fault: disk full");
+    inner_.start_page_out(node, data);
+  }
   void start_page_in(NodeId node, std::span<std::byte> into) override {
-    if (++page_ins_ == fail_at_) throw PagerError("injected fault: checksum mismatch");
+    if (fails_ == InstrKind::PageIn && ++transfers_ == fail_at_) throw PagerError("injected fault: checksum mismatch");
     inner_.start_page_in(node, into);
   }
   void wait(NodeId node) override { inner_.wait(node); }
@@ -229,7 +238,9 @@ class FailingPager final : public Pager {
 
  private:
   MemoryPager inner_;
-  int fail_at_, page_ins_ = 0;
+  int fail_at_;
+  InstrKind fails_;
+  int transfers_ = 0;
 };
 
 TEST(Executor, FailedPageInStopsTheStepAndLeavesTheModelUnchanged) {
@@ -359,6 +370,174 @@ TEST(Executor, RecomputedBatchNormStatisticsUpdateRunningStatisticsOnce) {
     moved = moved || a[i] != (i < 3 * channels ? 0.0f : 1.0f);
   }
   EXPECT_TRUE(moved);
+}
+
+
+// Evaluation: the forward part of the plan in inference mode, changing nothing.
+
+// Everything a step may change.
+struct ModelState {
+  std::vector<float> values, gradients, optimizer_state;  // values hold the running statistics
+  std::uint64_t steps = 0;
+};
+
+ModelState model_state(const runtime::Executor& e) {
+  const auto& p = e.parameters();
+  return {{p.all_values().begin(), p.all_values().end()},
+          {p.all_gradients().begin(), p.all_gradients().end()},
+          {p.optimizer_state().begin(), p.optimizer_state().end()},
+          e.steps_done()};
+}
+
+void expect_unchanged(const ModelState& before, const runtime::Executor& e, const std::string& what) {
+  const ModelState after = model_state(e);
+  EXPECT_TRUE(same_bits(before.values, after.values)) << what << ": parameters or running statistics changed";
+  EXPECT_TRUE(same_bits(before.gradients, after.gradients)) << what << ": gradients changed";
+  EXPECT_TRUE(same_bits(before.optimizer_state, after.optimizer_state)) << what << ": optimizer state changed";
+  EXPECT_EQ(before.steps, after.steps) << what << ": the step counter moved";
+}
+
+bool same_loss(const runtime::StepResult& a, const runtime::StepResult& b) {
+  return std::memcmp(&a.loss, &b.loss, sizeof(float)) == 0 && a.correct == b.correct && a.rows == b.rows;
+}
+
+// Instructions of `kind` before the loss is first computed: those evaluate runs.
+std::size_t count_in_forward(const Graph& g, const Plan& p, InstrKind kind) {
+  std::size_t n = 0;
+  for (const Instruction& i : p.instructions) {
+    if (i.kind == InstrKind::Compute && i.node == g.loss()) break;
+    n += i.kind == kind;
+  }
+  return n;
+}
+
+// After an Adam step (running statistics and moments off their initial values), two
+// evaluations of another batch: their result, and the bytes they paged out.
+std::pair<runtime::StepResult, std::size_t> evaluate_after_a_step(const Graph& g, runtime::ExecutablePlan plan,
+                                                                  const std::string& what) {
+  runtime::ExecutorOptions o;
+  o.optimizer.kind = Optimizer::Adam;
+  o.optimizer.learning_rate = 1e-3f;
+  runtime::Executor e(g, std::move(plan), o);
+  const Batch trained = synthetic_batch(e, 1), evaluated = synthetic_batch(e, 2);
+  e.train_step(trained.inputs, trained.labels);
+  const ModelState before = model_state(e);
+  const std::size_t paged_out = e.pager().bytes_paged_out();
+  const runtime::StepResult first = e.evaluate(evaluated.inputs, evaluated.labels);
+  const runtime::StepResult again = e.evaluate(evaluated.inputs, evaluated.labels);
+  expect_unchanged(before, e, what);
+  EXPECT_TRUE(same_loss(first, again)) << what << ": " << first.loss << " then " << again.loss;
+  EXPECT_EQ(first.rows, 2) << what;
+  return {first, e.pager().bytes_paged_out() - paged_out};
+}
+
+TEST(Executor, EvaluationChangesNoParameterStatisticOptimizerStateOrStepCount) {
+  // resnet18_cifar has batch norms; the solver's plan at 60% pages out in the forward.
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const runtime::ExecutablePlan paging = executable(g, poet_heuristic(g, 0.6));
+  ASSERT_GT(count_in_forward(g, paging.plan, InstrKind::PageOut), 0u);
+  const auto [all, all_bytes] = evaluate_after_a_step(g, executable(g, checkpoint_all_schedule(g)), "checkpoint-all");
+  const auto [paged, paged_bytes] = evaluate_after_a_step(g, paging, "paging");
+  EXPECT_EQ(all_bytes, 0u);
+  EXPECT_GT(paged_bytes, 0u);
+  EXPECT_TRUE(same_loss(all, paged)) << all.loss << " vs " << paged.loss;
+}
+
+// Without batch norm or dropout, inference computes what training does: evaluate gives
+// the loss and predictions of the train_step that follows it, bit for bit.
+TEST(Executor, EvaluationWithoutBatchNormOrDropoutIsTheStepsForwardPass) {
+  const Graph g = training_graph("lenet5", 4);
+  for (const auto& [what, s] : {std::pair<std::string, Schedule>{"checkpoint-all", checkpoint_all_schedule(g)},
+                                {"chen", chen_sqrt_schedule(g)}}) {
+    runtime::Executor e(g, executable(g, s));
+    for (const std::uint64_t seed : {1u, 2u}) {
+      const Batch b = synthetic_batch(e, seed);
+      const runtime::StepResult evaluated = e.evaluate(b.inputs, b.labels);
+      const runtime::StepResult trained = e.train_step(b.inputs, b.labels);
+      EXPECT_TRUE(same_loss(evaluated, trained)) << what << ": " << evaluated.loss << " vs " << trained.loss;
+    }
+  }
+}
+
+// input [4, 3, 2, 2] -> dropout 0.5 -> batch norm -> global average pool -> loss [4, 3]
+Graph dropout_norm_graph() {
+  Graph f("dropout_norm");
+  auto add = [&f](const char* name, OpKind op, Shape shape, std::vector<NodeId> in, std::int64_t params = 0,
+                  Role role = Role::Forward) {
+    Node n;
+    n.name = name;
+    n.op = op;
+    n.role = role;
+    n.shape = std::move(shape);
+    n.flops = static_cast<double>(element_count(n.shape));
+    n.param_count = params;
+    n.inputs = std::move(in);
+    n.attrs.dropout_p = op == OpKind::Dropout ? 0.5 : 0.0;
+    return f.add(std::move(n));
+  };
+  const NodeId x = add("input", OpKind::Input, {4, 3, 2, 2}, {});
+  const NodeId d = add("dropout", OpKind::Dropout, {4, 3, 2, 2}, {x});
+  const NodeId bn = add("bn", OpKind::BatchNorm2d, {4, 3, 2, 2}, {d}, 4 * 3);
+  const NodeId pool = add("pool", OpKind::GlobalAvgPool, {4, 3}, {bn});
+  add("loss", OpKind::SoftmaxCrossEntropy, {4, 3}, {pool}, 0, Role::Loss);
+  return build_autodiff_backward(f);
+}
+
+// The loss worked out by hand in double: every element kept, normalized per channel c by
+// gamma (x - running mean) / sqrt(running variance + 1e-5) + beta, averaged per channel.
+double inference_loss(const Batch& b, std::span<const float> norm) {
+  constexpr int kRows = 4, kChannels = 3, kSpatial = 4;
+  double loss = 0;
+  for (int n = 0; n < kRows; ++n) {
+    double logits[kChannels], sum_exp = 0;
+    for (int c = 0; c < kChannels; ++c) {
+      const double gamma = norm[c], beta = norm[3 + c], mean = norm[6 + c], var = norm[9 + c];
+      logits[c] = 0;
+      for (int i = 0; i < kSpatial; ++i)
+        logits[c] += gamma * (b.inputs[static_cast<std::size_t>((n * kChannels + c) * kSpatial + i)] - mean) /
+                         std::sqrt(var + 1e-5) + beta;
+      logits[c] /= kSpatial;
+      sum_exp += std::exp(logits[c]);
+    }
+    loss += std::log(sum_exp) - logits[b.labels[static_cast<std::size_t>(n)]];
+  }
+  return loss / kRows;
+}
+
+TEST(Executor, EvaluationNormalizesWithTheRunningStatisticsAndDropsNothing) {
+  const Graph g = dropout_norm_graph();
+  NodeId norm = 0;
+  while (g.node(norm).op != OpKind::BatchNorm2d) ++norm;
+  runtime::Executor e(g, executable(g, checkpoint_all_schedule(g)));
+  // gamma, beta, running mean and running variance of the three channels, none the default.
+  const std::vector<float> statistics = {2.0f, 1.0f, 0.5f, 0.1f, 0.0f, -0.3f, 0.5f, -1.0f, 2.0f, 4.0f, 0.25f, 9.0f};
+  std::ranges::copy(statistics, e.parameters().values(norm).begin());
+  const Batch b = synthetic_batch(e, 4);
+  const double expected = inference_loss(b, statistics);
+  EXPECT_NEAR(e.evaluate(b.inputs, b.labels).loss, expected, 1e-5);
+  // Training normalizes with the batch's statistics and drops about half the elements.
+  EXPECT_GT(std::abs(e.train_step(b.inputs, b.labels).loss - expected), 1e-3);
+}
+
+TEST(Executor, EvaluationErrorsLeaveTheModelUnchanged) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  const runtime::ExecutablePlan paging = executable(g, poet_heuristic(g, 0.6));
+  ASSERT_GE(count_in_forward(g, paging.plan, InstrKind::PageOut), 2u);
+  FailingPager pager(2, InstrKind::PageOut);  // while the first page-out may be in flight
+  runtime::ExecutorOptions o;
+  o.pager = &pager;
+  runtime::Executor e(g, paging, o);
+  Batch b = synthetic_batch(e, 1);
+  const ModelState before = model_state(e);
+  EXPECT_THROW(e.evaluate(b.inputs, b.labels), PagerError);
+  expect_unchanged(before, e, "failed page-out");
+  // The fault was transient: evaluation now gives what it gives without paging.
+  runtime::Executor all(g, executable(g, checkpoint_all_schedule(g)));
+  EXPECT_TRUE(same_loss(all.evaluate(b.inputs, b.labels), e.evaluate(b.inputs, b.labels)));
+  b.labels[0] = 10;
+  EXPECT_THROW(e.evaluate(b.inputs, b.labels), InputError);
+  EXPECT_THROW(e.evaluate(std::span(b.inputs).first(b.inputs.size() - 1), b.labels), InputError);
+  expect_unchanged(before, e, "bad batch");
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ std::vector<float> values(const data::Trainer& t) {
   return {v.begin(), v.end()};
 }
 
+std::vector<float> optimizer_state(const data::Trainer& t) {
+  const auto s = t.executor().parameters().optimizer_state();
+  return {s.begin(), s.end()};
+}
+
 std::string file_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -60,11 +65,34 @@ TEST(Train, EvaluationLeavesTheModelUnchanged) {
   const data::DatasetSplits d = lenet_data(64, 32);
   data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
   t.train_epoch(d.train, 0, 2);
-  const std::vector<float> trained = values(t);
+  const std::vector<float> trained = values(t), moments = optimizer_state(t);
   const auto first = t.evaluate(d.test), again = t.evaluate(d.test);
   EXPECT_EQ(first.accuracy, again.accuracy);
   EXPECT_EQ(first.samples, 32);
   EXPECT_TRUE(same_bits(trained, values(t)));
+  EXPECT_TRUE(same_bits(moments, optimizer_state(t)));
+  EXPECT_EQ(t.executor().steps_done(), 2u);
+}
+
+// restore() sets the step counter instead of running steps to reach it: a checkpoint a
+// billion steps in restores at once, runs nothing, and may go back as well as forward.
+TEST(Train, RestoreSetsTheStepCounterWithoutRunningSteps) {
+  const Graph g = training_graph("lenet5", 4);
+  const data::DatasetSplits d = lenet_data(16, 4);
+  data::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
+  data::TrainingCheckpoint far = fresh.checkpoint("lenet5", 1);
+  far.steps_done = 1'000'000'000;
+  far.parameters.assign(far.parameters.size(), 0.25f);
+  data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
+  t.restore(far, "lenet5");
+  EXPECT_EQ(t.executor().steps_done(), far.steps_done);
+  EXPECT_EQ(t.executor().peak_live_bytes(), 0) << "restore ran a step";
+  EXPECT_TRUE(same_bits(far.parameters, values(t)));
+  t.train_epoch(d.train, 0, 1);
+  t.restore(fresh.checkpoint("lenet5", 0), "lenet5");
+  EXPECT_EQ(t.executor().steps_done(), 0u);
+  EXPECT_TRUE(same_bits(values(fresh), values(t)));
+  EXPECT_TRUE(same_bits(optimizer_state(fresh), optimizer_state(t)));
 }
 
 // Epoch 1, a checkpoint, then a fresh process resumes for epoch 2: the weights and the
@@ -91,9 +119,7 @@ TEST(Train, ResumeAfterEpochOneIsBitIdenticalToAnUninterruptedRun) {
   resumed.train_epoch(d.train, 1);
 
   EXPECT_TRUE(same_bits(values(straight), values(resumed)));
-  const auto s = straight.executor().parameters().optimizer_state(),
-             r = resumed.executor().parameters().optimizer_state();
-  EXPECT_TRUE(same_bits({s.begin(), s.end()}, {r.begin(), r.end()}));
+  EXPECT_TRUE(same_bits(optimizer_state(straight), optimizer_state(resumed)));
   fs::remove(file);
 }
 

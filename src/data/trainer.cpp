@@ -21,9 +21,7 @@ Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::Executor
       sample_elements_(static_cast<std::int64_t>(executor_.input_elements()) / batch_size_),
       classes_(g.node(g.loss()).shape.back()),
       batch_inputs_(executor_.input_elements()),
-      batch_labels_(executor_.label_count()),
-      saved_values_(executor_.parameters().all_values().size()),
-      saved_state_(executor_.parameters().optimizer_state().size()) {}
+      batch_labels_(executor_.label_count()) {}
 
 void Trainer::check_dataset(const Dataset& d) const {
   const Graph& g = executor_.graph();
@@ -35,16 +33,6 @@ void Trainer::check_dataset(const Dataset& d) const {
   if (d.classes > classes_)
     throw InputError(fmt::format("the dataset has {} classes but model '{}' predicts {}; choose a matching model",
                                  d.classes, g.name(), classes_));
-}
-
-runtime::StepResult Trainer::step_without_update(std::span<const float> inputs, std::span<const std::int32_t> labels) {
-  auto& p = executor_.parameters();
-  std::ranges::copy(p.all_values(), saved_values_.begin());
-  std::ranges::copy(p.optimizer_state(), saved_state_.begin());
-  const runtime::StepResult r = executor_.train_step(inputs, labels);
-  std::ranges::copy(saved_values_, p.all_values().begin());
-  std::ranges::copy(saved_state_, p.optimizer_state().begin());
-  return r;
 }
 
 EpochResult Trainer::train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
@@ -80,7 +68,7 @@ Evaluation Trainer::evaluate(const Dataset& d) {
   std::int64_t correct = 0, rows = 0;
   for (std::int64_t b = 0; b < batch_count(d.count(), batch_size_); ++b) {
     fill_batch(d, order, b, batch_size_, batch_inputs_, batch_labels_);
-    const runtime::StepResult r = step_without_update(batch_inputs_, batch_labels_);
+    const runtime::StepResult r = executor_.evaluate(batch_inputs_, batch_labels_);
     correct += r.correct;
     rows += r.rows;
   }
@@ -112,12 +100,7 @@ void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
   if (c.parameters.size() != p.all_values().size())
     throw mismatch(fmt::format("for {} parameters, and this model has {}", c.parameters.size(), p.all_values().size()));
   if (c.seed != seed_) throw mismatch(fmt::format("with --seed {}, not {}", c.seed, seed_));
-  if (executor_.steps_done() > c.steps_done)
-    throw mismatch(fmt::format("at step {}, before this run's {}", c.steps_done, executor_.steps_done()));
-  // Steps whose effect is undone bring the executor's counter level; any valid batch does.
-  std::ranges::fill(batch_inputs_, 0.0f);
-  std::ranges::fill(batch_labels_, 0);
-  while (executor_.steps_done() < c.steps_done) step_without_update(batch_inputs_, batch_labels_);
+  executor_.set_steps_done(c.steps_done);
   std::ranges::copy(c.parameters, p.all_values().begin());
   std::ranges::copy(c.optimizer_state, p.optimizer_state().begin());
 }

@@ -93,6 +93,7 @@ CompiledPlan compile_plan(const Graph& g, const ExecutablePlan& p) {
   out.instructions.reserve(ins.size());
   std::vector<std::pair<std::size_t, std::size_t>> frees;  // (instruction, buffer), checked after the walk
   std::vector<Residency> state(g.size());
+  const NodeId loss = g.loss();
   auto invalid = [&](std::size_t i, const std::string& why) {
     throw InvalidPlan(fmt::format("instruction {} ({}): {}; the executor runs only plans the simulator accepts", i,
                                   describe(ins[i], g), why));
@@ -131,6 +132,7 @@ CompiledPlan compile_plan(const Graph& g, const ExecutablePlan& p) {
         if (s.buffer != kNone) invalid(i, fmt::format("{} is already in RAM", name(g, v)));
         c.offset = take_buffer(i, v);
         s.computed = true;
+        if (v == loss && out.forward_end == 0) out.forward_end = i + 1;
         break;
       }
       case InstrKind::PageOut:

@@ -23,6 +23,8 @@ struct CompiledInstruction {
 struct CompiledPlan {
   std::vector<CompiledInstruction> instructions;
   std::vector<std::int64_t> input_offsets;  // per compute, in the node's input order
+  // One past the first compute of the loss: the forward pass, which evaluation runs alone.
+  std::size_t forward_end = 0;
 };
 
 // Bytes of v's output tensor as the kernels read and write it (0 for a parameter

@@ -82,6 +82,7 @@ struct Executor::State {
   Pager* pager;
   detail::TransferTracker transfers;
   detail::RunningStatistics running;
+  std::vector<NodeId> batch_norm_owner;  // detail::batch_norm_owners, for inference
   NodeId input;
   std::size_t input_elements;
   std::int64_t classes;  // of the loss, before label_count, which is computed from it
@@ -101,6 +102,7 @@ struct Executor::State {
         pager(o.pager ? o.pager : own_pager.get()),
         transfers(*pager, graph.size()),
         running(graph),
+        batch_norm_owner(detail::batch_norm_owners(graph)),
         input(the_input(graph)),
         input_elements(static_cast<std::size_t>(element_count(graph.node(input).shape))),
         classes(graph.node(graph.loss()).shape.back()),
@@ -136,7 +138,7 @@ struct Executor::State {
         for (NodeId u : n.inputs) transfers.finish(u);  // a page-in still arriving
         transfers.claim(c.offset, c.offset + c.bytes);
         detail::run_node(graph, v, t, inputs, ctx);
-        running.capture(v, t);
+        if (!ctx.inference) running.capture(v, t);
         add_live(c.bytes);
         break;
       }
@@ -172,20 +174,24 @@ struct Executor::State {
             fmt::format("label {} of the batch is {}, outside the {} classes [0, {})", i, labels[i], classes, classes));
   }
 
-  StepResult step(std::span<const float> inputs, std::span<const std::int32_t> labels) {
-    check_batch(inputs, labels);
-    detail::StepContext ctx{.parameters = &parameters,
-                            .input_batch = inputs,
-                            .labels = labels,
-                            .scratch = scratch,
-                            .seed = options.seed,
-                            .step = steps};
-    running.begin_step();
+  detail::StepContext context(std::span<const float> inputs, std::span<const std::int32_t> labels, bool inference) {
+    return {.parameters = &parameters,
+            .input_batch = inputs,
+            .labels = labels,
+            .scratch = scratch,
+            .seed = options.seed,
+            .step = steps,
+            .inference = inference,
+            .batch_norm_owner = batch_norm_owner};
+  }
+
+  // Runs the first `end` instructions and waits for every transfer they started.
+  void run_instructions(std::size_t end, detail::StepContext& ctx) {
     transfers.reset();
     live_bytes = 0;
     std::size_t next_input = 0;
     try {
-      for (const detail::CompiledInstruction& c : compiled.instructions) run(c, next_input, ctx);
+      for (std::size_t i = 0; i < end; ++i) run(compiled.instructions[i], next_input, ctx);
       pager->wait_all();
     } catch (...) {
       // No transfer may go on touching the arena once the step is abandoned.
@@ -195,11 +201,31 @@ struct Executor::State {
       }
       throw;
     }
+  }
+
+  StepResult result(const detail::StepContext& ctx) const {
+    return {ctx.loss, ctx.correct, static_cast<std::int64_t>(label_count)};
+  }
+
+  StepResult step(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+    check_batch(inputs, labels);
+    detail::StepContext ctx = context(inputs, labels, false);
+    running.begin_step();
+    run_instructions(compiled.instructions.size(), ctx);
     // Only now, with the whole backward done, does the step change the model.
     running.commit(parameters, options.batch_norm_momentum);
     ++steps;
     apply_optimizer(options.optimizer, steps, parameters);
-    return {ctx.loss, ctx.correct, static_cast<std::int64_t>(label_count)};
+    return result(ctx);
+  }
+
+  // Writes only the arena and the pager's stored copies, which every step rewrites
+  // before it reads them: the model and the step counter stay as they are.
+  StepResult evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+    check_batch(inputs, labels);
+    detail::StepContext ctx = context(inputs, labels, true);
+    run_instructions(compiled.forward_end, ctx);
+    return result(ctx);
   }
 };
 
@@ -210,6 +236,12 @@ Executor::~Executor() = default;
 StepResult Executor::train_step(std::span<const float> inputs, std::span<const std::int32_t> labels) {
   return state_->step(inputs, labels);
 }
+
+StepResult Executor::evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels) {
+  return state_->evaluate(inputs, labels);
+}
+
+void Executor::set_steps_done(std::uint64_t steps) { state_->steps = steps; }
 
 ParameterStore& Executor::parameters() { return state_->parameters; }
 const ParameterStore& Executor::parameters() const { return state_->parameters; }

@@ -130,6 +130,19 @@ std::int64_t count_correct(const RowsShape& s, std::span<const float> probabilit
   return correct;
 }
 
+// Training normalizes with the batch's statistics; inference with the norm's running
+// statistics, the third and fourth quarters of its slice, where the executor commits them.
+void batch_norm_statistics(const Graph& g, NodeId v, std::span<const float> x, std::span<float> stats,
+                           const StepContext& ctx) {
+  const BatchNormShape s = batch_norm_shape(g, g.node(v));
+  if (!ctx.inference) return batch_norm_stats(s, x, stats);
+  const NodeId norm = ctx.batch_norm_owner[static_cast<std::size_t>(v)];
+  POET_CHECK(norm >= 0, fmt::format("batch-norm statistics '{}' feed no batch norm", g.node(v).name));
+  const std::span<const float> p = ctx.parameters->values(norm);
+  const auto c = static_cast<std::size_t>(s.channels);
+  batch_norm_inference_stats(s, p.subspan(2 * c, c), p.subspan(3 * c, c), stats);
+}
+
 void forward(const Graph& g, NodeId v, std::span<float> y, const Inputs& in, StepContext& ctx) {
   const Node& n = g.node(v);
   switch (n.op) {
@@ -142,7 +155,7 @@ void forward(const Graph& g, NodeId v, std::span<float> y, const Inputs& in, Ste
       const auto [w, b] = conv_params(g, v, ctx);
       return conv2d_forward(conv_shape(g, n), in.at(0), w, b, y, ctx.scratch);
     }
-    case OpKind::BatchNormStats: return batch_norm_stats(batch_norm_shape(g, n), in.at(0), y);
+    case OpKind::BatchNormStats: return batch_norm_statistics(g, v, in.at(0), y, ctx);
     case OpKind::BatchNorm2d: {
       const BatchNormShape s = batch_norm_shape(g, n);
       const auto [gamma, beta] = norm_params(v, s.channels, ctx);
@@ -168,6 +181,7 @@ void forward(const Graph& g, NodeId v, std::span<float> y, const Inputs& in, Ste
     case OpKind::Add: return add_forward(in.at(0), in.at(1), y);
     case OpKind::Flatten: return flatten_forward(in.at(0), y);
     case OpKind::Dropout:
+      if (ctx.inference) return copy(in.at(0), y);  // inverted dropout: the expectation is x
       return dropout_forward({ctx.seed, ctx.step, static_cast<std::uint32_t>(v)}, static_cast<float>(n.attrs.dropout_p),
                              in.at(0), y);
     case OpKind::MatMul: return matmul_forward(matmul_shape(g, n), in.at(0), in.at(1), y);
@@ -353,6 +367,15 @@ std::int64_t scratch_elements(const Graph& g, NodeId v) {
   const Node& n = g.node(v);
   const Node& f = n.role == Role::Backward && n.op != OpKind::GradAccumulate ? g.node(n.grad.node) : n;
   return f.op == OpKind::Conv2d ? conv2d_scratch_elements(conv_shape(g, f)) : 0;
+}
+
+std::vector<NodeId> batch_norm_owners(const Graph& g) {
+  std::vector<NodeId> owner(g.size(), -1);
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const Node& n = g.node(v);
+    if (n.op == OpKind::BatchNorm2d && n.role != Role::Backward) owner[static_cast<std::size_t>(n.inputs.at(1))] = v;
+  }
+  return owner;
 }
 
 void run_node(const Graph& g, NodeId v, std::span<float> out, std::span<const std::span<float>> inputs,

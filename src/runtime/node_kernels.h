@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "poet/graph/graph.h"
 #include "poet/runtime/parameters.h"
@@ -18,6 +19,10 @@ struct StepContext {
   std::span<const std::int32_t> labels; // one per row of the loss
   std::span<float> scratch;             // at least max scratch_elements over the graph
   std::uint64_t seed = 0, step = 0;     // dropout masks: (seed, step, forward node)
+  // Evaluation, as model.eval(): batch-norm statistics nodes give the running statistics
+  // of their norm (batch_norm_owners) instead of the batch's, and dropout is the identity.
+  bool inference = false;
+  std::span<const NodeId> batch_norm_owner = {};  // batch_norm_owners(g), read in inference
   float loss = 0;                       // set by the loss node
   std::int64_t correct = 0;             // rows whose most probable class is the label
 };
@@ -28,6 +33,10 @@ void check_runnable(const Graph& g, NodeId v);
 
 // Floats of scratch the node's kernel needs (im2col buffers of convolutions).
 std::int64_t scratch_elements(const Graph& g, NodeId v);
+
+// Per node of g: for a BatchNormStats node, the BatchNorm2d node that reads it and keeps
+// the running statistics inference normalizes with; -1 for every other node.
+std::vector<NodeId> batch_norm_owners(const Graph& g);
 
 // Evaluates node v. `inputs[i]` is the tensor of g.node(v).inputs[i]; `out` its output
 // (empty for a parameter gradient, which goes to ctx.parameters). Allocates nothing.

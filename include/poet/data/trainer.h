@@ -1,13 +1,10 @@
 // The training loop around one Executor: epochs over a dataset in shuffled whole batches,
 // evaluation, and checkpoints that resume bit-identically.
 //
-// The executor only knows training steps, so evaluation runs one on each test batch and
-// then puts parameters and optimizer state back as they were: the predictions are the
-// forward pass's (in training mode: batch norm uses the batch's statistics, dropout is
-// on), and the model is unchanged. Such a step still advances the executor's step
-// counter, which a fresh executor cannot be told; restore() brings it level the same way,
-// with steps whose effect is undone, so a resumed run sees the step numbers (Adam's bias
-// correction, dropout masks) of an uninterrupted one.
+// Evaluation is the executor's forward pass in inference mode (Executor::evaluate: batch
+// norm with its running statistics, no dropout), which changes neither the model nor the
+// step counter. restore() sets the step counter to the checkpoint's, so a resumed run
+// sees the step numbers (Adam's bias correction, dropout masks) of an uninterrupted one.
 #pragma once
 
 #include <cstdint>
@@ -52,26 +49,23 @@ class Trainer {
   EpochResult train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches = 0,
                           const ProgressFn& progress = {});
 
-  // Accuracy over the whole batches of `d`, in order; leaves the model as it was.
+  // Accuracy over the whole batches of `d`, in order, in inference mode; leaves the model
+  // and the step counter as they were.
   Evaluation evaluate(const Dataset& d);
 
   TrainingCheckpoint checkpoint(const std::string& model, std::uint64_t epochs_done) const;
-  // Loads the checkpoint's parameters and optimizer state, and advances the step counter
-  // to its steps_done. Throws InputError, with the model unchanged, if it was written for
-  // another model, optimizer or seed, or if this executor has already run further.
+  // Loads the checkpoint's parameters (with the batch-norm running statistics) and
+  // optimizer state, and sets the step counter to its steps_done. Throws InputError, with
+  // the model unchanged, if it was written for another model, optimizer or seed.
   void restore(const TrainingCheckpoint& c, const std::string& model);
 
  private:
-  // One step whose update is undone: its loss and predictions are the forward pass's.
-  runtime::StepResult step_without_update(std::span<const float> inputs, std::span<const std::int32_t> labels);
-
   runtime::Executor executor_;
   Optimizer optimizer_;
   std::uint64_t seed_, shuffle_seed_;
   std::int64_t batch_size_, sample_elements_, classes_;
   std::vector<float> batch_inputs_;
   std::vector<std::int32_t> batch_labels_;
-  std::vector<float> saved_values_, saved_state_;
 };
 
 }  // namespace poet::data

@@ -9,6 +9,7 @@
 // gives gradients and updated weights bit-identical to checkpoint-all's; dropout masks are
 // keyed by (seed, step, node) so a recomputation regenerates them, and batch-norm running
 // statistics are committed once per step, after the backward, with the weights.
+// Evaluation runs the same plan's forward part in inference mode and changes nothing.
 #pragma once
 
 #include <cstdint>
@@ -75,11 +76,25 @@ class Executor {
   // statistics and optimizer state are exactly as before the call.
   StepResult train_step(std::span<const float> inputs, std::span<const std::int32_t> labels);
 
+  // The loss and predictions of a batch in inference mode, as after model.eval(): batch
+  // norm normalizes with its running statistics and dropout is the identity. Runs the
+  // plan's instructions up to and including the loss's first compute (the forward pass,
+  // with its page-outs and frees) and waits for their transfers. Commits no running
+  // statistics, runs no optimizer and leaves steps_done as it is, so the parameters,
+  // running statistics and optimizer state are bit for bit as before; allocates nothing.
+  // Throws as train_step does: InputError for a bad batch, PagerError if a transfer fails.
+  StepResult evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels);
+
+  // The steps run so far, which key the dropout masks and Adam's bias correction. A run
+  // resumed from a checkpoint sets it to the checkpoint's count, so its next step is the
+  // one the interrupted run would have taken.
+  void set_steps_done(std::uint64_t steps);
+
   ParameterStore& parameters();
   const ParameterStore& parameters() const;
   const Graph& graph() const;
   std::int64_t arena_bytes() const;
-  // The most activation bytes live at once during the steps so far, counted as
+  // The most activation bytes live at once during the steps and evaluations so far, counted as
   // instructions run (not aligned): at most arena_bytes.
   std::int64_t peak_live_bytes() const;
   std::size_t input_elements() const;
