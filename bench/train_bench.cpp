@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   for (const auto& [model, rows] : poet::results)
-    fmt::print("\n{}\n{}median |error| {:.1f}%\n", model, poet::train::prediction_table_markdown(rows),
-               100 * poet::train::median_absolute_error(rows));
+    fmt::print("\n{}\n{}{}\n", model, poet::train::prediction_table_markdown(rows),
+               poet::train::prediction_summary(rows));
   benchmark::Shutdown();
   return 0;
 }

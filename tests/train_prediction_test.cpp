@@ -118,6 +118,7 @@ train::PredictionRow row(const std::string& strategy, double predicted, double m
   r.predicted_s = predicted;
   r.measured_s = measured;
   r.steps = 5;
+  r.cpu_share = 0.95;
   return r;
 }
 
@@ -127,6 +128,11 @@ TEST(PredictionReport, MedianAbsoluteErrorIgnoresRowsThatDidNotRun) {
   const std::vector<train::PredictionRow> rows = {row("poet", 1, 1.1), row("poet", 2, 1.4), row("dtr", 1, 0.8), none};
   EXPECT_NEAR(train::median_absolute_error(rows), 0.2, 1e-12);  // |errors| 0.1, 0.3, 0.2
   EXPECT_EQ(train::median_absolute_error({none}), 0);
+  EXPECT_EQ(train::prediction_summary(rows),
+            "median |error| 20.0% over the 3 plans that ran; the steps had 95% of a CPU");
+  std::vector<train::PredictionRow> busy = rows;
+  for (train::PredictionRow& r : busy) r.cpu_share = 0.5;
+  EXPECT_NE(train::prediction_summary(busy).find("other processes were using this CPU"), std::string::npos);
 }
 
 TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
@@ -135,7 +141,7 @@ TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
   none.note = "no plan: dtr <found> nothing";
   const std::vector<train::PredictionRow> rows = {row("poet", 0.010, 0.011), none};
   const std::string table = train::prediction_table_markdown(rows);
-  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | +10.0% |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | 95% | +10.0% |"), std::string::npos) << table;
   EXPECT_NE(table.find("no plan: dtr <found> nothing"), std::string::npos);
   const nlohmann::json j = train::prediction_rows_json(rows);
   ASSERT_EQ(j.size(), 2u);

@@ -63,7 +63,6 @@ void run_prediction_report(const ReportRequest& r) {
       });
   if (bar) bar->finish();
 
-  const double error = train::median_absolute_error(rows);
   const std::string title = fmt::format("{} (batch {}): step time, predicted for '{}' against measured", g.name(),
                                         r.batch_size, device.name);
   const std::string base = (std::filesystem::path(r.output_dir) / "prediction").string();
@@ -71,17 +70,18 @@ void run_prediction_report(const ReportRequest& r) {
                                {"batch_size", r.batch_size},
                                {"platform", device.name},
                                {"measured_profile", measured_here},
-                               {"median_absolute_error", error},
+                               {"median_absolute_error", train::median_absolute_error(rows)},
+                               {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
   write_file_atomically(base + ".json", json.dump(2) + "\n");
-  write_file_atomically(base + ".md", train::prediction_table_markdown(rows));
+  const std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
+  write_file_atomically(base + ".md", table);
   write_file_atomically(base + ".svg", train::prediction_scatter_svg(rows, title));
   if (r.json) {
     fmt::print("{}\n", json.dump(2));
     return;
   }
-  fmt::print("{}\n\n{}\nmedian |error| {:.1f}% over the plans that ran; wrote {}.md, .json, .svg\n", title,
-             train::prediction_table_markdown(rows), 100 * error, base);
+  fmt::print("{}\n\n{}wrote {}.md, .json, .svg\n", title, table, base);
 }
 
 }  // namespace poet::cli

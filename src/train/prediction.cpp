@@ -66,6 +66,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     row.bytes_paged_per_step = timings[k].bytes_paged_out + timings[k].bytes_paged_in;
     row.measured_s = timings[k].median_s;
     row.spread_s = timings[k].spread_s;
+    row.cpu_share = timings[k].cpu_share;
     row.steps = timings[k].steps;
   }
   return rows;

@@ -12,30 +12,56 @@
 
 namespace poet::train {
 
-double median_absolute_error(const std::vector<PredictionRow>& rows) {
-  std::vector<double> errors;
+namespace {
+
+// Median of f over the rows that ran; 0 when none ran.
+template <typename F>
+double median_over_ran(const std::vector<PredictionRow>& rows, F f) {
+  std::vector<double> values;
   for (const PredictionRow& r : rows)
-    if (r.ran) errors.push_back(std::fabs(r.relative_error()));
-  if (errors.empty()) return 0;
-  std::ranges::sort(errors);
-  const std::size_t n = errors.size();
-  return n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+    if (r.ran) values.push_back(f(r));
+  if (values.empty()) return 0;
+  std::ranges::sort(values);
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Below this CPU share the steps were sharing their core with other processes.
+constexpr double kBusyCpuShare = 0.9;
+
+}  // namespace
+
+double median_absolute_error(const std::vector<PredictionRow>& rows) {
+  return median_over_ran(rows, [](const PredictionRow& r) { return std::fabs(r.relative_error()); });
+}
+
+std::string prediction_summary(const std::vector<PredictionRow>& rows) {
+  const auto ran = std::ranges::count_if(rows, &PredictionRow::ran);
+  if (ran == 0) return "no plan ran";
+  const double share = median_over_ran(rows, [](const PredictionRow& r) { return r.cpu_share; });
+  std::string out = fmt::format("median |error| {:.1f}% over the {} plans that ran; the steps had {:.0f}% of a CPU",
+                                100 * median_absolute_error(rows), ran, 100 * share);
+  if (share < kBusyCpuShare)
+    out += " (median): other processes were using this CPU, so the measured times include waiting for them; "
+           "measure again on a quiet machine";
+  return out;
 }
 
 std::string prediction_table_markdown(const std::vector<PredictionRow>& rows) {
   std::string out =
       "| model | strategy | budget | recomputations | page-outs | paged per step | predicted step | measured step "
-      "(median, IQR) | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "(median, IQR) | CPU share | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const PredictionRow& r : rows) {
     const std::string budget = fmt::format("{} ({})", r.budget, format_bytes(static_cast<double>(r.budget_bytes)));
     if (!r.ran) {
-      out += fmt::format("| {} | {} | {} | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
+      out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
       continue;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:+.1f}% |\n", r.model, r.strategy,
-                       budget, r.recomputes, r.pageouts, format_bytes(static_cast<double>(r.bytes_paged_per_step)),
-                       format_seconds(r.predicted_s), format_seconds(r.measured_s), format_seconds(r.spread_s),
-                       r.steps, 100 * r.relative_error());
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:.0f}% | {:+.1f}% |\n", r.model,
+                       r.strategy, budget, r.recomputes, r.pageouts,
+                       format_bytes(static_cast<double>(r.bytes_paged_per_step)), format_seconds(r.predicted_s),
+                       format_seconds(r.measured_s), format_seconds(r.spread_s), r.steps, 100 * r.cpu_share,
+                       100 * r.relative_error());
   }
   return out;
 }
@@ -52,6 +78,7 @@ nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows) {
                 {"predicted_step_s", r.predicted_s},
                 {"measured_step_s", r.measured_s},
                 {"measured_spread_s", r.spread_s},
+                {"cpu_share", r.cpu_share},
                 {"steps", r.steps},
                 {"relative_error", r.relative_error()}});
     if (!r.note.empty()) j["note"] = r.note;

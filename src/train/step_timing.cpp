@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <ctime>
 #include <random>
 
 #include "poet/runtime/file_pager.h"
@@ -10,6 +11,12 @@
 
 namespace poet::train {
 namespace {
+
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 bool pages(const Plan& p) {
   return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
@@ -19,7 +26,7 @@ bool pages(const Plan& p) {
 struct Run {
   std::unique_ptr<FilePager> pager;
   std::unique_ptr<runtime::Executor> executor;
-  std::vector<double> seconds;
+  std::vector<double> seconds, cpu_shares;
   std::size_t out_before = 0, in_before = 0;
 };
 
@@ -64,8 +71,11 @@ std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runt
   for (int i = 0; i < options.steps; ++i) {
     for (Run& run : runs) {
       const auto began = std::chrono::steady_clock::now();
+      const double cpu_began = thread_cpu_seconds();
       run.executor->train_step(inputs, labels);
-      run.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      run.seconds.push_back(wall);
+      run.cpu_shares.push_back(wall > 0 ? (thread_cpu_seconds() - cpu_began) / wall : 1);
     }
     if (progress) progress(i + 1, options.steps);
   }
@@ -77,7 +87,7 @@ std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runt
       return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
     };
     const runtime::Executor& e = *run.executor;
-    out.push_back({s.median, s.spread, options.steps, per_step(e.pager().bytes_paged_out(), run.out_before),
+    out.push_back({s.median, s.spread, runtime::summarize(run.cpu_shares).median, options.steps, per_step(e.pager().bytes_paged_out(), run.out_before),
                    per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
   }
   return out;

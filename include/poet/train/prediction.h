@@ -22,6 +22,7 @@ struct PredictionRow {
   std::size_t bytes_paged_per_step = 0;  // out + in, as run
   double predicted_s = 0;                // the simulator's makespan of the plan
   double measured_s = 0, spread_s = 0;   // median step and its interquartile range
+  double cpu_share = 0;                  // StepTiming::cpu_share
   int steps = 0;
   std::string note;
 

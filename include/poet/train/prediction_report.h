@@ -14,6 +14,10 @@ namespace poet::train {
 // Median over the rows that ran of |relative_error|; 0 when none ran.
 double median_absolute_error(const std::vector<PredictionRow>& rows);
 
+// One line: the median |error| over the plans that ran and the CPU share their steps had,
+// with a warning when that share shows other processes were running.
+std::string prediction_summary(const std::vector<PredictionRow>& rows);
+
 std::string prediction_table_markdown(const std::vector<PredictionRow>& rows);
 nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows);
 std::string prediction_scatter_svg(const std::vector<PredictionRow>& rows, const std::string& title);

@@ -26,6 +26,10 @@ struct StepTimingOptions {
 struct StepTiming {
   double median_s = 0;
   double spread_s = 0;  // interquartile range of the timed steps
+  // Median over the steps of the stepping thread's CPU time over wall time: near 1 when it
+  // had a core to itself, lower when other processes took turns on it (or it waited for
+  // paging) - what tells a slow machine from a wrong prediction.
+  double cpu_share = 0;
   int steps = 0;
   std::size_t bytes_paged_out = 0, bytes_paged_in = 0;  // per step
   std::int64_t peak_live_bytes = 0;                     // of activations, as run
