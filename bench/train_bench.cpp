@@ -2,14 +2,25 @@
 // profile this machine for its training graph, plan 3 strategies at 3 budgets (and
 // checkpoint-all, the unconstrained reference) with that profile, time real steps of
 // every plan side by side, and compare each median step with the simulator's makespan.
-// After the runs it prints a Markdown table for docs/BENCHMARKS.md.
+// A shared machine's speed drifts by tens of percent within seconds (lenet5's profile
+// and steps, each taken a second apart, were seen 30% apart either way), so the node
+// times the prediction is made from are taken alongside the steps (one pass over the
+// nodes before each round of steps, StepTimingOptions::time_nodes_alongside), and the
+// whole is repeated in rounds, each with a fresh profile to plan with; every figure is
+// the median over the rounds. After the runs it prints a Markdown table for
+// docs/BENCHMARKS.md.
 //
 //   build/bench/poet_bench_train                                   # lenet5 and resnet18_cifar
 //   build/bench/poet_bench_train --benchmark_filter=lenet5
+//   POET_BENCH_ROUNDS=5 build/bench/poet_bench_train               # rounds (default 3)
 //   POET_BENCH_PAGE_DIR=/mnt/sd build/bench/poet_bench_train        # page to another file system
+// It also writes the scatter plot of each model's medians to prediction-<model>.svg in the
+// working folder.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -18,6 +29,7 @@
 #include "poet/plan/plan.h"
 #include "poet/runtime/measure_device.h"
 #include "poet/train/prediction_report.h"
+#include "poet/util/atomic_file.h"
 
 namespace poet {
 namespace {
@@ -29,11 +41,53 @@ struct Case {
   std::vector<std::string> strategies;
 };
 
-std::map<std::string, std::vector<train::PredictionRow>> results;  // by case, in the order run
+struct Result {
+  std::vector<train::PredictionRow> rows;  // medians over the rounds
+  std::vector<double> paired_errors;       // per row that ran: the median of its rounds' errors
+};
+std::map<std::string, Result> results;  // by case
 
 std::string page_dir() {
   const char* dir = std::getenv("POET_BENCH_PAGE_DIR");
   return dir ? dir : ".";
+}
+
+int rounds() {
+  const char* n = std::getenv("POET_BENCH_ROUNDS");
+  return n ? std::max(1, std::atoi(n)) : 3;
+}
+
+double median(std::vector<double> v) {
+  std::ranges::sort(v);
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Row by row, the median over the rounds of each time, and the median of the rounds'
+// errors as the error (a round's own prediction and measurement are side by side).
+Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& runs) {
+  Result result{runs.front(), {}};
+  std::vector<train::PredictionRow>& out = result.rows;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    train::PredictionRow& row = out[k];
+    if (!row.ran) continue;
+    std::vector<double> predicted, measured, spread, share, error;
+    for (const auto& run : runs) {
+      const train::PredictionRow& r = run[k];
+      predicted.push_back(r.predicted_s), measured.push_back(r.measured_s), spread.push_back(r.spread_s);
+      share.push_back(r.cpu_share), error.push_back(r.relative_error());
+    }
+    row.predicted_s = median(predicted);
+    row.measured_s = median(measured);
+    row.spread_s = median(spread);
+    row.cpu_share = median(share);
+    row.steps *= static_cast<int>(runs.size());
+    result.paired_errors.push_back(median(error));
+    row.note = fmt::format("median of {} rounds; error per round {:+.1f}% (median) from {:+.1f}% to {:+.1f}%",
+                           runs.size(), 100 * median(error), 100 * *std::ranges::min_element(error),
+                           100 * *std::ranges::max_element(error));
+  }
+  return result;
 }
 
 void run(benchmark::State& state, const Case& c) {
@@ -48,20 +102,27 @@ void run(benchmark::State& state, const Case& c) {
   train::PredictionRequest request;
   request.strategies = c.strategies;
   request.timing.page_dir = page_dir();
-  std::vector<train::PredictionRow> rows;
+  request.timing.time_nodes_alongside = true;
+  Result result;
   for (auto _ : state) {
-    const GraphCosts costs = costs_for(g, runtime::measure_device(g, measure));
-    const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
-    request.budgets.clear();
-    for (double percent : c.budget_percents)
-      request.budgets.push_back(
-          {fmt::format("{:g}%", percent),
-           all.fixed_bytes + static_cast<std::int64_t>(percent / 100 * static_cast<double>(all.peak_activation_bytes))});
-    rows = train::predict_and_measure(g, costs, request);
+    std::vector<std::vector<train::PredictionRow>> runs;
+    for (int round = 0; round < rounds(); ++round) {
+      const GraphCosts costs = costs_for(g, runtime::measure_device(g, measure));
+      const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
+      request.budgets.clear();
+      for (double percent : c.budget_percents)
+        request.budgets.push_back({fmt::format("{:g}%", percent),
+                                   all.fixed_bytes + static_cast<std::int64_t>(
+                                                         percent / 100 * static_cast<double>(all.peak_activation_bytes))});
+      runs.push_back(train::predict_and_measure(g, costs, request));
+    }
+    result = median_over_rounds(runs);
   }
-  state.counters["median_abs_error_pct"] = 100 * train::median_absolute_error(rows);
-  state.counters["plans_run"] = static_cast<double>(std::ranges::count_if(rows, &train::PredictionRow::ran));
-  results[c.model] = std::move(rows);
+  std::vector<double> absolute;
+  for (double e : result.paired_errors) absolute.push_back(std::fabs(e));
+  state.counters["median_abs_error_pct"] = absolute.empty() ? 0 : 100 * median(absolute);
+  state.counters["plans_run"] = static_cast<double>(absolute.size());
+  results[c.model] = std::move(result);
 }
 
 }  // namespace
@@ -82,9 +143,19 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
-  for (const auto& [model, rows] : poet::results)
-    fmt::print("\n{}\n{}{}\n", model, poet::train::prediction_table_markdown(rows),
-               poet::train::prediction_summary(rows));
+  for (const auto& [model, result] : poet::results) {
+    std::vector<double> absolute;
+    for (double e : result.paired_errors) absolute.push_back(std::fabs(e));
+    poet::write_file_atomically(
+        fmt::format("prediction-{}.svg", model),
+        poet::train::prediction_scatter_svg(
+            result.rows, fmt::format("{}: step time predicted from a profile of this machine against measured "
+                                     "(medians of {} rounds)",
+                                     model, poet::rounds())));
+    fmt::print("\n{}\n{}{}\nmedian over the plans of |each plan's median paired error|: {:.1f}%\n", model,
+               poet::train::prediction_table_markdown(result.rows), poet::train::prediction_summary(result.rows),
+               absolute.empty() ? 0.0 : 100 * poet::median(absolute));
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -71,10 +71,14 @@ TEST(StepTiming, PlansRunSideBySideAndPageTheBytesTheirPlansSay) {
   o.page_dir = ::testing::TempDir();
   int rounds = 0;
   const std::vector<const runtime::ExecutablePlan*> plans = {&all, &paging.executable};
-  const auto t = train::time_training_steps(g, plans, o, [&](int done, int total) {
+  o.time_nodes_alongside = true;
+  const train::SideBySideTiming timing = train::time_training_steps(g, plans, o, [&](int done, int total) {
     EXPECT_EQ(total, 3);
     rounds = done;
   });
+  const std::vector<train::StepTiming>& t = timing.plans;
+  ASSERT_EQ(timing.node_seconds.size(), g.size());
+  for (double s : timing.node_seconds) EXPECT_GT(s, 0);
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(rounds, 3);
   for (const train::StepTiming& s : t) {
@@ -106,6 +110,12 @@ TEST(Prediction, RowsAreBudgetMajorAndThoseWithoutAPlanSayWhy) {
   const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
   EXPECT_DOUBLE_EQ(rows[0].predicted_s, all.makespan_s);  // the simulator's figure, not the method's
   EXPECT_GE(rows[3].recomputes + rows[3].pageouts, 1);
+
+  // Node times taken alongside the steps replace the FLOP model's in the prediction.
+  r.timing.time_nodes_alongside = true;
+  const auto alongside = train::predict_and_measure(g, costs, r);
+  EXPECT_GT(alongside[0].predicted_s, 0);
+  EXPECT_NE(alongside[0].predicted_s, all.makespan_s);
 }
 
 train::PredictionRow row(const std::string& strategy, double predicted, double measured) {

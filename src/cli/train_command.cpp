@@ -50,6 +50,7 @@ struct TrainOptions {
   bool json = false;
   std::string report_dir;
   int report_steps = 20;
+  bool report_alongside = false;
 };
 
 data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
@@ -100,7 +101,8 @@ void train(const TrainOptions& o) {
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
   const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
-  const GraphCosts costs = costs_for(g, resolve_device(o.platform));  // measured when the profile has nodes
+  const DeviceProfile device = resolve_device(o.platform);
+  const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
 
   const train::TrainingPlan plan = plan_or_exit(g, costs, o);
@@ -209,8 +211,13 @@ void train(const TrainOptions& o) {
   fmt::print("paged       {} out, {} in{}\n", format_bytes_exact(static_cast<std::int64_t>(out)),
              format_bytes_exact(static_cast<std::int64_t>(in)), pager ? fmt::format(" (file '{}', {})", pager->path(), pager->uses_direct_io() ? "O_DIRECT" : "page cache")
                    : "");
-  fmt::print("step time   measured median {} over {} steps; simulator predicts {} on platform '{}'\n",
-             format_seconds(measured), step_seconds.size(), format_seconds(sim.makespan_s), o.platform);
+  fmt::print("step time   measured median {} over {} steps; simulator predicts {} on platform '{}'{}\n",
+             format_seconds(measured), step_seconds.size(), format_seconds(sim.makespan_s), o.platform,
+             device.nodes ? fmt::format(" ({:+.1f}%)", 100 * (measured - sim.makespan_s) / sim.makespan_s)
+                          : fmt::format(", a FLOP model of another device; to predict this machine, profile it: "
+                                        "poet profile -m {} -b {} --cpu-power W --storage-power W -o p.json, then "
+                                        "--platform p.json",
+                                        o.model, o.batch_size));
 }
 
 }  // namespace
@@ -266,6 +273,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--report-steps", o->report_steps, "Timed steps per strategy and budget with --report")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--report-alongside", o->report_alongside,
+                "With --report: predict from node times measured between the steps (one pass over the nodes per "
+                "round) instead of the --platform profile's, for machines whose speed drifts");
   cmd->callback([o] {
     if (o->report_dir.empty()) return train(*o);
     run_prediction_report({.model = o->model,
@@ -277,6 +287,7 @@ void add_train_command(CLI::App& app) {
                            .seed = o->seed,
                            .page_dir = o->page_file,
                            .direct_io = !o->page_cache,
+                           .time_nodes_alongside = o->report_alongside,
                            .steps = o->report_steps,
                            .output_dir = o->report_dir,
                            .json = o->json});

@@ -33,7 +33,7 @@ void run_prediction_report(const ReportRequest& r) {
   const DeviceProfile device = resolve_device(r.platform);
   const GraphCosts costs = costs_for(g, device);
   const bool measured_here = device.nodes.has_value();
-  if (!measured_here && !r.json)
+  if (!measured_here && !r.json && !r.time_nodes_alongside)
     fmt::print(stderr,
                "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
                "machine's; for a meaningful comparison profile this machine first: poet profile -m {} -b {} -o "
@@ -49,6 +49,7 @@ void run_prediction_report(const ReportRequest& r) {
   request.timing.steps = r.steps;
   request.timing.page_dir = r.page_dir;
   request.timing.direct_io = r.direct_io;
+  request.timing.time_nodes_alongside = r.time_nodes_alongside;
   request.timing.seed = r.seed;
   std::optional<ProgressBar> bar;
   std::string phase;
@@ -63,13 +64,18 @@ void run_prediction_report(const ReportRequest& r) {
       });
   if (bar) bar->finish();
 
-  const std::string title = fmt::format("{} (batch {}): step time, predicted for '{}' against measured", g.name(),
-                                        r.batch_size, device.name);
+  const std::string title =
+      r.time_nodes_alongside
+          ? fmt::format("{} (batch {}): step time, predicted from node times taken alongside against measured",
+                        g.name(), r.batch_size)
+          : fmt::format("{} (batch {}): step time, predicted for '{}' against measured", g.name(), r.batch_size,
+                        device.name);
   const std::string base = (std::filesystem::path(r.output_dir) / "prediction").string();
   const nlohmann::json json = {{"model", g.name()},
                                {"batch_size", r.batch_size},
                                {"platform", device.name},
                                {"measured_profile", measured_here},
+                               {"node_times_alongside", r.time_nodes_alongside},
                                {"median_absolute_error", train::median_absolute_error(rows)},
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};

@@ -17,6 +17,7 @@ struct ReportRequest {
   std::uint64_t seed = 0;
   std::string page_dir;
   bool direct_io = true;
+  bool time_nodes_alongside = false;
   int steps = 20;
   std::string output_dir;
   bool json = false;

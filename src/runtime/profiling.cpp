@@ -48,6 +48,15 @@ SampleSummary summarize(std::vector<double> samples) {
   return {percentile(samples, 0.5), percentile(samples, 0.75) - percentile(samples, 0.25)};
 }
 
+void time_pass(NodeRunner& runner, std::vector<std::vector<double>>& samples) {
+  POET_CHECK(samples.size() == runner.graph().size(), "time_pass needs one sample list per node");
+  for (NodeId v = 0; v < static_cast<NodeId>(samples.size()); ++v) {
+    const Clock::time_point start = Clock::now();
+    runner.run(v);
+    samples[static_cast<std::size_t>(v)].push_back(seconds_since(start));
+  }
+}
+
 std::vector<NodeTiming> time_nodes(NodeRunner& runner, const NodeTimingOptions& options,
                                    const std::function<void(int, int)>& progress) {
   const auto nodes = static_cast<NodeId>(runner.graph().size());
@@ -55,11 +64,7 @@ std::vector<NodeTiming> time_nodes(NodeRunner& runner, const NodeTimingOptions& 
     for (NodeId v = 0; v < nodes; ++v) runner.run(v);
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(nodes));
   for (int pass = 0; pass < options.repeats; ++pass) {
-    for (NodeId v = 0; v < nodes; ++v) {
-      const Clock::time_point start = Clock::now();
-      runner.run(v);
-      samples[static_cast<std::size_t>(v)].push_back(seconds_since(start));
-    }
+    time_pass(runner, samples);
     if (progress) progress(pass + 1, options.repeats);
   }
   std::vector<NodeTiming> timings;

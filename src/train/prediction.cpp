@@ -56,18 +56,23 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
 
   std::vector<const runtime::ExecutablePlan*> executables;
   for (const TrainingPlan& p : plans) executables.push_back(&p.executable);
-  const std::vector<StepTiming> timings =
-      time_training_steps(g, executables, request.timing, [&](int done, int rounds) {
-        if (progress) progress("steps", done, rounds, "one step of each plan");
-      });
-  for (std::size_t k = 0; k < timings.size(); ++k) {
+  const SideBySideTiming timings = time_training_steps(g, executables, request.timing, [&](int done, int rounds) {
+    if (progress) progress("steps", done, rounds, "one step of each plan");
+  });
+  // With node times taken alongside the steps, the prediction is remade from them: the
+  // same plans, costed as the machine ran while it stepped them.
+  GraphCosts alongside = costs;
+  for (std::size_t v = 0; v < timings.node_seconds.size(); ++v) alongside.nodes[v].compute_time_s = timings.node_seconds[v];
+  for (std::size_t k = 0; k < timings.plans.size(); ++k) {
     PredictionRow& row = rows[planned_rows[k]];
+    const StepTiming& t = timings.plans[k];
     row.ran = true;
-    row.bytes_paged_per_step = timings[k].bytes_paged_out + timings[k].bytes_paged_in;
-    row.measured_s = timings[k].median_s;
-    row.spread_s = timings[k].spread_s;
-    row.cpu_share = timings[k].cpu_share;
-    row.steps = timings[k].steps;
+    if (!timings.node_seconds.empty()) row.predicted_s = simulate(g, alongside, plans[k].executable.plan, {}).makespan_s;
+    row.bytes_paged_per_step = t.bytes_paged_out + t.bytes_paged_in;
+    row.measured_s = t.median_s;
+    row.spread_s = t.spread_s;
+    row.cpu_share = t.cpu_share;
+    row.steps = t.steps;
   }
   return rows;
 }

@@ -57,11 +57,11 @@ std::string prediction_table_markdown(const std::vector<PredictionRow>& rows) {
       out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
       continue;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:.0f}% | {:+.1f}% |\n", r.model,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:.0f}% | {:+.1f}%{} |\n", r.model,
                        r.strategy, budget, r.recomputes, r.pageouts,
                        format_bytes(static_cast<double>(r.bytes_paged_per_step)), format_seconds(r.predicted_s),
                        format_seconds(r.measured_s), format_seconds(r.spread_s), r.steps, 100 * r.cpu_share,
-                       100 * r.relative_error());
+                       100 * r.relative_error(), r.note.empty() ? "" : "; " + r.note);
   }
   return out;
 }

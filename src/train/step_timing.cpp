@@ -7,6 +7,7 @@
 #include <random>
 
 #include "poet/runtime/file_pager.h"
+#include "poet/runtime/node_runner.h"
 #include "poet/runtime/profiling.h"
 
 namespace poet::train {
@@ -47,12 +48,18 @@ Run make_run(const Graph& g, const runtime::ExecutablePlan& plan, const StepTimi
 
 }  // namespace
 
-std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
-                                            const StepTimingOptions& options,
-                                            const std::function<void(int, int)>& progress) {
+SideBySideTiming time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+                                     const StepTimingOptions& options, const std::function<void(int, int)>& progress) {
   std::vector<Run> runs;
   for (const runtime::ExecutablePlan* plan : plans) runs.push_back(make_run(g, *plan, options));
   if (runs.empty()) return {};
+  std::unique_ptr<runtime::NodeRunner> nodes;
+  std::vector<std::vector<double>> node_samples(g.size());
+  if (options.time_nodes_alongside) {
+    nodes = std::make_unique<runtime::NodeRunner>(g, options.seed);
+    std::vector<std::vector<double>> warmup(g.size());
+    runtime::time_pass(*nodes, warmup);
+  }
 
   const runtime::Executor& first = *runs.front().executor;
   std::vector<float> inputs(first.input_elements());
@@ -69,6 +76,7 @@ std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runt
     run.in_before = run.executor->pager().bytes_paged_in();
   }
   for (int i = 0; i < options.steps; ++i) {
+    if (nodes) runtime::time_pass(*nodes, node_samples);
     for (Run& run : runs) {
       const auto began = std::chrono::steady_clock::now();
       const double cpu_began = thread_cpu_seconds();
@@ -80,15 +88,18 @@ std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runt
     if (progress) progress(i + 1, options.steps);
   }
 
-  std::vector<StepTiming> out;
+  SideBySideTiming out;
+  if (nodes)
+    for (std::vector<double>& samples : node_samples) out.node_seconds.push_back(runtime::summarize(samples).median);
   for (Run& run : runs) {
     const runtime::SampleSummary s = runtime::summarize(run.seconds);
     const auto per_step = [&](std::size_t total, std::size_t before) {
       return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
     };
     const runtime::Executor& e = *run.executor;
-    out.push_back({s.median, s.spread, runtime::summarize(run.cpu_shares).median, options.steps, per_step(e.pager().bytes_paged_out(), run.out_before),
-                   per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
+    out.plans.push_back({s.median, s.spread, runtime::summarize(run.cpu_shares).median, options.steps,
+                         per_step(e.pager().bytes_paged_out(), run.out_before),
+                         per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
   }
   return out;
 }

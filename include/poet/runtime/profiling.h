@@ -38,6 +38,10 @@ struct NodeTiming {
 std::vector<NodeTiming> time_nodes(NodeRunner& runner, const NodeTimingOptions& options,
                                    const std::function<void(int, int)>& progress = {});
 
+// One timed pass: runs every node once in order and appends its time to samples[v]
+// (`samples` has one entry per node). For callers that interleave passes with other work.
+void time_pass(NodeRunner& runner, std::vector<std::vector<double>>& samples);
+
 // Up to `count` tensor sizes of the graph to time the storage at, from the smallest to the
 // largest output (distinct, spread over the sorted sizes).
 std::vector<std::int64_t> storage_sizes(const Graph& g, std::size_t count = 6);

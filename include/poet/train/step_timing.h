@@ -21,6 +21,10 @@ struct StepTimingOptions {
   // O_DIRECT where the file system has it, as `poet profile` measures storage by default.
   bool direct_io = true;
   std::uint64_t seed = 0;  // weights and the synthetic batch
+  // Also time one pass over the graph's nodes (as `poet profile` does) in every round,
+  // before the plans' steps: node times taken alongside the steps, so that a prediction
+  // made from them and the measured steps see the same machine, however its speed drifts.
+  bool time_nodes_alongside = false;
 };
 
 struct StepTiming {
@@ -35,13 +39,18 @@ struct StepTiming {
   std::int64_t peak_live_bytes = 0;                     // of activations, as run
 };
 
+struct SideBySideTiming {
+  std::vector<StepTiming> plans;      // one per plan, in order
+  std::vector<double> node_seconds;   // per node, the median of the passes; empty unless asked
+};
+
 // Runs warm-up then timed training steps of each plan of `g` on one synthetic batch
 // (uniform inputs, labels cycling through the classes: a step's time does not depend on
 // the values), paging to a real file where a plan pages. The plans take turns, one step
 // each, so that a machine whose load changes during the run slows them alike and their
-// times compare side by side. Returns one timing per plan, in order. Throws what the
-// executor and pager throw. `progress` is called after each round with (rounds done, rounds).
-std::vector<StepTiming> time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+// times compare side by side. Throws what the executor and pager throw. `progress` is
+// called after each round with (rounds done, rounds).
+SideBySideTiming time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
                                             const StepTimingOptions& options,
                                             const std::function<void(int, int)>& progress = {});
 
