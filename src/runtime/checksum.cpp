@@ -1,14 +1,13 @@
 #include "poet/runtime/checksum.h"
 
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 namespace poet::paging {
 
-std::uint32_t crc32_of(std::span<const std::byte> bytes) {
-  // crc32_z takes a size_t length, so tensors over 4 GiB need no chunking.
-  const uLong initial = crc32_z(0L, Z_NULL, 0);
-  return static_cast<std::uint32_t>(
-      crc32_z(initial, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+std::uint32_t crc32_update(std::uint32_t crc, std::span<const std::byte> bytes) {
+  // crc32_gzip_refl is zlib's crc32 (the same pre- and post-inversion, so chaining works
+  // the same); its 64-bit length needs no chunking.
+  return crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
 }  // namespace poet::paging

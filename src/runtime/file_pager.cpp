@@ -4,7 +4,6 @@
 
 #include <utility>
 
-#include "poet/runtime/checksum.h"
 #include "poet/runtime/page_file.h"
 #include "poet/util/error.h"
 
@@ -159,13 +158,12 @@ std::string FilePager::perform(const Request& request, std::uint32_t expected_cr
   std::string cause;
   if (request.kind == PageTransfer::kOut) {
     const std::span<const std::byte> data(request.bytes, request.size);
-    crc = paging::crc32_of(data);
-    cause = file_->write_at(request.offset, data, fault);
+    cause = file_->write_at(request.offset, data, fault, crc);
   } else {
     const std::span<std::byte> into(request.bytes, request.size);
-    cause = file_->read_at(request.offset, into, fault);
+    std::uint32_t actual = 0;
+    cause = file_->read_at(request.offset, into, fault, actual);
     if (cause.empty()) {
-      const std::uint32_t actual = paging::crc32_of(into);
       if (actual != expected_crc)
         cause = fmt::format("checksum mismatch: the copy read back has CRC-32 {:08x} but the one written had "
                             "{:08x} (the file was modified underneath or the storage corrupted it); check the "

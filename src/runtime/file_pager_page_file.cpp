@@ -1,6 +1,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/aio_abi.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,18 +12,34 @@
 #include <filesystem>
 #include <vector>
 
+#include "poet/runtime/checksum.h"
 #include "poet/runtime/page_file.h"
 #include "poet/util/error.h"
 
 namespace poet::paging {
 namespace {
 
-constexpr std::size_t kBounceSize = std::size_t{1} << 20;
+// O_DIRECT transfers go through a bounce buffer of two halves of kBounceSize (the device
+// works on one while the CPU fills or empties the other); buffered ones are checksummed and
+// handed to the kernel in chunks of kChunkSize (which stay in the CPU's cache meanwhile).
+constexpr std::size_t kBounceSize = std::size_t{4} << 20;
+
+std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
+constexpr std::size_t kChunkSize = std::size_t{1} << 20;
+
+// An O_DIRECT tensor moves in about four chunks (whole blocks, 1 MiB to a bounce half):
+// with fewer, the copy and checksum of its first chunk and the device's work on its last
+// overlap nothing (4 MiB tensors in one chunk ran at 0.78-0.81 of dd, in four at 0.90-1.04);
+// below 1 MiB a request's own overhead costs more than the overlap gains (256 KiB chunks
+// took 1 MiB tensors from 0.67-0.81 of dd to 0.55-0.61).
+std::size_t direct_chunk(std::size_t tensor_bytes) {
+  const std::size_t quarter = round_up((tensor_bytes + 3) / 4, PageFile::kBlockSize);
+  return std::clamp<std::size_t>(quarter, std::size_t{1} << 20, kBounceSize);
+}
 // Outcomes of a transfer loop that are not an errno.
 constexpr int kNoProgress = -1;  // write(2) returned 0: the device took nothing more
 constexpr int kEndOfFile = -2;   // read(2) returned 0 before the copy's end
 
-std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -84,12 +102,13 @@ PageFile::PageFile(const std::string& requested, bool want_direct_io) {
 }
 
 PageFile::~PageFile() {
+  if (aio_ != 0) ::syscall(SYS_io_destroy, aio_);
   remove();
   ::close(fd_);
 }
 
 void PageFile::try_enable_direct_io() {
-  bounce_.reset(static_cast<std::byte*>(std::aligned_alloc(kBlockSize, kBounceSize)));
+  bounce_.reset(static_cast<std::byte*>(std::aligned_alloc(kBlockSize, 2 * kBounceSize)));
   if (!bounce_) return;
   const int flags = ::fcntl(fd_, F_GETFL);
   if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) {
@@ -105,6 +124,9 @@ void PageFile::try_enable_direct_io() {
     bounce_.reset();
   }
   direct_io_ = works;
+  // Linux AIO lets a transfer's copy and checksum overlap the device's work; without it
+  // (io_setup refused, e.g. aio-max-nr reached) transfers are simply synchronous.
+  if (works && ::syscall(SYS_io_setup, 1, &aio_) != 0) aio_ = 0;
   if (::ftruncate(fd_, 0) != 0) {
     // Harmless: the probe block is simply overwritten by the first slot.
   }
@@ -179,45 +201,157 @@ int PageFile::read_fully(std::byte* into, std::size_t size, std::size_t needed, 
   return 0;
 }
 
-std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault injected) {
+std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault injected,
+                               std::uint32_t& crc) {
   POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
+  crc = 0;
   if (std::string gone = check_still_there(0); !gone.empty()) return gone;
   FaultState fault{injected};
   std::uint64_t written = 0;
   if (!direct_io_) {
-    const int err = write_fully(data.data(), data.size(), offset, fault, written);
-    return err == 0 ? std::string() : write_failure(err, written, data.size());
+    // Chunk by chunk, so the checksum brings each chunk into the cache just before write(2)
+    // copies it: the tensor crosses the memory bus once.
+    for (std::size_t done = 0; done < data.size();) {
+      const std::size_t chunk = std::min(kChunkSize, data.size() - done);
+      crc = crc32_update(crc, data.subspan(done, chunk));
+      const int err = write_fully(data.data() + done, chunk, offset + done, fault, written);
+      if (err != 0) return write_failure(err, written, data.size());
+      done += chunk;
+    }
+    return {};
   }
-  for (std::size_t done = 0; done < data.size();) {
-    const std::size_t chunk = std::min(kBounceSize, data.size() - done);
+  // O_DIRECT: through the two halves of the bounce buffer. With AIO, one half is written by
+  // the device while the next chunk is copied into the other and checksummed.
+  const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
+  std::size_t pending = 0;  // bytes of the tensor in the write in flight; 0: none
+  const std::byte* pending_from = nullptr;
+  std::uint64_t pending_offset = 0;
+  for (std::size_t done = 0, half = 0; done < data.size(); half ^= 1) {
+    const std::size_t chunk = std::min(direct_chunk(data.size()), data.size() - done);
     const std::size_t padded = round_up(chunk, kBlockSize);
-    std::memcpy(bounce_.get(), data.data() + done, chunk);
-    std::memset(bounce_.get() + chunk, 0, padded - chunk);
-    std::uint64_t chunk_written = 0;
-    const int err = write_fully(bounce_.get(), padded, offset + done, fault, chunk_written);
-    written += std::min<std::uint64_t>(chunk_written, chunk);
-    if (err != 0) return write_failure(err, written, data.size());
+    std::byte* bounce = bounce_.get() + half * kBounceSize;
+    std::memcpy(bounce, data.data() + done, chunk);
+    std::memset(bounce + chunk, 0, padded - chunk);
+    crc = crc32_update(crc, {bounce, chunk});
+    if (!overlap) {
+      std::uint64_t chunk_written = 0;
+      const int err = write_fully(bounce, padded, offset + done, fault, chunk_written);
+      written += std::min<std::uint64_t>(chunk_written, chunk);
+      if (err != 0) return write_failure(err, written, data.size());
+    } else {
+      if (pending != 0) {
+        const int err = finish_async(pending_from, pending, pending_offset, fault, written);
+        pending = 0;
+        if (err != 0) return write_failure(err, written, data.size());
+      }
+      if (const int err = start_async(true, bounce, padded, offset + done); err != 0) {
+        std::uint64_t chunk_written = 0;  // AIO refused: write this chunk the plain way
+        const int failed = write_fully(bounce, padded, offset + done, fault, chunk_written);
+        written += std::min<std::uint64_t>(chunk_written, chunk);
+        if (failed != 0) return write_failure(failed, written, data.size());
+      } else {
+        pending = chunk, pending_from = bounce, pending_offset = offset + done;
+      }
+    }
+    done += chunk;
+  }
+  if (pending != 0)
+    if (const int err = finish_async(pending_from, pending, pending_offset, fault, written); err != 0)
+      return write_failure(err, written, data.size());
+  return {};
+}
+
+std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault injected,
+                              std::uint32_t& crc) {
+  POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
+  crc = 0;
+  if (std::string gone = check_still_there(offset + into.size()); !gone.empty()) return gone;
+  FaultState fault{injected};
+  if (!direct_io_) {
+    // Chunk by chunk, so the checksum reads what read(2) just put in the cache.
+    for (std::size_t done = 0; done < into.size();) {
+      const std::size_t chunk = std::min(kChunkSize, into.size() - done);
+      const int err = read_fully(into.data() + done, chunk, chunk, offset + done, fault);
+      if (err != 0) return read_failure(err, offset, into.size());
+      crc = crc32_update(crc, into.subspan(done, chunk));
+      done += chunk;
+    }
+    return {};
+  }
+  // O_DIRECT: with AIO the device reads the next chunk into one half of the bounce buffer
+  // while the chunk in the other is checksummed and copied out.
+  const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
+  auto chunk_at = [&](std::size_t done) { return std::min(direct_chunk(into.size()), into.size() - done); };
+  bool in_flight = false;  // a read of the chunk at `done` into the current half
+  auto start = [&](std::size_t at, std::size_t half) {
+    in_flight = start_async(false, bounce_.get() + half * kBounceSize, round_up(chunk_at(at), kBlockSize),
+                            offset + at) == 0;
+  };
+  if (overlap && !into.empty()) start(0, 0);
+  for (std::size_t done = 0, half = 0; done < into.size(); half ^= 1) {
+    const std::size_t chunk = chunk_at(done);
+    std::byte* bounce = bounce_.get() + half * kBounceSize;
+    int err = 0;
+    if (in_flight) {
+      in_flight = false;
+      const long got = wait_async();
+      if (got < 0) {
+        err = static_cast<int>(-got);
+      } else if (const auto have = static_cast<std::size_t>(got); have < chunk) {
+        // A short read: at an unaligned point the file ended, else finish it the plain way.
+        err = have % kBlockSize != 0 ? kEndOfFile
+                                     : read_fully(bounce + have, round_up(chunk, kBlockSize) - have, chunk - have,
+                                                  offset + done + have, fault);
+      }
+    } else {
+      err = read_fully(bounce, round_up(chunk, kBlockSize), chunk, offset + done, fault);
+    }
+    if (err != 0) return read_failure(err, offset, into.size());
+    if (overlap && done + chunk < into.size()) start(done + chunk, half ^ 1);
+    crc = crc32_update(crc, {bounce, chunk});
+    std::memcpy(into.data() + done, bounce, chunk);
     done += chunk;
   }
   return {};
 }
 
-std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault injected) {
-  POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
-  if (std::string gone = check_still_there(offset + into.size()); !gone.empty()) return gone;
-  FaultState fault{injected};
-  if (!direct_io_) {
-    const int err = read_fully(into.data(), into.size(), into.size(), offset, fault);
-    return err == 0 ? std::string() : read_failure(err, offset, into.size());
+int PageFile::start_async(bool write, std::byte* buffer, std::size_t size, std::uint64_t offset) {
+  iocb request{};
+  request.aio_fildes = static_cast<std::uint32_t>(fd_);
+  request.aio_lio_opcode = write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
+  request.aio_buf = reinterpret_cast<std::uint64_t>(buffer);
+  request.aio_nbytes = size;
+  request.aio_offset = static_cast<std::int64_t>(offset);
+  iocb* requests[] = {&request};
+  for (;;) {
+    const long n = ::syscall(SYS_io_submit, aio_, 1, requests);
+    if (n == 1) return 0;
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 ? errno : EAGAIN;
   }
-  for (std::size_t done = 0; done < into.size();) {
-    const std::size_t chunk = std::min(kBounceSize, into.size() - done);
-    const int err = read_fully(bounce_.get(), round_up(chunk, kBlockSize), chunk, offset + done, fault);
-    if (err != 0) return read_failure(err, offset, into.size());
-    std::memcpy(into.data() + done, bounce_.get(), chunk);
-    done += chunk;
+}
+
+long PageFile::wait_async() {
+  io_event event{};
+  for (;;) {
+    const long n = ::syscall(SYS_io_getevents, aio_, 1, 1, &event, nullptr);
+    if (n == 1) return static_cast<long>(event.res);
+    if (n < 0 && errno == EINTR) continue;
+    return -(n < 0 ? errno : EIO);
   }
-  return {};
+}
+
+// Waits for the write in flight (`chunk` bytes of the tensor at `offset`, padded, from
+// `buffer`); finishes a short one the plain way. Returns 0 or the error as write_fully does.
+int PageFile::finish_async(const std::byte* buffer, std::size_t chunk, std::uint64_t offset, FaultState& fault,
+                           std::uint64_t& written) {
+  const long got = wait_async();
+  if (got < 0) return static_cast<int>(-got);
+  const std::size_t padded = round_up(chunk, kBlockSize), done = std::min(static_cast<std::size_t>(got), padded);
+  std::uint64_t rest = 0;
+  const int err = done == padded ? 0 : write_fully(buffer + done, padded - done, offset + done, fault, rest);
+  written += std::min<std::uint64_t>(done + rest, chunk);
+  return err;
 }
 
 std::string PageFile::write_failure(int err, std::uint64_t written, std::uint64_t total) const {

@@ -33,10 +33,11 @@ class PageFile {
   // Offsets passed to write_at / read_at must be multiples of this.
   static constexpr std::uint64_t kBlockSize = 4096;
 
-  // Write `data` at `offset` / read `into` from `offset`, completely. Empty on success,
-  // otherwise why it failed and what the user can do about it.
-  std::string write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault fault);
-  std::string read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault fault);
+  // Write `data` at `offset` / read `into` from `offset`, completely, and set `crc` to the
+  // CRC-32 of the bytes written / read (computed on the way, while they are in the cache).
+  // Empty on success, otherwise why it failed and what the user can do about it.
+  std::string write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault fault, std::uint32_t& crc);
+  std::string read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault fault, std::uint32_t& crc);
 
   // Removes the file from its folder now, if the path still names this file (someone may
   // have removed it and created another there). The open descriptor stays usable.
@@ -55,6 +56,11 @@ class PageFile {
   std::string check_still_there(std::uint64_t needed_size) const;
   int write_fully(const std::byte* data, std::size_t size, std::uint64_t offset, FaultState& fault, std::uint64_t& written);
   int read_fully(std::byte* into, std::size_t size, std::size_t needed, std::uint64_t offset, FaultState& fault);
+  // Linux AIO on the O_DIRECT descriptor, one request in flight at a time.
+  int start_async(bool write, std::byte* buffer, std::size_t size, std::uint64_t offset);
+  long wait_async();  // the request's result: bytes transferred, or -errno
+  int finish_async(const std::byte* buffer, std::size_t chunk, std::uint64_t offset, FaultState& fault,
+                   std::uint64_t& written);
   std::string write_failure(int err, std::uint64_t written, std::uint64_t total) const;
   std::string read_failure(int err, std::uint64_t offset, std::uint64_t size) const;
   std::string folder() const;
@@ -63,8 +69,10 @@ class PageFile {
   int fd_ = -1;
   bool direct_io_ = false;
   bool removed_ = false;
-  // O_DIRECT needs aligned memory; callers' tensors are not, so transfers go through this.
+  // O_DIRECT needs aligned memory; callers' tensors are not, so transfers go through this
+  // (two halves, see file_pager_page_file.cpp).
   std::unique_ptr<std::byte, AlignedFree> bounce_;
+  unsigned long aio_ = 0;  // the AIO context (aio_context_t) of O_DIRECT transfers; 0: none
 };
 
 }  // namespace poet::paging
