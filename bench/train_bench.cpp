@@ -57,12 +57,6 @@ int rounds() {
   return n ? std::max(1, std::atoi(n)) : 3;
 }
 
-double median(std::vector<double> v) {
-  std::ranges::sort(v);
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Row by row, the median over the rounds of each time, and the median of the rounds'
 // errors as the error (a round's own prediction and measurement are side by side).
 Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& runs) {
@@ -77,14 +71,14 @@ Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& 
       predicted.push_back(r.predicted_s), measured.push_back(r.measured_s), spread.push_back(r.spread_s);
       share.push_back(r.cpu_share), error.push_back(r.relative_error());
     }
-    row.predicted_s = median(predicted);
-    row.measured_s = median(measured);
-    row.spread_s = median(spread);
-    row.cpu_share = median(share);
+    row.predicted_s = runtime::summarize(predicted).median;
+    row.measured_s = runtime::summarize(measured).median;
+    row.spread_s = runtime::summarize(spread).median;
+    row.cpu_share = runtime::summarize(share).median;
     row.steps *= static_cast<int>(runs.size());
-    result.paired_errors.push_back(median(error));
+    result.paired_errors.push_back(runtime::summarize(error).median);
     row.note = fmt::format("median of {} rounds; error per round {:+.1f}% (median) from {:+.1f}% to {:+.1f}%",
-                           runs.size(), 100 * median(error), 100 * *std::ranges::min_element(error),
+                           runs.size(), 100 * runtime::summarize(error).median, 100 * *std::ranges::min_element(error),
                            100 * *std::ranges::max_element(error));
   }
   return result;
@@ -120,7 +114,7 @@ void run(benchmark::State& state, const Case& c) {
   }
   std::vector<double> absolute;
   for (double e : result.paired_errors) absolute.push_back(std::fabs(e));
-  state.counters["median_abs_error_pct"] = absolute.empty() ? 0 : 100 * median(absolute);
+  state.counters["median_abs_error_pct"] = absolute.empty() ? 0 : 100 * runtime::summarize(absolute).median;
   state.counters["plans_run"] = static_cast<double>(absolute.size());
   results[c.model] = std::move(result);
 }
@@ -154,7 +148,7 @@ int main(int argc, char** argv) {
                                      model, poet::rounds())));
     fmt::print("\n{}\n{}{}\nmedian over the plans of |each plan's median paired error|: {:.1f}%\n", model,
                poet::train::prediction_table_markdown(result.rows), poet::train::prediction_summary(result.rows),
-               absolute.empty() ? 0.0 : 100 * poet::median(absolute));
+               absolute.empty() ? 0.0 : 100 * poet::runtime::summarize(absolute).median);
   }
   benchmark::Shutdown();
   return 0;

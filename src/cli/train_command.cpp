@@ -19,6 +19,7 @@
 #include "poet/data/synthetic_dataset.h"
 #include "poet/data/trainer.h"
 #include "poet/runtime/file_pager.h"
+#include "poet/runtime/profiling.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
@@ -68,16 +69,6 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
 
 Optimizer optimizer_kind(const std::string& name) {
   return name == "adam" ? Optimizer::Adam : name == "sgd" ? Optimizer::SGD : Optimizer::Momentum;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::ranges::sort(v);
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-bool plan_pages(const Plan& p) {
-  return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
 }
 
 train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const TrainOptions& o) {
@@ -179,7 +170,7 @@ void train(const TrainOptions& o) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 
   const auto& executor = trainer.executor();
-  const double measured = median(step_seconds);
+  const double measured = runtime::summarize(step_seconds).median;
   const std::size_t out = pager ? pager->bytes_paged_out() : 0, in = pager ? pager->bytes_paged_in() : 0;
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"model", g.name()},

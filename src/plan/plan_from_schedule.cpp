@@ -58,4 +58,8 @@ Plan plan_from_schedule(const Schedule& s, const Graph& g) {
   return plan;
 }
 
+bool plan_pages(const Plan& p) {
+  return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
+}
+
 }  // namespace poet

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "poet/report/chart.h"
+#include "poet/runtime/profiling.h"
 #include "poet/util/units.h"
 
 namespace poet::train {
@@ -20,10 +21,7 @@ double median_over_ran(const std::vector<PredictionRow>& rows, F f) {
   std::vector<double> values;
   for (const PredictionRow& r : rows)
     if (r.ran) values.push_back(f(r));
-  if (values.empty()) return 0;
-  std::ranges::sort(values);
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return values.empty() ? 0 : runtime::summarize(std::move(values)).median;
 }
 
 // Below this CPU share the steps were sharing their core with other processes.

@@ -19,10 +19,6 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-bool pages(const Plan& p) {
-  return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
-}
-
 // One plan's executor, with its own page file when it pages.
 struct Run {
   std::unique_ptr<FilePager> pager;
@@ -33,7 +29,7 @@ struct Run {
 
 Run make_run(const Graph& g, const runtime::ExecutablePlan& plan, const StepTimingOptions& options) {
   Run run;
-  if (pages(plan.plan)) {
+  if (plan_pages(plan.plan)) {
     FilePagerOptions po;
     po.path = options.page_dir;
     po.direct_io = options.direct_io;

@@ -33,6 +33,9 @@ std::string describe(const Instruction& ins, const Graph& g);  // "compute 'conv
 // schedule keeps it in RAM into the next stage (S_RAM) - the last only if still used later.
 Plan plan_from_schedule(const Schedule& s, const Graph& g);
 
+// Whether the plan pages anything out (and so needs a pager with storage behind it).
+bool plan_pages(const Plan& p);
+
 // Text form, one instruction a line: "compute 3", "pageout 3", ... (for files and tests).
 std::string plan_to_text(const Plan& p, const Graph& g);
 Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin);
