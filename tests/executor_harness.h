@@ -32,6 +32,21 @@ inline runtime::ExecutablePlan executable(const Graph& g, const Schedule& s) {
   return runtime::make_executable_plan(g, test_costs(g), plan_from_schedule(s, g));
 }
 
+// A node of a small hand-built forward graph: FLOPs = output elements; a dropout drops half.
+inline NodeId add_forward_node(Graph& f, const char* name, OpKind op, Shape shape, std::vector<NodeId> in,
+                               std::int64_t params = 0, Role role = Role::Forward) {
+  Node n;
+  n.name = name;
+  n.op = op;
+  n.role = role;
+  n.shape = std::move(shape);
+  n.flops = static_cast<double>(element_count(n.shape));
+  n.param_count = params;
+  n.inputs = std::move(in);
+  if (op == OpKind::Dropout) n.attrs.dropout_p = 0.5;
+  return f.add(std::move(n));
+}
+
 // A deterministic batch: inputs uniform in [-1, 1), labels among the loss's classes.
 struct Batch {
   std::vector<float> inputs;

@@ -161,25 +161,12 @@ namespace {
 // revolve with one slot recomputes the dropout from the input in the backward.
 Graph dropout_chain() {
   Graph f("dropout_chain");
-  auto add = [&f](const char* name, OpKind op, Shape shape, std::vector<NodeId> in, std::int64_t params = 0,
-                  Role role = Role::Forward) {
-    Node n;
-    n.name = name;
-    n.op = op;
-    n.role = role;
-    n.shape = std::move(shape);
-    n.flops = static_cast<double>(element_count(n.shape));
-    n.param_count = params;
-    n.inputs = std::move(in);
-    if (op == OpKind::Dropout) n.attrs.dropout_p = 0.5;
-    return f.add(std::move(n));
-  };
-  const NodeId x = add("input", OpKind::Input, {4, 16}, {});
-  const NodeId l1 = add("fc1", OpKind::Linear, {4, 32}, {x}, 17 * 32);
-  const NodeId d = add("dropout", OpKind::Dropout, {4, 32}, {l1});
-  const NodeId r = add("relu", OpKind::ReLU, {4, 32}, {d});
-  const NodeId l2 = add("fc2", OpKind::Linear, {4, 10}, {r}, 33 * 10);
-  add("loss", OpKind::SoftmaxCrossEntropy, {4, 10}, {l2}, 0, Role::Loss);
+  const NodeId x = add_forward_node(f, "input", OpKind::Input, {4, 16}, {});
+  const NodeId l1 = add_forward_node(f, "fc1", OpKind::Linear, {4, 32}, {x}, 17 * 32);
+  const NodeId d = add_forward_node(f, "dropout", OpKind::Dropout, {4, 32}, {l1});
+  const NodeId r = add_forward_node(f, "relu", OpKind::ReLU, {4, 32}, {d});
+  const NodeId l2 = add_forward_node(f, "fc2", OpKind::Linear, {4, 10}, {r}, 33 * 10);
+  add_forward_node(f, "loss", OpKind::SoftmaxCrossEntropy, {4, 10}, {l2}, 0, Role::Loss);
   return build_autodiff_backward(f);
 }
 

@@ -462,24 +462,11 @@ TEST(Executor, EvaluationWithoutBatchNormOrDropoutIsTheStepsForwardPass) {
 // input [4, 3, 2, 2] -> dropout 0.5 -> batch norm -> global average pool -> loss [4, 3]
 Graph dropout_norm_graph() {
   Graph f("dropout_norm");
-  auto add = [&f](const char* name, OpKind op, Shape shape, std::vector<NodeId> in, std::int64_t params = 0,
-                  Role role = Role::Forward) {
-    Node n;
-    n.name = name;
-    n.op = op;
-    n.role = role;
-    n.shape = std::move(shape);
-    n.flops = static_cast<double>(element_count(n.shape));
-    n.param_count = params;
-    n.inputs = std::move(in);
-    n.attrs.dropout_p = op == OpKind::Dropout ? 0.5 : 0.0;
-    return f.add(std::move(n));
-  };
-  const NodeId x = add("input", OpKind::Input, {4, 3, 2, 2}, {});
-  const NodeId d = add("dropout", OpKind::Dropout, {4, 3, 2, 2}, {x});
-  const NodeId bn = add("bn", OpKind::BatchNorm2d, {4, 3, 2, 2}, {d}, 4 * 3);
-  const NodeId pool = add("pool", OpKind::GlobalAvgPool, {4, 3}, {bn});
-  add("loss", OpKind::SoftmaxCrossEntropy, {4, 3}, {pool}, 0, Role::Loss);
+  const NodeId x = add_forward_node(f, "input", OpKind::Input, {4, 3, 2, 2}, {});
+  const NodeId d = add_forward_node(f, "dropout", OpKind::Dropout, {4, 3, 2, 2}, {x});
+  const NodeId bn = add_forward_node(f, "bn", OpKind::BatchNorm2d, {4, 3, 2, 2}, {d}, 4 * 3);
+  const NodeId pool = add_forward_node(f, "pool", OpKind::GlobalAvgPool, {4, 3}, {bn});
+  add_forward_node(f, "loss", OpKind::SoftmaxCrossEntropy, {4, 3}, {pool}, 0, Role::Loss);
   return build_autodiff_backward(f);
 }
 
