@@ -143,9 +143,8 @@ int main(int argc, char** argv) {
     poet::write_file_atomically(
         fmt::format("prediction-{}.svg", model),
         poet::train::prediction_scatter_svg(
-            result.rows, fmt::format("{}: step time predicted from a profile of this machine against measured "
-                                     "(medians of {} rounds)",
-                                     model, poet::rounds())));
+            result.rows, fmt::format("{}: step time, predicted vs measured (medians of {} rounds)", model,
+                                     poet::rounds())));
     fmt::print("\n{}\n{}{}\nmedian over the plans of |each plan's median paired error|: {:.1f}%\n", model,
                poet::train::prediction_table_markdown(result.rows), poet::train::prediction_summary(result.rows),
                absolute.empty() ? 0.0 : 100 * poet::runtime::summarize(absolute).median);

@@ -66,9 +66,9 @@ void run_prediction_report(const ReportRequest& r) {
 
   const std::string title =
       r.time_nodes_alongside
-          ? fmt::format("{} (batch {}): step time, predicted from node times taken alongside against measured",
-                        g.name(), r.batch_size)
-          : fmt::format("{} (batch {}): step time, predicted for '{}' against measured", g.name(), r.batch_size,
+          ? fmt::format("{} (batch {}): step time, predicted (node times alongside) vs measured", g.name(),
+                        r.batch_size)
+          : fmt::format("{} (batch {}): step time, predicted ('{}') vs measured", g.name(), r.batch_size,
                         device.name);
   const std::string base = (std::filesystem::path(r.output_dir) / "prediction").string();
   const nlohmann::json json = {{"model", g.name()},

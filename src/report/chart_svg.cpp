@@ -48,9 +48,10 @@ std::string line_chart_svg(const LineChart& chart) {
     if (hi == lo) hi = lo + 1;
   } else {
     if (hi == lo) hi = lo + 1;
-    lo = std::min(lo, 0.0);  // overheads and energies read best from zero
+    if (chart.y_from_zero) lo = std::min(lo, 0.0);
     const double step = report::nice_step(hi - lo, 6);
     hi = std::ceil(hi / step) * step;
+    lo = std::floor(lo / step) * step;
   }
   const auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * plot_w; };
   const auto py = [&](double y) { return top + plot_h - (ty(y) - lo) / (hi - lo) * plot_h; };

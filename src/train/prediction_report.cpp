@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -88,25 +89,27 @@ nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows) {
 std::string prediction_scatter_svg(const std::vector<PredictionRow>& rows, const std::string& title) {
   // One series per strategy, in milliseconds, which read better than seconds here.
   std::map<std::string, ChartSeries> by_strategy;
-  double largest = 0;
+  double low = std::numeric_limits<double>::infinity(), high = 0;
   for (const PredictionRow& r : rows) {
     if (!r.ran) continue;
     ChartSeries& s = by_strategy[r.strategy];
     s.name = r.strategy;
     s.style = SeriesStyle::Markers;
     s.points.emplace_back(1e3 * r.predicted_s, 1e3 * r.measured_s);
-    largest = std::max({largest, 1e3 * r.predicted_s, 1e3 * r.measured_s});
+    low = std::min({low, 1e3 * r.predicted_s, 1e3 * r.measured_s});
+    high = std::max({high, 1e3 * r.predicted_s, 1e3 * r.measured_s});
   }
   LineChart chart;
   chart.title = title;
   chart.x_label = "predicted step time (ms, simulator)";
   chart.y_label = "measured step time (ms, median)";
+  chart.y_from_zero = false;  // the points sit near the diagonal, far from 0
   for (auto& [name, s] : by_strategy) chart.series.push_back(std::move(s));
-  if (largest > 0) {
-    const double edge = largest * 1.05;
-    chart.series.push_back({"measured = predicted", {{0, 0}, {edge, edge}}, SeriesStyle::Dashed});
-    chart.series.push_back({"+10%", {{0, 0}, {edge / 1.1, edge}}, SeriesStyle::Dashed});
-    chart.series.push_back({"-10%", {{0, 0}, {edge, edge * 0.9}}, SeriesStyle::Dashed});
+  if (high > 0) {
+    const double from = low / 1.15, to = high * 1.15;  // room for the +-10% band
+    chart.series.push_back({"measured = predicted", {{from, from}, {to, to}}, SeriesStyle::Dashed});
+    chart.series.push_back({"+10%", {{from, from * 1.1}, {to / 1.1, to}}, SeriesStyle::Dashed});
+    chart.series.push_back({"-10%", {{from / 0.9, from}, {to, to * 0.9}}, SeriesStyle::Dashed});
   }
   return line_chart_svg(chart);
 }

@@ -22,6 +22,7 @@ struct ChartSeries {
 struct LineChart {
   std::string title, x_label, y_label;
   bool log_y = false;  // y > 0 only; points at or below 0 are left out
+  bool y_from_zero = true;  // a linear y axis starts at 0 (overheads and energies read best so)
   std::vector<ChartSeries> series;
   double width_px = 820, height_px = 480;
 };
