@@ -36,8 +36,8 @@ void run_prediction_report(const ReportRequest& r) {
   if (!measured_here && !r.json && !r.time_nodes_alongside)
     fmt::print(stderr,
                "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
-               "machine's; for a meaningful comparison profile this machine first: poet profile -m {} -b {} -o "
-               "profile.json --storage-power 2 --cpu-power 10, then --platform profile.json\n",
+               "machine's; profile this machine first (poet profile -m {} -b {} --cpu-power W --storage-power W -o "
+               "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.model, r.batch_size);
   make_output_dir(r.output_dir);
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <ctime>
+#include <memory>
 #include <random>
 
 #include "poet/runtime/file_pager.h"
