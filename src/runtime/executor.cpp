@@ -28,39 +28,6 @@ std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes) {
       new (kArenaAlignment) std::byte[static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1))]);
 }
 
-NodeId the_input(const Graph& g) {
-  NodeId input = -1;
-  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
-    if (g.node(v).op != OpKind::Input) continue;
-    if (input >= 0)
-      throw InputError(
-          fmt::format("graph '{}' has two input nodes, '{}' and '{}'; the executor feeds one batch "
-                      "tensor, so merge them into one input",
-                      g.name(), g.node(input).name, g.node(v).name));
-    input = v;
-  }
-  if (input < 0) throw InputError(fmt::format("graph '{}' has no input node to feed the batch into", g.name()));
-  return input;
-}
-
-// Returns g once it is known to be a training graph the kernels can run.
-const Graph& runnable(const Graph& g) {
-  g.validate();
-  if (!g.has_backward())
-    throw InputError(
-        fmt::format("graph '{}' has no backward nodes; the executor trains, so give it a training "
-                    "graph (--backward autodiff)",
-                    g.name()));
-  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
-    if (g.node(v).element_bytes != 4)
-      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
-                                   g.node(v).name, v, g.node(v).element_bytes));
-    detail::check_runnable(g, v);
-  }
-  the_input(g);
-  return g;
-}
-
 std::int64_t scratch_floats(const Graph& g) {
   std::int64_t floats = 0;
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) floats = std::max(floats, detail::scratch_elements(g, v));
@@ -70,6 +37,7 @@ std::int64_t scratch_floats(const Graph& g) {
 }  // namespace
 
 struct Executor::State {
+  NodeId input;  // first: finding it checks the graph before anything is built from it
   Graph graph;
   ExecutablePlan plan;
   ExecutorOptions options;
@@ -83,7 +51,6 @@ struct Executor::State {
   detail::TransferTracker transfers;
   detail::RunningStatistics running;
   std::vector<NodeId> batch_norm_owner;  // detail::batch_norm_owners, for inference
-  NodeId input;
   std::size_t input_elements;
   std::int64_t classes;  // of the loss, before label_count, which is computed from it
   std::size_t label_count;
@@ -91,7 +58,8 @@ struct Executor::State {
   std::uint64_t steps = 0;
 
   State(const Graph& g, ExecutablePlan p, ExecutorOptions o)
-      : graph(runnable(g)),
+      : input(detail::check_trainable(g)),
+        graph(g),
         plan(std::move(p)),
         options(o),
         compiled(detail::compile_plan(graph, plan)),
@@ -103,7 +71,6 @@ struct Executor::State {
         transfers(*pager, graph.size()),
         running(graph),
         batch_norm_owner(detail::batch_norm_owners(graph)),
-        input(the_input(graph)),
         input_elements(static_cast<std::size_t>(element_count(graph.node(input).shape))),
         classes(graph.node(graph.loss()).shape.back()),
         label_count(static_cast<std::size_t>(element_count(graph.node(graph.loss()).shape) / classes)) {

@@ -363,6 +363,30 @@ void check_runnable(const Graph& g, NodeId v) {
   }
 }
 
+NodeId check_trainable(const Graph& g) {
+  g.validate();
+  if (!g.has_backward())
+    throw InputError(fmt::format("graph '{}' has no backward nodes; the runtime runs training steps, so give it a "
+                                 "training graph (--backward autodiff)",
+                                 g.name()));
+  NodeId input = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const Node& n = g.node(v);
+    if (n.element_bytes != 4)
+      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
+                                   n.name, v, n.element_bytes));
+    check_runnable(g, v);
+    if (n.op != OpKind::Input) continue;
+    if (input >= 0)
+      throw InputError(fmt::format("graph '{}' has two input nodes, '{}' and '{}'; the runtime feeds one batch "
+                                   "tensor, so merge them into one input",
+                                   g.name(), g.node(input).name, n.name));
+    input = v;
+  }
+  if (input < 0) throw InputError(fmt::format("graph '{}' has no input node to feed the batch into", g.name()));
+  return input;
+}
+
 std::int64_t scratch_elements(const Graph& g, NodeId v) {
   const Node& n = g.node(v);
   const Node& f = n.role == Role::Backward && n.op != OpKind::GradAccumulate ? g.node(n.grad.node) : n;

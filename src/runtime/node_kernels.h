@@ -31,6 +31,11 @@ struct StepContext {
 // fused ops, `chain` gradients) or if its shapes do not fit its kernel.
 void check_runnable(const Graph& g, NodeId v);
 
+// Throws InputError unless g is a valid training graph the runtime can run: backward nodes,
+// fp32 everywhere, a kernel for every node (check_runnable), exactly one Input node.
+// Returns the Input node, which the runtime feeds the batch into.
+NodeId check_trainable(const Graph& g);
+
 // Floats of scratch the node's kernel needs (im2col buffers of convolutions).
 std::int64_t scratch_elements(const Graph& g, NodeId v);
 

@@ -14,27 +14,6 @@
 namespace poet::runtime {
 namespace {
 
-const Graph& checked(const Graph& g) {
-  g.validate();
-  if (!g.has_backward())
-    throw InputError(fmt::format("graph '{}' has no backward nodes; profiling times a training step, so give it a "
-                                 "training graph (--backward autodiff)",
-                                 g.name()));
-  int inputs = 0;
-  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
-    const Node& n = g.node(v);
-    if (n.element_bytes != 4)
-      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
-                                   n.name, v, n.element_bytes));
-    detail::check_runnable(g, v);
-    inputs += n.op == OpKind::Input;
-  }
-  if (inputs != 1)
-    throw InputError(fmt::format("graph '{}' has {} input nodes; the runtime feeds exactly one batch tensor", g.name(),
-                                 inputs));
-  return g;
-}
-
 // Output floats of a node; a parameter gradient writes into the parameter store instead.
 std::size_t output_floats(const Node& n) {
   return n.op == OpKind::GradParam ? 0 : static_cast<std::size_t>(element_count(n.shape));
@@ -55,6 +34,7 @@ std::int64_t token_vocabulary(const Graph& g, NodeId input) {
 }  // namespace
 
 struct NodeRunner::State {
+  NodeId input;  // first: finding it checks the graph before anything is built from it
   Graph graph;
   ParameterStore parameters;
   std::vector<std::vector<float>> outputs;  // per node
@@ -63,7 +43,7 @@ struct NodeRunner::State {
   std::vector<std::int32_t> labels;
   detail::StepContext ctx;
 
-  State(const Graph& g, std::uint64_t seed) : graph(checked(g)), parameters(graph, 0, seed) {
+  State(const Graph& g, std::uint64_t seed) : input(detail::check_trainable(g)), graph(g), parameters(graph, 0, seed) {
     std::int64_t scratch_floats = 0;
     for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) {
       outputs.emplace_back(output_floats(graph.node(v)));
@@ -80,8 +60,6 @@ struct NodeRunner::State {
   }
 
   void fill_batch(std::uint64_t seed) {
-    NodeId input = 0;
-    while (graph.node(input).op != OpKind::Input) ++input;
     batch.resize(output_floats(graph.node(input)));
     const std::int64_t vocab = token_vocabulary(graph, input);
     const RandomKey key{.seed = seed, .step = 0, .node = static_cast<std::uint32_t>(input)};
