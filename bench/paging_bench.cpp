@@ -45,9 +45,9 @@
 #include <string>
 #include <vector>
 
-#include "poet/runtime/file_pager.h"
 #include "poet/runtime/checksum.h"
-#include "poet/runtime/page_file.h"
+#include "poet/runtime/file_pager.h"
+#include "poet/runtime/profiling.h"
 
 extern char** environ;
 
@@ -67,12 +67,6 @@ const char* mode_name(Mode m) { return m == Mode::kDirect ? "direct" : m == Mode
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 struct Samples {
   std::vector<double> pager_mibs, dd_mibs, ratio;
@@ -288,17 +282,18 @@ void print_table() {
   for (const auto& name : order) {
     const Samples& s = results.at(name);
     if (s.ratio.empty()) continue;
-    const double ratio = median(s.ratio);
+    const double ratio = runtime::summarize(s.ratio).median;
     const auto slash = name.rfind('/');
     const std::size_t mib = std::strtoul(name.c_str() + slash + 1, nullptr, 10);
     fmt::print("| {} | {} x {} MiB | {:.0f} | {:.0f} | `{}` | {:.2f} ({}) | {} |\n", name,
-               kTotalMiB / std::max<std::size_t>(mib, 1), mib, median(s.pager_mibs), median(s.dd_mibs), s.dd_command,
-               ratio, s.ratio.size(), ratio >= 0.8 ? "yes" : "**no**");
+               kTotalMiB / std::max<std::size_t>(mib, 1), mib, runtime::summarize(s.pager_mibs).median,
+               runtime::summarize(s.dd_mibs).median, s.dd_command, ratio, s.ratio.size(), ratio >= 0.8 ? "yes" : "**no**");
   }
   if (cpu_order.empty()) return;
   fmt::print("\n| CPU cost | median MiB/s (runs) |\n| --- | --- |\n");
   for (const auto& name : cpu_order)
-    fmt::print("| {} | {:.0f} ({}) |\n", name, median(cpu_results.at(name)), cpu_results.at(name).size());
+    fmt::print("| {} | {:.0f} ({}) |\n", name, runtime::summarize(cpu_results.at(name)).median,
+               cpu_results.at(name).size());
 }
 
 }  // namespace
