@@ -58,7 +58,16 @@ void BudgetOptions::add_options(CLI::App& cmd) {
                "Count gradients and optimizer state as fixed memory (the reference counts parameters only)");
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}));
+      ->check(CLI::IsMember(optimizer_names()));
+}
+
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names = {"sgd", "momentum", "adam"};
+  return names;
+}
+
+Optimizer optimizer_named(const std::string& name) {
+  return name == "adam" ? Optimizer::Adam : name == "momentum" ? Optimizer::Momentum : Optimizer::SGD;
 }
 
 std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
@@ -80,8 +89,7 @@ std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const Gra
 SimulationOptions BudgetOptions::resolve(const Graph& g, const GraphCosts& costs) const {
   SimulationOptions options;
   options.count_gradients = count_gradients;
-  options.optimizer = optimizer == "adam" ? Optimizer::Adam : optimizer == "momentum" ? Optimizer::Momentum
-                                                                                      : Optimizer::SGD;
+  options.optimizer = optimizer_named(optimizer);
   if (!ram_budget.empty()) options.ram_budget_bytes = parse_ram_budget(ram_budget, g, costs, options);
   return options;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
@@ -40,6 +41,11 @@ struct ScheduleSource {
 // memory remat and paging can shrink).
 std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
                               const SimulationOptions& counting);
+
+// The optimizers a command line can name ("sgd", "momentum", "adam"), and the one a name
+// means (names are checked by CLI11 against optimizer_names()).
+const std::vector<std::string>& optimizer_names();
+Optimizer optimizer_named(const std::string& name);
 
 struct BudgetOptions {
   std::string ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak

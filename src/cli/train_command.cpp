@@ -67,10 +67,6 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
   return data::make_synthetic_dataset(s);
 }
 
-Optimizer optimizer_kind(const std::string& name) {
-  return name == "adam" ? Optimizer::Adam : name == "sgd" ? Optimizer::SGD : Optimizer::Momentum;
-}
-
 train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const TrainOptions& o) {
   try {
     const std::int64_t budget = parse_ram_budget(o.ram_budgets.front(), g, costs, {});
@@ -120,7 +116,7 @@ void train(const TrainOptions& o) {
   }
   runtime::ExecutorOptions eo;
   eo.seed = o.seed;
-  eo.optimizer.kind = optimizer_kind(o.optimizer);
+  eo.optimizer.kind = optimizer_named(o.optimizer);
   // Rates that train lenet5 on Fashion-MNIST well in an epoch or two.
   eo.optimizer.learning_rate = o.learning_rate.value_or(eo.optimizer.kind == Optimizer::Adam  ? 1e-3f
                                                         : eo.optimizer.kind == Optimizer::SGD ? 0.05f
@@ -244,7 +240,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--optimizer", o->optimizer, "sgd, momentum or adam")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}));
+      ->check(CLI::IsMember(optimizer_names()));
   cmd->add_option("--lr", o->learning_rate, "Learning rate (default: 0.05 sgd, 0.01 momentum, 0.001 adam)");
   cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")->capture_default_str();
   cmd->add_option("--page-file", o->page_file,
