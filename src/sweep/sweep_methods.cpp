@@ -5,12 +5,8 @@
 #include <functional>
 #include <map>
 
-#include "poet/baselines/capuchin.h"
-#include "poet/baselines/chen.h"
+#include "poet/baselines/by_name.h"
 #include "poet/baselines/checkpoint_all.h"
-#include "poet/baselines/dtr.h"
-#include "poet/baselines/pofo.h"
-#include "poet/baselines/revolve.h"
 #include "poet/plan/plan.h"
 #include "poet/solve/solve.h"
 #include "poet/sweep/sweep.h"
@@ -47,8 +43,6 @@ void from_baseline(SweepRow& row, const BaselineResult& r) {
 using Method = std::function<void(const Graph&, const GraphCosts&, const SweepTask&, const SweepSettings&,
                                   const SimulationOptions&, SweepRow&)>;
 
-using BaselineForBudget = BaselineResult (*)(const Graph&, const GraphCosts&, const SimulationOptions&);
-
 Method baseline(BaselineForBudget method) {
   return [method](const Graph& g, const GraphCosts& costs, const SweepTask&, const SweepSettings&,
                   const SimulationOptions& options, SweepRow& row) { from_baseline(row, method(g, costs, options)); };
@@ -72,8 +66,8 @@ Method solver(SolveMode mode, SolveObjective objective) {
   };
 }
 
-const std::map<std::string, Method>& methods() {
-  static const std::map<std::string, Method> all = {
+std::map<std::string, Method> all_methods() {
+  std::map<std::string, Method> all = {
       {"checkpoint_all",
        [](const Graph& g, const GraphCosts& costs, const SweepTask&, const SweepSettings&,
           const SimulationOptions& options, SweepRow& row) {
@@ -88,17 +82,17 @@ const std::map<std::string, Method>& methods() {
          row.status = "found";
          fill_from_simulation(row, s);
        }},
-      {"chen_sqrt", baseline(chen_sqrt_for_budget)},
-      {"chen_greedy", baseline(chen_greedy_for_budget)},
-      {"revolve", baseline(revolve_for_budget)},
-      {"dtr", baseline(dtr_for_budget)},
-      {"capuchin", baseline(capuchin_for_budget)},
-      {"pofo", baseline(pofo_for_budget)},
       {"checkmate", solver(SolveMode::RematOnly, SolveObjective::Time)},
       {"poet_remat", solver(SolveMode::RematOnly, SolveObjective::Energy)},
       {"poet_paging", solver(SolveMode::PagingOnly, SolveObjective::Energy)},
       {"poet", solver(SolveMode::RematAndPaging, SolveObjective::Energy)},
   };
+  for (const auto& [name, method] : baselines_for_budget()) all.emplace(name, baseline(method));
+  return all;
+}
+
+const std::map<std::string, Method>& methods() {
+  static const std::map<std::string, Method> all = all_methods();
   return all;
 }
 

@@ -3,14 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
-#include "poet/baselines/capuchin.h"
+#include "poet/baselines/by_name.h"
 #include "poet/baselines/checkpoint_all.h"
-#include "poet/baselines/chen.h"
-#include "poet/baselines/dtr.h"
-#include "poet/baselines/pofo.h"
-#include "poet/baselines/revolve.h"
 #include "poet/plan/plan.h"
 #include "poet/plan/transfer_planner.h"
 #include "poet/solve/solve.h"
@@ -19,16 +14,6 @@
 
 namespace poet::train {
 namespace {
-
-using ForBudget = BaselineResult (*)(const Graph&, const GraphCosts&, const SimulationOptions&);
-
-const std::map<std::string, ForBudget>& baselines() {
-  static const std::map<std::string, ForBudget> all = {
-      {"chen_sqrt", chen_sqrt_for_budget}, {"chen_greedy", chen_greedy_for_budget},
-      {"revolve", revolve_for_budget},     {"dtr", dtr_for_budget},
-      {"capuchin", capuchin_for_budget},   {"pofo", pofo_for_budget}};
-  return all;
-}
 
 [[noreturn]] void no_schedule(const std::string& strategy, std::int64_t budget, const std::string& reason) {
   throw NoSchedule(fmt::format("{} found no schedule within {}: {}", strategy, format_bytes_exact(budget), reason));
@@ -81,8 +66,8 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
                          r.variables == 0 ? " (eviction heuristic)" : "");
     if (!r.message.empty()) detail += "; " + r.message;
   } else {
-    const auto it = baselines().find(strategy);
-    if (it == baselines().end())
+    const auto it = baselines_for_budget().find(strategy);
+    if (it == baselines_for_budget().end())
       throw InputError(fmt::format("unknown training strategy '{}'; use one of {}", strategy,
                                    fmt::join(strategy_names(), ", ")));
     const BaselineResult r = it->second(g, costs, options);
