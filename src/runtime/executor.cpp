@@ -28,12 +28,6 @@ std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes) {
       new (kArenaAlignment) std::byte[static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1))]);
 }
 
-std::int64_t scratch_floats(const Graph& g) {
-  std::int64_t floats = 0;
-  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) floats = std::max(floats, detail::scratch_elements(g, v));
-  return floats;
-}
-
 }  // namespace
 
 struct Executor::State {
@@ -65,7 +59,7 @@ struct Executor::State {
         compiled(detail::compile_plan(graph, plan)),
         parameters(graph, optimizer_state_per_parameter(o.optimizer.kind), o.seed),
         arena(allocate_arena(plan.memory.arena_bytes)),
-        scratch(static_cast<std::size_t>(scratch_floats(graph))),
+        scratch(static_cast<std::size_t>(detail::scratch_elements(graph))),
         own_pager(o.pager ? nullptr : std::make_unique<MemoryPager>(graph.size())),
         pager(o.pager ? o.pager : own_pager.get()),
         transfers(*pager, graph.size()),

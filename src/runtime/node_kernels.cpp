@@ -363,6 +363,12 @@ void check_runnable(const Graph& g, NodeId v) {
   }
 }
 
+std::int64_t scratch_elements(const Graph& g) {
+  std::int64_t floats = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) floats = std::max(floats, scratch_elements(g, v));
+  return floats;
+}
+
 NodeId check_trainable(const Graph& g) {
   g.validate();
   if (!g.has_backward())

@@ -38,6 +38,8 @@ NodeId check_trainable(const Graph& g);
 
 // Floats of scratch the node's kernel needs (im2col buffers of convolutions).
 std::int64_t scratch_elements(const Graph& g, NodeId v);
+// The most any node of g needs: the scratch a step allocates once.
+std::int64_t scratch_elements(const Graph& g);
 
 // Per node of g: for a BatchNormStats node, the BatchNorm2d node that reads it and keeps
 // the running statistics inference normalizes with; -1 for every other node.

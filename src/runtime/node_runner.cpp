@@ -44,16 +44,12 @@ struct NodeRunner::State {
   detail::StepContext ctx;
 
   State(const Graph& g, std::uint64_t seed) : input(detail::check_trainable(g)), graph(g), parameters(graph, 0, seed) {
-    std::int64_t scratch_floats = 0;
-    for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) {
-      outputs.emplace_back(output_floats(graph.node(v)));
-      scratch_floats = std::max(scratch_floats, detail::scratch_elements(graph, v));
-    }
+    for (const Node& n : graph.nodes()) outputs.emplace_back(output_floats(n));
     for (const Node& n : graph.nodes()) {
       std::vector<std::span<float>>& in = inputs.emplace_back();
       for (NodeId u : n.inputs) in.push_back(outputs[static_cast<std::size_t>(u)]);
     }
-    scratch.resize(static_cast<std::size_t>(scratch_floats));
+    scratch.resize(static_cast<std::size_t>(detail::scratch_elements(graph)));
     fill_batch(seed);
     ctx = {.parameters = &parameters, .input_batch = batch, .labels = labels, .scratch = scratch, .seed = seed};
     for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) run(v);
