@@ -4,9 +4,12 @@
 
 #include "commands.h"
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
 
 int main(int argc, char** argv) {
   using namespace poet::cli;
+  // Ctrl-C or SIGTERM: no child process, temporary file or page file left behind.
+  poet::install_interrupt_handlers();
   CLI::App app{
       "poet: energy-optimal training under a memory budget, by rematerialization and paging.\n"
       "Run 'poet <command> --help' for a command's options."};
@@ -17,6 +20,7 @@ int main(int argc, char** argv) {
   add_graph_command(app);
   add_plan_command(app);
   add_simulate_command(app);
+  add_check_plan_command(app);
   add_show_command(app);
   add_solve_command(app);
   add_sweep_command(app);

@@ -1,17 +1,15 @@
 // Runs a sweep's tasks in child processes, a few at a time: solves are single-threaded in
 // places and CBC may crash or overrun, and a process keeps each of those to its own row.
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "poet/sweep/sweep.h"
-#include "poet/util/error.h"
+#include "poet/util/child_process.h"
 #include "poet/util/write_all.h"
 
 namespace poet {
@@ -21,20 +19,13 @@ using Clock = std::chrono::steady_clock;
 
 struct Running {
   std::size_t task;
-  pid_t pid;
-  int fd;
-  std::string output;
+  std::unique_ptr<ChildProcess> process;
   Clock::time_point started;
 };
 
 Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks, std::size_t index,
               const SweepSettings& settings) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw IoError(std::string("sweep: pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) throw IoError(std::string("sweep: fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::close(fds[0]);
+  auto process = std::make_unique<ChildProcess>("a sweep task", [&](int report_fd) {
     SweepRow row;
     row.task = tasks[index];
     try {
@@ -44,11 +35,9 @@ Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTa
       row.reason = e.what();
     }
     const std::string text = sweep_row_to_json(row).dump();
-    if (!write_all(fds[1], text.data(), text.size())) ::_exit(1);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  return {index, pid, fds[0], {}, Clock::now()};
+    return write_all(report_fd, text.data(), text.size()) ? 0 : 1;
+  });
+  return {index, std::move(process), Clock::now()};
 }
 
 std::string duration_text(double seconds) {
@@ -85,35 +74,25 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
   while (done < tasks.size()) {
     while (running.size() < static_cast<std::size_t>(std::max(settings.jobs, 1)) && next < tasks.size())
       running.push_back(spawn(g, costs, tasks, next++, settings));
-    std::vector<pollfd> fds;
-    for (const Running& r : running) fds.push_back({r.fd, POLLIN, 0});
-    ::poll(fds.data(), fds.size(), 500);
+    std::vector<ChildProcess*> processes;
+    for (const Running& r : running) processes.push_back(r.process.get());
+    ChildProcess::collect_reports(processes, 500);
     for (std::size_t k = 0; k < running.size();) {
       Running& r = running[k];
-      bool finished = false, killed = false;
-      if (fds[k].revents & (POLLIN | POLLHUP)) {
-        char buffer[4096];
-        const ssize_t n = ::read(r.fd, buffer, sizeof buffer);
-        if (n > 0)
-          r.output.append(buffer, static_cast<std::size_t>(n));
-        else
-          finished = true;
+      bool killed = false;
+      if (!r.process->done() && std::chrono::duration<double>(Clock::now() - r.started).count() > overrun_s) {
+        r.process->kill();
+        killed = true;
       }
-      if (!finished && std::chrono::duration<double>(Clock::now() - r.started).count() > overrun_s) {
-        ::kill(r.pid, SIGKILL);
-        finished = killed = true;
-      }
-      if (!finished) {
+      if (!r.process->done() && !killed) {
         ++k;
         continue;
       }
-      ::close(r.fd);
-      int status = 0;
-      ::waitpid(r.pid, &status, 0);
+      const int status = r.process->wait();
       SweepRow& row = rows[r.task];
       try {
-        if (killed || r.output.empty()) throw std::runtime_error("no result");
-        row = sweep_row_from_json(nlohmann::json::parse(r.output));
+        if (killed || r.process->report().empty()) throw std::runtime_error("no result");
+        row = sweep_row_from_json(nlohmann::json::parse(r.process->report()));
       } catch (const std::exception&) {
         row = SweepRow{};
         row.task = tasks[r.task];
@@ -125,7 +104,6 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
       ++done;
       if (settings.progress) show_progress(done, tasks.size(), began, row, tty);
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-      fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
   return rows;

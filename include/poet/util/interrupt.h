@@ -1,0 +1,46 @@
+// What an interrupted poet (Ctrl-C: SIGINT, or SIGTERM) must not leave behind: child
+// processes, and files it was writing or uses for scratch (an atomic write's temporary, a
+// page file). The handler kills every registered child's process group, removes every
+// registered file that is still the one registered, and ends the process at once with
+// 128 + the signal: 130 for SIGINT, 143 for SIGTERM, the code a shell gives a command that
+// signal ended (so scripts can tell an interrupt from a timeout).
+//
+// The registries are fixed arrays of atomics (a handler may not allocate or lock); a
+// registration that finds them full is skipped, and the child then still dies with its
+// parent (PR_SET_PDEATHSIG, see child_process.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace poet {
+
+// Installs the handler for SIGINT and SIGTERM. The command line does this first thing; a
+// library user that wants the clean-up calls it too (nothing else is changed).
+void install_interrupt_handlers();
+
+// Registers the process group of a child for killing on interrupt, until forgotten.
+void kill_on_interrupt(pid_t group);
+void forget_child_on_interrupt(pid_t group);
+
+// Removes `path` on interrupt while this object lives, if `path` still names the file it
+// named at construction (same device and inode: someone may have replaced it). Paths of
+// up to 4,095 bytes; a longer one is not registered.
+class RemoveOnInterrupt {
+ public:
+  explicit RemoveOnInterrupt(const std::string& path);
+  ~RemoveOnInterrupt();
+  RemoveOnInterrupt(const RemoveOnInterrupt&) = delete;
+  RemoveOnInterrupt& operator=(const RemoveOnInterrupt&) = delete;
+
+ private:
+  std::size_t slot_;
+};
+
+// In a freshly forked child: the default actions for SIGINT and SIGTERM and nothing
+// registered, so a child never removes its parent's files or kills its siblings.
+void reset_interrupt_state_in_child();
+
+}  // namespace poet

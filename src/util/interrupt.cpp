@@ -1,0 +1,102 @@
+#include "poet/util/interrupt.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+
+namespace poet {
+namespace {
+
+constexpr std::size_t kSlots = 64;
+constexpr std::size_t kNoSlot = kSlots;
+constexpr std::size_t kPathCapacity = 4096;
+
+std::array<std::atomic<pid_t>, kSlots> g_children{};  // 0: free
+
+// A file slot is written only between claiming it (kFilling) and publishing it (kReady);
+// the handler reads only published slots.
+enum FileSlotState : int { kFree, kFilling, kReady };
+struct FileSlot {
+  std::atomic<int> state{kFree};
+  char path[kPathCapacity];
+  dev_t device;
+  ino_t inode;
+};
+std::array<FileSlot, kSlots> g_files;
+
+static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "the handler reads these; they must not lock");
+
+// Only async-signal-safe calls: kill, stat, unlink, _exit.
+void on_interrupt(int signal_number) {
+  for (auto& child : g_children)
+    if (const pid_t group = child.load(); group > 0) {
+      ::kill(-group, SIGKILL);
+      ::kill(group, SIGKILL);  // in case it has not made its own group yet
+    }
+  for (auto& file : g_files) {
+    if (file.state.load() != kReady) continue;
+    struct stat st {};
+    if (::lstat(file.path, &st) == 0 && st.st_dev == file.device && st.st_ino == file.inode) ::unlink(file.path);
+  }
+  ::_exit(128 + signal_number);
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  // One clean-up at a time: the other signal waits while the first one's handler runs.
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+void kill_on_interrupt(pid_t group) {
+  for (auto& child : g_children) {
+    pid_t expected = 0;
+    if (child.compare_exchange_strong(expected, group)) return;
+  }
+}
+
+void forget_child_on_interrupt(pid_t group) {
+  for (auto& child : g_children) {
+    pid_t expected = group;
+    if (child.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+RemoveOnInterrupt::RemoveOnInterrupt(const std::string& path) : slot_(kNoSlot) {
+  struct stat st {};
+  if (path.size() >= kPathCapacity || ::lstat(path.c_str(), &st) != 0) return;
+  for (std::size_t s = 0; s < kSlots; ++s) {
+    int expected = kFree;
+    if (!g_files[s].state.compare_exchange_strong(expected, kFilling)) continue;
+    std::memcpy(g_files[s].path, path.c_str(), path.size() + 1);
+    g_files[s].device = st.st_dev;
+    g_files[s].inode = st.st_ino;
+    g_files[s].state.store(kReady);
+    slot_ = s;
+    return;
+  }
+}
+
+RemoveOnInterrupt::~RemoveOnInterrupt() {
+  if (slot_ != kNoSlot) g_files[slot_].state.store(kFree);
+}
+
+void reset_interrupt_state_in_child() {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  for (auto& child : g_children) child.store(0);
+  for (auto& file : g_files) file.state.store(kFree);
+}
+
+}  // namespace poet
