@@ -1,28 +1,106 @@
 #include "poet/util/atomic_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
 
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
+#include "poet/util/write_all.h"
 
 namespace poet {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, int err) {
+  throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+}
+
+// The path a chain of symlinks ends at (which need not exist yet); `path` itself if it is
+// no symlink. Relative links are resolved from their own folder, as the kernel does.
+std::string final_target(const std::string& path) {
+  std::filesystem::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit (ELOOP)
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p.string();
+    std::vector<char> link(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4095) + 1);
+    const ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+    if (n < 0) fail(path, errno);
+    const std::filesystem::path next(std::string(link.data(), static_cast<std::size_t>(n)));
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  fail(path, ELOOP);
+}
+
+// The mode a new file gets from open(..., 0666): 0666 less the umask (read without
+// changing it, which umask(2) cannot do; 022 where /proc is missing).
+mode_t new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Umask:") {
+      unsigned mask = 022;
+      status >> std::oct >> mask;
+      return static_cast<mode_t>(0666 & ~mask);
+    }
+  }
+  return 0644;
+}
+
+// A device, a FIFO, a socket: written in place; replacing it would swap a system file
+// for a regular one (as root, /dev/null).
+void write_through(const std::string& path, const std::string& target, std::string_view contents) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) fail(path, errno);
+  const bool written = write_all(fd, contents.data(), contents.size());
+  const int err = errno;
+  ::close(fd);
+  if (!written) fail(path, err);
+}
+
+void sync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  // Some file systems refuse to fsync a folder (EINVAL); the rename is then as durable as
+  // they make it.
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr)
-    throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  const bool written = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-  const int saved_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = written && closed ? errno : saved_errno;
-    std::remove(tmp.c_str());
-    throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+  const std::string target = final_target(path);
+  struct stat st {};
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) fail(path, EISDIR);
+  if (exists && !S_ISREG(st.st_mode)) return write_through(path, target, contents);
+
+  std::string folder = std::filesystem::path(target).parent_path().string();
+  if (folder.empty()) folder = ".";
+  std::string name = target + ".tmp-XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) fail(path, errno);
+  const RemoveOnInterrupt remove_on_interrupt(name);
+  // mkostemp makes the file 0600; the result gets the mode a plain open would give it, or
+  // keeps the one it had.
+  const bool ok = ::fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) == 0 &&
+                  write_all(fd, contents.data(), contents.size()) && ::fsync(fd) == 0;
+  int err = errno;
+  const bool closed = ::close(fd) == 0;
+  if (ok && !closed) err = errno;
+  if (!ok || !closed || ::rename(name.c_str(), target.c_str()) != 0) {
+    if (ok && closed) err = errno;
+    ::unlink(name.c_str());
+    fail(path, err);
   }
+  sync_folder(folder);
 }
 
 }  // namespace poet

@@ -6,9 +6,16 @@
 
 namespace poet {
 
-// Writes `contents` to `path` through a temporary file in the same folder and a rename.
-// On failure the destination is untouched, the temporary removed, and IoError names the
-// path and the system's reason (a missing folder, no permission, a full disk).
+// Writes `contents` to `path` so that a reader (or a power cut) sees the old file or the
+// new one, never a mix: into a uniquely named temporary file beside the target, fsync'd,
+// renamed over the target, then the folder fsync'd. Two writers of one path both succeed
+// and one's whole contents win. A symlink is followed (it stays a symlink, and its final
+// target gets the contents); a path that is not a regular file (/dev/null, a FIFO, a
+// terminal) is written directly, as any program would, and never replaced. A temporary
+// file is removed if the write fails or poet is interrupted (interrupt.h).
+//
+// On failure the destination is untouched, and IoError names the path and the system's
+// reason (a missing folder, no permission, a full disk, a folder given as the path).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace poet

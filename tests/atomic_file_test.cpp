@@ -1,0 +1,134 @@
+// The atomic writer replaces regular files only: devices and FIFOs are written through,
+// symlinks followed, and concurrent writers never see each other's temporary file.
+#include "poet/util/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class AtomicFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = (fs::temp_directory_path() / "poet-atomic-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(name.data()), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // Only the given names are in the folder (no temporary file left behind).
+  void expect_only(std::vector<std::string> names) const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_)) found.push_back(entry.path().filename().string());
+    std::sort(found.begin(), found.end());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(found, names);
+  }
+  fs::path dir_;
+};
+
+TEST_F(AtomicFile, ReplacesARegularFileAndKeepsItsMode) {
+  const fs::path path = dir_ / "out.txt";
+  write_file_atomically(path, "first");
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  write_file_atomically(path, "second");
+  EXPECT_EQ(read_text(path), "second");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  expect_only({"out.txt"});
+}
+
+TEST_F(AtomicFile, AFailedWriteLeavesNothing) {
+  EXPECT_THROW(write_file_atomically(dir_ / "missing" / "out.txt", "x"), IoError);
+  EXPECT_THROW(write_file_atomically(dir_.string(), "x"), IoError);  // a folder is not replaced
+  expect_only({});
+}
+
+TEST_F(AtomicFile, DevNullStaysACharacterDevice) {
+  write_file_atomically("/dev/null", "discarded");
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  expect_only({});
+}
+
+TEST_F(AtomicFile, AFifoIsWrittenThroughToItsReader) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_text(fifo); });
+  write_file_atomically(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  expect_only({"pipe"});
+}
+
+TEST_F(AtomicFile, ASymlinkStaysASymlinkAndItsFinalTargetGetsTheContents) {
+  fs::create_directory(dir_ / "real");
+  write_file_atomically(dir_ / "real" / "target.txt", "old");
+  fs::create_symlink("real/target.txt", dir_ / "middle");  // relative, resolved from its folder
+  fs::create_symlink(dir_ / "middle", dir_ / "link");       // a chain of two
+  write_file_atomically(dir_ / "link", "new");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "middle"));
+  EXPECT_EQ(read_text(dir_ / "real" / "target.txt"), "new");
+  expect_only({"link", "middle", "real"});
+  // A dangling symlink: its target is created.
+  fs::create_symlink("real/created.txt", dir_ / "dangling");
+  write_file_atomically(dir_ / "dangling", "made");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "dangling"));
+  EXPECT_EQ(read_text(dir_ / "real" / "created.txt"), "made");
+}
+
+TEST_F(AtomicFile, TwoConcurrentWritersOfOnePathBothSucceedAndOneWholeContentsWins) {
+  const fs::path path = dir_ / "shared.txt";
+  const std::string a(200000, 'a'), b(300000, 'b');
+  for (int round = 0; round < 20; ++round) {
+    std::exception_ptr failure_a, failure_b;
+    std::thread first([&] {
+      try {
+        write_file_atomically(path, a);
+      } catch (...) {
+        failure_a = std::current_exception();
+      }
+    });
+    std::thread second([&] {
+      try {
+        write_file_atomically(path, b);
+      } catch (...) {
+        failure_b = std::current_exception();
+      }
+    });
+    first.join();
+    second.join();
+    EXPECT_FALSE(failure_a) << "round " << round;
+    EXPECT_FALSE(failure_b) << "round " << round;
+    const std::string result = read_text(path);
+    EXPECT_TRUE(result == a || result == b) << "round " << round << ": " << result.size() << " bytes";
+  }
+  expect_only({"shared.txt"});
+}
+
+}  // namespace
+}  // namespace poet
