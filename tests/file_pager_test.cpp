@@ -332,7 +332,8 @@ TEST_F(FilePagerTest, FileTruncatedUnderneathIsDetectedOnPageIn) {
   pager.start_page_out(1, a);
   pager.start_page_out(2, b);
   pager.wait_all();
-  ASSERT_EQ(::truncate(pager.path().c_str(), kMiB + 100), 0);  // cuts tensor 2's copy short
+  // Cuts tensor 2's copy short (the copies follow the file's header block).
+  ASSERT_EQ(::truncate(pager.path().c_str(), paging::PageFile::kHeaderBytes + kMiB + 100), 0);
   std::vector<std::byte> a_back(a.size()), b_back(b.size());
   pager.start_page_in(1, a_back);
   pager.start_page_in(2, b_back);
@@ -347,11 +348,11 @@ TEST_F(FilePagerTest, CorruptedCopyFailsItsChecksum) {
   const auto a = pattern(4 * kMiB, 9, 0);
   pager.start_page_out(9, a);
   pager.wait(9);
-  // Flip one byte deep inside the only copy (which starts at offset 0).
+  // Flip one byte deep inside the only copy (which starts after the header block).
   const int fd = ::open(pager.path().c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   const std::byte flipped = a[123457] ^ std::byte{0x40};
-  ASSERT_EQ(::pwrite(fd, &flipped, 1, 123457), 1);
+  ASSERT_EQ(::pwrite(fd, &flipped, 1, paging::PageFile::kHeaderBytes + 123457), 1);
   ::close(fd);
   std::vector<std::byte> back(a.size());
   pager.start_page_in(9, back);

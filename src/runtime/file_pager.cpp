@@ -33,7 +33,7 @@ bool FilePager::uses_direct_io() const { return file_->direct_io(); }
 
 std::uint64_t FilePager::file_capacity() const {
   std::lock_guard lock(mutex_);
-  return slots_.high_water();
+  return paging::PageFile::kHeaderBytes + slots_.high_water();
 }
 
 FilePager::Record& FilePager::record(NodeId node) {

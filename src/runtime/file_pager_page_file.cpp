@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <vector>
 
 #include "poet/runtime/checksum.h"
@@ -57,6 +60,39 @@ std::string parent_of(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
+constexpr char kMagic[] = "poet page file v1\n";
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// The start time of process `pid` (clock ticks since boot, /proc/PID/stat's field 22), or
+// nothing if it does not run: with the pid, it names one process even after pid reuse.
+std::optional<unsigned long long> start_time_of(long pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t after_name = stat.rfind(')');  // the name may hold spaces and parentheses
+  if (after_name == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(after_name + 2));
+  std::string field;
+  for (int k = 3; k < 22 && (fields >> field); ++k) {
+  }
+  unsigned long long start = 0;
+  if (!(fields >> start)) return std::nullopt;
+  return start;
+}
+
+// "poet page file v1\nhost H\npid P\nstart S\n", zero-padded to the header block.
+std::string header_block() {
+  const long pid = ::getpid();
+  std::string header = fmt::format("{}host {}\npid {}\nstart {}\n", kMagic, this_host(), pid,
+                                   start_time_of(pid).value_or(0));
+  header.resize(PageFile::kHeaderBytes, '\0');
+  return header;
+}
+
 // Creates `requested` (or a unique file in it / in the working directory); returns the
 // descriptor and sets `path`.
 int create_file(const std::string& requested, std::string& path) {
@@ -77,7 +113,11 @@ int create_file(const std::string& requested, std::string& path) {
     return fd;
   }
   path = absolute(requested);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  // A page file an earlier run could not remove (it was killed): replace it. Two runs that
+  // both find it stale both remove it; the O_EXCL create lets only one of them have it.
+  if (fd < 0 && errno == EEXIST && PageFile::is_stale(path) && ::unlink(path.c_str()) == 0)
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd >= 0) return fd;
   const int err = errno;
   if (err == ENOENT)
@@ -98,7 +138,39 @@ void PageFile::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 
 PageFile::PageFile(const std::string& requested, bool want_direct_io) {
   fd_ = create_file(requested, path_);
+  remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(path_);
+  const std::string header = header_block();
+  if (::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size())) {
+    const int err = errno;
+    remove();
+    ::close(fd_);
+    throw IoError(fmt::format("cannot write page file '{}': {}; choose a --page-file in a writable folder with "
+                              "free space",
+                              path_, std::strerror(err)));
+  }
   if (want_direct_io) try_enable_direct_io();
+}
+
+bool PageFile::is_stale(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  char block[kHeaderBytes] = {};
+  const ssize_t n = ::pread(fd, block, sizeof block - 1, 0);
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular || n <= 0) return false;
+  std::istringstream header(std::string(block, static_cast<std::size_t>(n)).c_str());
+  std::string magic, host_key, host, pid_key, start_key;
+  long pid = 0;
+  unsigned long long start = 0;
+  std::getline(header, magic);
+  if (magic + "\n" != kMagic || !(header >> host_key >> host >> pid_key >> pid >> start_key >> start) ||
+      host_key != "host" || pid_key != "pid" || start_key != "start" || pid <= 0)
+    return false;  // not poet's: never touched
+  if (host != this_host()) return false;  // poet's, but of another machine (a shared folder): it may run
+  const auto running_since = start_time_of(pid);
+  return !running_since || *running_since != start;
 }
 
 PageFile::~PageFile() {
@@ -115,10 +187,11 @@ void PageFile::try_enable_direct_io() {
     bounce_.reset();
     return;
   }
-  // Some file systems accept the flag but refuse the I/O (EINVAL), so try one block.
+  // Some file systems accept the flag but refuse the I/O (EINVAL), so try one block (the
+  // one after the header).
   std::memset(bounce_.get(), 0, kBlockSize);
-  const bool works = ::pwrite(fd_, bounce_.get(), kBlockSize, 0) == static_cast<ssize_t>(kBlockSize) &&
-                     ::pread(fd_, bounce_.get(), kBlockSize, 0) == static_cast<ssize_t>(kBlockSize);
+  const bool works = ::pwrite(fd_, bounce_.get(), kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize) &&
+                     ::pread(fd_, bounce_.get(), kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize);
   if (!works) {
     ::fcntl(fd_, F_SETFL, flags);
     bounce_.reset();
@@ -127,7 +200,7 @@ void PageFile::try_enable_direct_io() {
   // Linux AIO lets a transfer's copy and checksum overlap the device's work; without it
   // (io_setup refused, e.g. aio-max-nr reached) transfers are simply synchronous.
   if (works && ::syscall(SYS_io_setup, 1, &aio_) != 0) aio_ = 0;
-  if (::ftruncate(fd_, 0) != 0) {
+  if (::ftruncate(fd_, kHeaderBytes) != 0) {
     // Harmless: the probe block is simply overwritten by the first slot.
   }
 }
@@ -135,6 +208,7 @@ void PageFile::try_enable_direct_io() {
 void PageFile::remove() {
   if (removed_) return;
   removed_ = true;
+  remove_on_interrupt_.reset();
   struct stat ours {}, named {};
   if (::fstat(fd_, &ours) != 0 || ::stat(path_.c_str(), &named) != 0) return;
   if (ours.st_dev == named.st_dev && ours.st_ino == named.st_ino) ::unlink(path_.c_str());
@@ -204,6 +278,7 @@ int PageFile::read_fully(std::byte* into, std::size_t size, std::size_t needed, 
 std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault injected,
                                std::uint32_t& crc) {
   POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
+  offset += kHeaderBytes;
   crc = 0;
   if (std::string gone = check_still_there(0); !gone.empty()) return gone;
   FaultState fault{injected};
@@ -264,6 +339,7 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
 std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault injected,
                               std::uint32_t& crc) {
   POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
+  offset += kHeaderBytes;
   crc = 0;
   if (std::string gone = check_still_there(offset + into.size()); !gone.empty()) return gone;
   FaultState fault{injected};

@@ -63,7 +63,8 @@ class FilePager final : public Pager {
   const std::string& path() const;
   // Whether the file was opened with O_DIRECT (asked for and supported).
   bool uses_direct_io() const;
-  // Bytes of file the stored copies occupy at most (slots are whole 4 KiB blocks).
+  // Bytes of file the stored copies occupy at most (slots are whole 4 KiB blocks), with
+  // the file's header block.
   std::uint64_t file_capacity() const;
 
  private:

@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 
+#include "poet/util/interrupt.h"
+
 namespace poet::paging {
 
 // Which fault, if any, a FaultInjector asked this transfer to suffer.
@@ -19,7 +21,10 @@ class PageFile {
  public:
   // Creates a fresh file. `requested` empty: a uniquely named file in the working
   // directory; an existing directory: a uniquely named file in it; anything else: that
-  // path, which must not exist yet (poet never overwrites a file it did not create).
+  // path, which must not exist yet (poet never overwrites a file it did not create) -
+  // unless it is a stale page file of poet's own: one whose header names a process of
+  // this host that no longer runs (a run killed with kill -9), which is replaced.
+  // The file is removed when this object is destroyed, and on SIGINT/SIGTERM (interrupt.h).
   // With `want_direct_io`, opens with O_DIRECT if the file system accepts it and silently
   // falls back to buffered I/O otherwise. Throws IoError naming the path and the fix.
   PageFile(const std::string& requested, bool want_direct_io);
@@ -32,6 +37,12 @@ class PageFile {
   bool direct_io() const { return direct_io_; }
   // Offsets passed to write_at / read_at must be multiples of this.
   static constexpr std::uint64_t kBlockSize = 4096;
+  // The first block holds the header that marks the file as poet's ("poet page file",
+  // the creator's host, pid and start time); copies live after it, so write_at's and
+  // read_at's offset 0 is the file's byte kHeaderBytes.
+  static constexpr std::uint64_t kHeaderBytes = kBlockSize;
+  // Whether `path` is a page file of poet's whose creator no longer runs.
+  static bool is_stale(const std::string& path);
 
   // Write `data` at `offset` / read `into` from `offset`, completely, and set `crc` to the
   // CRC-32 of the bytes written / read (computed on the way, while they are in the cache).
@@ -67,6 +78,7 @@ class PageFile {
 
   std::string path_;
   int fd_ = -1;
+  std::unique_ptr<RemoveOnInterrupt> remove_on_interrupt_;
   bool direct_io_ = false;
   bool removed_ = false;
   // O_DIRECT needs aligned memory; callers' tensors are not, so transfers go through this

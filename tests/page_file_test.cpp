@@ -1,0 +1,124 @@
+// A page file left by a killed run is recognised as poet's and reused; anything else at
+// the path is never touched.
+#include "poet/runtime/page_file.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "poet/util/error.h"
+#include "poet/util/interrupt.h"
+
+namespace poet {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PageFileOwnership : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = (fs::temp_directory_path() / "poet-pagefile-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(name.data()), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// A run killed with kill -9 while its page file exists: the file stays behind.
+void leave_page_file_of_a_killed_run(const std::string& path) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t run = ::fork();
+  if (run == 0) {
+    paging::PageFile file(path, false);
+    ::write(ready[1], "r", 1);
+    for (;;) ::pause();
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ::kill(run, SIGKILL);
+  ::waitpid(run, nullptr, 0);
+  ASSERT_TRUE(fs::exists(path));
+}
+
+void expect_refused(const std::string& path) {
+  try {
+    paging::PageFile file(path, false);
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("poet does not overwrite files it did not create"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(PageFileOwnership, AStalePageFileOfPoetsIsReusedAndThenRemoved) {
+  const std::string path = (dir_ / "pages").string();
+  leave_page_file_of_a_killed_run(path);
+  EXPECT_TRUE(paging::PageFile::is_stale(path));
+  {
+    paging::PageFile file(path, false);
+    EXPECT_EQ(file.path(), path);
+    EXPECT_FALSE(paging::PageFile::is_stale(path)) << "ours now, and we run";
+  }
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(PageFileOwnership, AForeignFileIsRefusedAndKept) {
+  const std::string path = (dir_ / "precious").string();
+  std::ofstream(path) << "someone's data\n";
+  EXPECT_FALSE(paging::PageFile::is_stale(path));
+  expect_refused(path);
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "someone's data");
+}
+
+TEST_F(PageFileOwnership, ThePageFileOfARunningPoetIsRefused) {
+  const std::string path = (dir_ / "pages").string();
+  paging::PageFile running(path, false);
+  EXPECT_FALSE(paging::PageFile::is_stale(path));
+  expect_refused(path);
+  EXPECT_TRUE(fs::exists(path));
+}
+
+TEST_F(PageFileOwnership, ASymlinkToAStalePageFileIsNotFollowed) {
+  const std::string real = (dir_ / "pages").string(), link = (dir_ / "link").string();
+  leave_page_file_of_a_killed_run(real);
+  fs::create_symlink(real, link);
+  EXPECT_FALSE(paging::PageFile::is_stale(link));
+  expect_refused(link);
+}
+
+TEST_F(PageFileOwnership, AnInterruptedRunRemovesItsPageFile) {
+  const std::string path = (dir_ / "pages").string();
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t run = ::fork();
+  if (run == 0) {
+    install_interrupt_handlers();  // as the command line does
+    paging::PageFile file(path, false);
+    ::write(ready[1], "r", 1);
+    for (;;) ::pause();
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  ASSERT_TRUE(fs::exists(path));
+  ::kill(run, SIGINT);
+  int status = 0;
+  ::waitpid(run, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130);
+  EXPECT_FALSE(fs::exists(path));
+}
+
+}  // namespace
+}  // namespace poet
