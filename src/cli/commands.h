@@ -33,6 +33,7 @@ void add_platforms_command(CLI::App& app);
 void add_graph_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_check_plan_command(CLI::App& app);
 void add_show_command(CLI::App& app);
 void add_solve_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
-#include <limits>
 #include <iterator>
+#include <limits>
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
@@ -14,8 +16,6 @@ namespace poet {
 namespace {
 
 constexpr std::uint8_t kMagic[4] = {'P', 'O', 'E', 'T'};
-
-bool creates_buffer(InstrKind k) { return k == InstrKind::Compute || k == InstrKind::PageIn; }
 
 void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
   do {
@@ -165,10 +165,45 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
   return d;
 }
 
+std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_view origin) {
+  const auto fail = [&](const std::string& what) -> std::vector<std::uint8_t> {
+    throw InputError(fmt::format("device plan '{}': {}; give the .bin or the header 'poet plan --c-header' wrote",
+                                 origin, what));
+  };
+  const std::size_t open = text.find('{'), close = text.find('}', open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || close == std::string_view::npos)
+    return fail("a C header without a '{ ... }' array of bytes");
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = open + 1; i < close;) {
+    const char c = text[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',') {
+      ++i;
+      continue;
+    }
+    if (text.substr(i, 2) != "0x" || i + 4 > close || !std::isxdigit(static_cast<unsigned char>(text[i + 2])) ||
+        !std::isxdigit(static_cast<unsigned char>(text[i + 3])))
+      return fail(fmt::format("byte {} of the array is not a hex byte like 0x4f", bytes.size()));
+    bytes.push_back(static_cast<std::uint8_t>(std::stoi(std::string(text.substr(i + 2, 2)), nullptr, 16)));
+    i += 4;
+  }
+  return bytes;
+}
+
 DevicePlan load_device_plan(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot read device plan '{}': no such file or not readable", path));
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("cannot read device plan '{}': {}", path, e.what()));
+  }
+  // The binary starts with the magic; anything else is read as the C header.
+  const bool binary = bytes.size() >= 4 && std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
+  if (!binary && !bytes.empty()) {
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (text.find("const uint8_t") != std::string_view::npos) return decode_device_plan(bytes_of_c_header(text, path), path);
+  }
   return decode_device_plan(bytes, path);
 }
 

@@ -48,16 +48,24 @@ std::int64_t peak_live_bytes(const std::vector<BufferLife>& buffers, std::int64_
 
 std::optional<std::string> find_overlap(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
                                         std::int64_t alignment) {
+  if (auto fault = find_arena_fault(buffers, plan, alignment)) return std::move(fault->message);
+  return std::nullopt;
+}
+
+std::optional<ArenaFault> find_arena_fault(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
+                                           std::int64_t alignment) {
   if (plan.offsets.size() != buffers.size())
-    return fmt::format("the memory plan has {} offsets for {} buffers", plan.offsets.size(), buffers.size());
+    return ArenaFault{std::min(plan.offsets.size(), buffers.size()),
+                      fmt::format("the memory plan has {} offsets for {} buffers", plan.offsets.size(), buffers.size())};
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i].bytes == 0) continue;
     if (plan.offsets[i] < 0 || (alignment > 0 && plan.offsets[i] % alignment != 0))
-      return fmt::format("{} is not at a non-negative multiple of the {}-byte alignment",
-                         describe_buffer(buffers, plan, i), alignment);
+      return ArenaFault{i, fmt::format("{} is not at a non-negative multiple of the {}-byte alignment",
+                                       describe_buffer(buffers, plan, i), alignment)};
     if (plan.offsets[i] + buffers[i].bytes > plan.arena_bytes)
-      return fmt::format("{} ends {} B past the end of the {}-byte arena", describe_buffer(buffers, plan, i),
-                         plan.offsets[i] + buffers[i].bytes - plan.arena_bytes, plan.arena_bytes);
+      return ArenaFault{i, fmt::format("{} ends {} B past the end of the {}-byte arena",
+                                       describe_buffer(buffers, plan, i),
+                                       plan.offsets[i] + buffers[i].bytes - plan.arena_bytes, plan.arena_bytes)};
   }
   // Sweep in allocation order: only buffers allocated before i's release can meet it.
   std::vector<std::size_t> order;
@@ -74,9 +82,9 @@ std::optional<std::string> find_overlap(const std::vector<BufferLife>& buffers, 
       const bool apart = plan.offsets[i] >= plan.offsets[j] + buffers[j].bytes ||
                          plan.offsets[j] >= plan.offsets[i] + buffers[i].bytes;
       if (!apart)
-        return fmt::format("{} overlaps {} in the arena while both are live",
-                           describe_buffer(buffers, plan, std::min(i, j)),
-                           describe_buffer(buffers, plan, std::max(i, j)));
+        return ArenaFault{j, fmt::format("{} overlaps {} in the arena while both are live",
+                                         describe_buffer(buffers, plan, std::min(i, j)),
+                                         describe_buffer(buffers, plan, std::max(i, j)))};
     }
   }
   return std::nullopt;

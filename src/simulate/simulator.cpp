@@ -52,7 +52,7 @@ class Simulation {
 
  private:
   [[noreturn]] void invalid(std::size_t p, const std::string& reason) const {
-    throw InvalidPlan(fmt::format("instruction {} ({}): {}", p, describe(plan_.instructions[p], g_), reason));
+    throw InvalidPlan(fmt::format("instruction {} ({}): {}", p, describe(plan_.instructions[p], g_), reason), p);
   }
 
   std::string name(NodeId v) const { return fmt::format("'{}' ({})", g_.node(v).name, v); }
@@ -70,7 +70,7 @@ class Simulation {
     const Instruction& ins = plan_.instructions[p];
     const NodeId v = ins.node;
     if (v < 0 || static_cast<std::size_t>(v) >= g_.size())
-      throw InvalidPlan(fmt::format("instruction {}: node {} is not in graph '{}'", p, v, g_.name()));
+      throw InvalidPlan(fmt::format("instruction {}: node {} is not in graph '{}'", p, v, g_.name()), p);
     TensorState& s = state_[v];
     const NodeCost& c = costs_.nodes[v];
     switch (ins.kind) {

@@ -40,7 +40,11 @@ std::vector<std::uint8_t> encode_device_plan(const Plan& plan, const std::vector
 // version, truncated, a checksum mismatch, a node out of range, trailing bytes.
 DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_view origin);
 
+// Reads a .bin, or the C header device_plan_c_header wrote (told apart by the magic).
 DevicePlan load_device_plan(const std::string& path);
+// The bytes of a C header's array (as device_plan_c_header writes it); InputError naming
+// `origin` if it has none or a byte is not "0x" and two hex digits.
+std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_view origin);
 void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path);
 
 // A C header for firmware: `const uint8_t <symbol>[] = {...}; const unsigned int <symbol>_len`.

@@ -62,6 +62,14 @@ MemoryPlan plan_memory_linear(const std::vector<BufferLife>& buffers, std::int64
 // misaligned or runs past the arena's end; nothing if the plan is sound. O(N^2).
 std::optional<std::string> find_overlap(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
                                         std::int64_t alignment = 16);
+// The same check, with the buffer to blame: the misplaced one, or of two that overlap the
+// one allocated later (the instruction that creates it is the first that goes wrong).
+struct ArenaFault {
+  std::size_t buffer;
+  std::string message;
+};
+std::optional<ArenaFault> find_arena_fault(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
+                                           std::int64_t alignment = 16);
 
 // The arena over time as ASCII art, after TFLM's PrintMemoryPlan: one row per sampled
 // event rank (at most `height` rows), the arena scaled to `width` columns; each live

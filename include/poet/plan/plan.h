@@ -24,6 +24,9 @@ struct Plan {
   bool operator==(const Plan&) const = default;
 };
 
+// Compute and page-in put a tensor in a new RAM buffer; page-out and free do not.
+inline bool creates_buffer(InstrKind kind) { return kind == InstrKind::Compute || kind == InstrKind::PageIn; }
+
 std::string_view instr_name(InstrKind kind);  // "compute", "pageout", "pagein", "free"
 std::string describe(const Instruction& ins, const Graph& g);  // "compute 'conv1' (3)"
 

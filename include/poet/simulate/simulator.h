@@ -69,6 +69,8 @@ struct SimulationResult {
 class InvalidPlan : public InputError {
  public:
   using InputError::InputError;
+  InvalidPlan(const std::string& message, std::size_t instruction) : InputError(message), instruction(instruction) {}
+  std::optional<std::size_t> instruction;  // the illegal instruction, if one is to blame
 };
 
 SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan,

@@ -1,0 +1,49 @@
+#include "poet/simulate/device_plan_check.h"
+
+#include <fmt/format.h>
+
+#include "poet/plan/memory_plan.h"
+
+namespace poet {
+
+DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, const DevicePlan& plan,
+                                    const SimulationOptions& options) {
+  DevicePlanVerdict verdict;
+  if (plan.node_count != g.size()) {
+    verdict.error = fmt::format("the plan is for a graph of {} nodes; '{}' has {}", plan.node_count, g.name(),
+                                g.size());
+    return verdict;
+  }
+  SimulationResult r;
+  try {
+    r = simulate(g, costs, plan.plan, options);
+  } catch (const InvalidPlan& e) {
+    verdict.error = e.what();
+    verdict.instruction = e.instruction;
+    return verdict;
+  }
+  // The simulator makes one buffer per compute and page-in; the device plan has their
+  // offsets in plan order.
+  std::vector<std::int64_t> offset_of(plan.plan.instructions.size(), 0);
+  std::size_t next = 0;
+  for (std::size_t p = 0; p < plan.plan.instructions.size(); ++p)
+    if (creates_buffer(plan.plan.instructions[p].kind) && next < plan.offsets.size())
+      offset_of[p] = plan.offsets[next++];
+  MemoryPlan memory;
+  memory.arena_bytes = plan.arena_bytes;
+  for (const BufferLife& b : r.buffers) memory.offsets.push_back(offset_of[b.created_by]);
+  if (next != plan.offsets.size() || r.buffers.size() != plan.offsets.size()) {
+    verdict.error = fmt::format("the plan has {} arena offsets for {} buffers", plan.offsets.size(), r.buffers.size());
+    return verdict;
+  }
+  if (const auto fault = find_arena_fault(r.buffers, memory, plan.alignment)) {
+    const std::size_t p = r.buffers[fault->buffer].created_by;
+    verdict.error = fmt::format("instruction {} ({}): {}", p, describe(plan.plan.instructions[p], g), fault->message);
+    verdict.instruction = p;
+    return verdict;
+  }
+  verdict.simulation = std::move(r);
+  return verdict;
+}
+
+}  // namespace poet
