@@ -56,6 +56,37 @@ grep -q "const unsigned int poet_plan_len" "$tmp/p.h" || { echo "FAIL: C header"
 [ -s "$tmp/p.bin" ] || { echo "FAIL: device plan"; failures=$((failures + 1)); }
 expect 2 "" -- frobnicate
 
+# check-plan: poet's own device plan (.bin and C header) is legal; against another graph it is not.
+expect 0 "legal       $tmp/p.bin: " -- check-plan --model lenet5 --plan "$tmp/p.bin"
+expect 0 "legal       $tmp/p.h: " -- check-plan --model lenet5 --plan "$tmp/p.h"
+expect 0 '"valid": true' -- check-plan --model lenet5 --plan "$tmp/p.bin" --json
+expect 2 "is for a graph of" -- check-plan --model resnet18_cifar --plan "$tmp/p.bin"
+expect 2 '"valid": false' -- check-plan --model resnet18_cifar --plan "$tmp/p.bin" --json
+
+# A reference-accounting solve is re-judged from its file with the same figures.
+"$poet" solve --model linear --platform m0 --accounting reference --ram-budget 70% --json -o "$tmp/ref.json" > "$tmp/ref-solve.json"
+"$poet" simulate --model linear --platform m0 --accounting reference --schedule "$tmp/ref.json" --json > "$tmp/ref-sim.json"
+for key in total_energy_j peak_bytes fixed_bytes makespan_s recomputes pageins; do
+  solved=$(grep "\"$key\"" "$tmp/ref-solve.json" | tr -d ' ,'); judged=$(grep "\"$key\"" "$tmp/ref-sim.json" | tr -d ' ,')
+  [ -n "$solved" ] && [ "$solved" = "$judged" ] || { echo "FAIL: simulate --accounting reference: $judged, solve: $solved"; failures=$((failures + 1)); }
+done
+expect 2 "--accounting reference counts activations only" -- simulate --model linear --accounting reference --ram-budget 70%
+
+# Ctrl-C during a solve: exit 130 at once, CBC's process gone, no output file.
+children_of() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+running() { [ -r /proc/"$1"/stat ] && [ "$(cut -d' ' -f3 /proc/"$1"/stat)" != Z ]; }
+"$poet" solve --model resnet18_cifar --ram-budget 40% --time-limit 900 -o "$tmp/interrupted.json" > /dev/null 2>&1 &
+solver=$!
+child=""
+for _ in $(seq 1500); do child=$(children_of "$solver"); [ -n "$child" ] && break; sleep 0.2; done
+kill -INT "$solver"
+wait "$solver"
+code=$?
+[ -n "$child" ] && [ "$code" -eq 130 ] || { echo "FAIL: interrupted solve: exit $code (expected 130), child '$child'"; failures=$((failures + 1)); }
+[ ! -e "$tmp/interrupted.json" ] || { echo "FAIL: an interrupted solve wrote its output"; failures=$((failures + 1)); }
+for _ in $(seq 100); do running "$child" || break; sleep 0.1; done
+! running "$child" || { echo "FAIL: CBC's process $child outlived the interrupted solve"; failures=$((failures + 1)); }
+
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]
 
