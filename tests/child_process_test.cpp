@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "poet/util/child_process.h"
@@ -61,6 +62,7 @@ pid_t start_parent(int depth, std::vector<pid_t>& descendants) {
         ChildProcess::collect_reports(children, 1000);
       }
       write_all(fds[1], child.report().data(), sizeof(pid_t));
+      for (;;) ::pause();  // with the child's handle alive (its destructor would end the child)
     } else {
       ChildProcess worker("a sweep-like worker", [](int report_fd) {
         const pid_t me = ::getpid();
@@ -79,8 +81,8 @@ pid_t start_parent(int depth, std::vector<pid_t>& descendants) {
         ChildProcess::collect_reports(children, 1000);
       }
       write_all(fds[1], worker.report().data(), 2 * sizeof(pid_t));
+      for (;;) ::pause();
     }
-    for (;;) ::pause();
   }
   ::close(fds[1]);
   descendants.assign(static_cast<std::size_t>(depth), 0);
@@ -92,9 +94,13 @@ pid_t start_parent(int depth, std::vector<pid_t>& descendants) {
 // Reaps `pid` (a child or an adopted orphan); its wait status.
 int reap(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    if (::waitpid(pid, &status, 0) == pid) return status;
+    if (errno != EINTR) {
+      ADD_FAILURE() << "cannot reap " << pid << ": " << std::strerror(errno);
+      return 0;
+    }
   }
-  return status;
 }
 
 void expect_killed(pid_t pid) {
@@ -134,36 +140,32 @@ TEST(ChildProcess, DestroyingAHandleKillsAndReapsTheChild) {
   EXPECT_NE(::kill(pid, 0), 0);
 }
 
-TEST(ChildProcess, SigintEndsTheParentWith130AndKillsItsChild) {
-  AdoptOrphans adopt;
-  std::vector<pid_t> child;
-  const pid_t parent = start_parent(1, child);
-  ASSERT_EQ(::kill(parent, SIGINT), 0);
-  const int status = reap(parent);
-  ASSERT_TRUE(WIFEXITED(status)) << describe_wait_status(status);
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  expect_killed(child[0]);
-}
-
-TEST(ChildProcess, SigtermEndsTheParentWith143AndKillsASweepWorkerAndItsSolver) {
+// Sends `signal` to a poet-like parent with `depth` nested children: the parent exits with
+// `code`, and every descendant is killed.
+void expect_signal_ends_all(int signal, int depth, int code) {
   AdoptOrphans adopt;
   std::vector<pid_t> descendants;
-  const pid_t parent = start_parent(2, descendants);
-  ASSERT_EQ(::kill(parent, SIGTERM), 0);
+  const pid_t parent = start_parent(depth, descendants);
+  ASSERT_EQ(::kill(parent, signal), 0);
   const int status = reap(parent);
-  ASSERT_TRUE(WIFEXITED(status)) << describe_wait_status(status);
-  EXPECT_EQ(WEXITSTATUS(status), 143);
+  if (signal == SIGKILL) {
+    EXPECT_TRUE(WIFSIGNALED(status)) << describe_wait_status(status);
+  } else {
+    ASSERT_TRUE(WIFEXITED(status)) << describe_wait_status(status);
+    EXPECT_EQ(WEXITSTATUS(status), code);
+  }
   for (const pid_t pid : descendants) expect_killed(pid);
+}
+
+TEST(ChildProcess, SigintEndsTheParentWith130AndKillsItsChild) { expect_signal_ends_all(SIGINT, 1, 130); }
+
+TEST(ChildProcess, SigtermEndsTheParentWith143AndKillsASweepWorkerAndItsSolver) {
+  expect_signal_ends_all(SIGTERM, 2, 143);
 }
 
 TEST(ChildProcess, AParentKilledOutrightTakesItsChildrenWithIt) {
   // SIGKILL runs no handler: the children's death signal (PR_SET_PDEATHSIG) ends them.
-  AdoptOrphans adopt;
-  std::vector<pid_t> descendants;
-  const pid_t parent = start_parent(2, descendants);
-  ASSERT_EQ(::kill(parent, SIGKILL), 0);
-  reap(parent);
-  for (const pid_t pid : descendants) expect_killed(pid);
+  expect_signal_ends_all(SIGKILL, 2, 0);
 }
 
 }  // namespace

@@ -224,7 +224,7 @@ TEST(DevicePlanCheck, EveryCrcValidForgeryItAcceptsIsLegalAndEveryLegalOneIsAcce
   std::map<std::string, int> tally;
   int accepted = 0, rejected = 0, refused_by_reader = 0;
   for (int base = 0; base < 12; ++base) {
-    const Case c = paging_case(rng, std::uniform_int_distribution<int>(4, 40)(rng));
+    const Case c = paging_case(rng, std::uniform_int_distribution<int>(10, 40)(rng));
     const std::size_t n = c.plan.plan.instructions.size();
     for (int m = 0; m < 200; ++m) {
       // Mutate the instructions with their offsets (kept in step: one per buffer made).
@@ -282,15 +282,22 @@ TEST(DevicePlanCheck, EveryCrcValidForgeryItAcceptsIsLegalAndEveryLegalOneIsAcce
 // plan (transfer-planned, arena-planned, encoded and read back) passes the validator.
 TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
   std::mt19937 rng(20261124);
+  std::map<std::string, int> checked_by_method;
   int checked = 0;
-  for (int c = 0; c < 40; ++c) {
-    const Graph g = testing::random_graph(rng, std::uniform_int_distribution<int>(4, 60)(rng));
+  for (int c = 0; c < 120; ++c) {
+    // Random DAGs, and every third case a chain (what revolve and POFO take).
+    std::vector<std::int64_t> elems(std::uniform_int_distribution<std::size_t>(3, 30)(rng));
+    for (auto& e : elems) e = std::uniform_int_distribution<std::int64_t>(1, 1024)(rng);
+    const Graph g = c % 3 == 2 ? testing::chain_training_graph(elems)
+                               : testing::random_graph(rng, std::uniform_int_distribution<int>(4, 60)(rng));
     const GraphCosts costs = estimate_costs(g, slow_storage());
     const auto peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g));
+    // A budget between the least any schedule needs and checkpoint-all's peak.
+    const std::int64_t least = peak.fixed_bytes + g.largest_footprint().bytes;
     SimulationOptions options;
     options.ram_budget_bytes =
-        peak.fixed_bytes + static_cast<std::int64_t>(static_cast<double>(peak.peak_activation_bytes) *
-                                                     std::uniform_real_distribution<double>(0.4, 1.0)(rng));
+        least + static_cast<std::int64_t>(static_cast<double>(peak.peak_bytes - least) *
+                                          std::uniform_real_distribution<double>(0.0, 1.0)(rng));
     std::vector<std::pair<std::string, Schedule>> schedules;
     for (const auto& [name, method] : baselines_for_budget())
       if (BaselineResult r = method(g, costs, options); r.found()) schedules.emplace_back(name, *r.schedule);
@@ -312,10 +319,14 @@ TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
       const DevicePlanVerdict v = check_device_plan(g, costs, device_plan_of(g, costs, moved, judged), judged);
       ASSERT_TRUE(v.valid()) << "case " << c << ", " << name << ": " << v.error;
       ++checked;
+      ++checked_by_method[name];
     }
   }
-  std::cout << "  " << checked << " device plans of every strategy checked\n";
-  EXPECT_GT(checked, 200);
+  std::cout << "  " << checked << " device plans checked:";
+  for (const auto& [name, count] : checked_by_method) std::cout << " " << name << " " << count;
+  std::cout << "\n";
+  EXPECT_EQ(checked_by_method.size(), baselines_for_budget().size() + 1) << "every strategy found some schedule";
+  EXPECT_GT(checked, 250);
 }
 
 }  // namespace

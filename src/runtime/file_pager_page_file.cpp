@@ -114,12 +114,17 @@ int create_file(const std::string& requested, std::string& path) {
   }
   path = absolute(requested);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  // A page file an earlier run could not remove (it was killed): replace it. Two runs that
-  // both find it stale both remove it; the O_EXCL create lets only one of them have it.
-  if (fd < 0 && errno == EEXIST && PageFile::is_stale(path) && ::unlink(path.c_str()) == 0)
+  int err = errno;
+  // A page file an earlier run could not remove (it was killed): replace it. The O_EXCL
+  // create lets only one run have the path; two runs that read the stale header at the same
+  // instant could still both unlink (the second removing the first's new file, which then
+  // fails its next transfer with "removed while in use") - a race only a user starting two
+  // runs on one --page-file at once can make.
+  if (fd < 0 && err == EEXIST && PageFile::is_stale(path) && ::unlink(path.c_str()) == 0) {
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    err = errno;
+  }
   if (fd >= 0) return fd;
-  const int err = errno;
   if (err == ENOENT)
     throw IoError(fmt::format("cannot create page file '{}': the folder '{}' does not exist; create it or "
                               "choose another --page-file",
