@@ -7,7 +7,7 @@
 #
 # Usage: scripts/fuzz.sh [build-dir] [target...]   (default: build-asan, every target)
 # The build dir is the clang sanitizer tree scripts/test.sh builds, i.e.
-#   CC=clang CXX=clang++ scripts/build.sh build-asan -DPOET_SANITIZE=ON -DPOET_FUZZ=ON ...
+#   scripts/build.sh build-asan -DCMAKE_CXX_COMPILER=clang++ -DPOET_SANITIZE=ON -DPOET_FUZZ=ON ...
 # To replay one input: build-asan/fuzz/fuzz_<target> FILE
 set -euo pipefail
 cd "$(dirname "$0")/.."
