@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libopenblas-dev zlib1g-dev libisal-dev
   dataset-fashion-mnist
+  clang libclang-rt-14-dev
 )
 
 missing=()

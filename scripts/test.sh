@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs every test: once normally, and once under
-# AddressSanitizer + UBSan. This is the command CI runs.
+# Installs dependencies, builds, and runs every test: once normally (gcc), and once under
+# AddressSanitizer + UBSan (clang), whose tree also holds the fuzz targets, which then run
+# for POET_FUZZ_SECONDS each (scripts/fuzz.sh). This is the command CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [ "${POET_SKIP_SANITIZERS:-0}" != 1 ]; then
-  scripts/build.sh build-asan -DPOET_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  # One clang tree serves the sanitizer tests and the fuzzers (libFuzzer is clang's). The
+  # compiler is named on the command line, so that a build-asan left by gcc is reconfigured.
+  scripts/build.sh build-asan -DCMAKE_CXX_COMPILER=clang++ -DPOET_SANITIZE=ON -DPOET_FUZZ=ON \
+    -DCMAKE_BUILD_TYPE=Debug -DPOET_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+  scripts/fuzz.sh build-asan
 fi

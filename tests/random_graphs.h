@@ -9,12 +9,23 @@
 
 namespace poet::testing {
 
-// A random DAG of n nodes (n >= 2): node 0 is the input; every other node reads 1-3
-// earlier nodes, mostly recent ones (like real networks, with some long skips); node n/2 is
-// the loss. Sizes 4 B - 4 KiB, FLOPs 0 - 1e6.
-inline Graph random_graph(std::mt19937& rng, int n) {
+// How random_graph draws each node's inputs: besides the previous node, up to
+// max_fan_in - 1 more; each is a long skip (to any earlier node) with skip_probability, else
+// one of the 4 nodes before it; with hub_probability it is node 1 instead, so node 1 gets a
+// large fan-out.
+struct RandomDagShape {
+  int max_fan_in = 3;
+  double skip_probability = 0.3;
+  double hub_probability = 0;
+  std::int64_t max_elements = 1024;
+};
+
+// A random DAG of n nodes (n >= 2): node 0 is the input; every other node reads 1 to
+// max_fan_in earlier nodes, mostly recent ones (like real networks, with some long skips);
+// node n/2 is the loss. Sizes 4 B - 4 KiB (by default), FLOPs 0 - 1e6.
+inline Graph random_graph(std::mt19937& rng, int n, const RandomDagShape& shape = {}) {
   Graph g("random");
-  std::uniform_int_distribution<std::int64_t> elems(1, 1024);
+  std::uniform_int_distribution<std::int64_t> elems(1, shape.max_elements);
   std::uniform_real_distribution<double> flops(0, 1e6);
   for (int i = 0; i < n; ++i) {
     Node node;
@@ -25,10 +36,14 @@ inline Graph random_graph(std::mt19937& rng, int n) {
     node.shape = {elems(rng)};
     node.flops = i == 0 ? 0 : flops(rng);
     if (i > 0) {
-      const int fan_in = std::uniform_int_distribution<int>(1, std::min(3, i))(rng);
+      const int fan_in = std::uniform_int_distribution<int>(1, std::min(shape.max_fan_in, i))(rng);
       node.inputs.push_back(i - 1);
       for (int k = 1; k < fan_in; ++k) {
-        const bool skip = std::bernoulli_distribution(0.3)(rng);
+        if (shape.hub_probability > 0 && i > 1 && std::bernoulli_distribution(shape.hub_probability)(rng)) {
+          node.inputs.push_back(1);
+          continue;
+        }
+        const bool skip = std::bernoulli_distribution(shape.skip_probability)(rng);
         const int lo = skip ? 0 : std::max(0, i - 4);
         node.inputs.push_back(std::uniform_int_distribution<int>(lo, i - 1)(rng));
       }

@@ -46,7 +46,10 @@ class Reader {
     const auto n = get<std::uint64_t>();
     if (n > bytes_.size() / sizeof(float)) fail("a length beyond the end of the file");
     std::vector<float> values(n);
-    std::memcpy(values.data(), take(n * sizeof(float)), n * sizeof(float));
+    const char* from = take(n * sizeof(float));
+    // An empty vector's data() may be null, which memcpy must not see even for 0 bytes
+    // (SGD's checkpoints hold no optimizer state).
+    if (n > 0) std::memcpy(values.data(), from, n * sizeof(float));
     return values;
   }
   std::string get_string(std::size_t n) { return std::string(take(n), n); }

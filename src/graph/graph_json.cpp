@@ -90,7 +90,7 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
   OpAttrs a;
   if (!j.is_object()) r.fail("\"attrs\" must be an object");
   for (const auto& [key, value] : j.items()) {
-    const auto as_int = [&] {
+    const auto as_int = [&, &key = key, &value = value] {  // clang 14 cannot capture bindings implicitly
       if (!value.is_number_integer()) r.fail(fmt::format("attrs.{} must be an integer", key));
       return value.get<int>();
     };
