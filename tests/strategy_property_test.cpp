@@ -91,7 +91,7 @@ TEST(StrategyProperty, EveryBaselineScheduleIsValidAndFitsItsBudget) {
   std::mt19937 rng(20261123);
   std::map<std::string, int> found;
   for (int c = 0; c < kBaselineCases; ++c) {
-    const Instance x = random_instance(rng, c, c < kBaselineCases - 50 ? 40 : 120);
+    const Instance x = random_instance(rng, c, c < kBaselineCases - 20 ? 30 : 80);
     for (const auto& [name, for_budget] : baselines_for_budget()) {
       const BaselineResult r = for_budget(x.graph, x.costs, x.options);
       if (!r.found()) continue;
@@ -101,7 +101,7 @@ TEST(StrategyProperty, EveryBaselineScheduleIsValidAndFitsItsBudget) {
     }
   }
   // A property that held over no schedule proves nothing: each baseline must have answered
-  // in some cases (POFO, for chains, answers least often: in 22 of 1,000 cases).
+  // in some cases (POFO, for chains, answers least often: in 33 of 1,000 cases).
   for (const auto& [name, for_budget] : baselines_for_budget()) {
     EXPECT_GT(found[name], kBaselineCases / 100) << name << " found a schedule in only " << found[name] << " of "
                                                 << kBaselineCases << " cases";
@@ -116,7 +116,7 @@ TEST(StrategyProperty, PoetHeuristicScheduleIsValidFitsAndRespectsItsBound) {
   std::mt19937 rng(20261124);
   int found = 0;
   for (int c = 0; c < kHeuristicCases; ++c) {
-    const Instance x = random_instance(rng, c, c < kHeuristicCases - 50 ? 40 : 120);
+    const Instance x = random_instance(rng, c, c < kHeuristicCases - 20 ? 30 : 80);
     SolveOptions o;
     o.ram_budget_bytes = *x.options.ram_budget_bytes;
     o.count_gradients = x.options.count_gradients;
