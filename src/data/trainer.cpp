@@ -28,8 +28,12 @@ void Trainer::check_dataset(const Dataset& d) const {
   if (d.sample_elements() != sample_elements_)
     throw InputError(
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
-                    "dataset that matches the model's input (--dataset synthetic fits any model)",
+                    "dataset that matches the model's input",
                     d.sample_elements(), g.name(), sample_elements_));
+  if (d.count() < batch_size_)
+    throw InputError(fmt::format("the batch of {} samples is larger than the dataset's {} samples, so no batch would "
+                                 "be trained; lower --batch-size to at most {}",
+                                 batch_size_, d.count(), d.count()));
   if (d.classes > classes_)
     throw InputError(fmt::format("the dataset has {} classes but model '{}' predicts {}; choose a matching model",
                                  d.classes, g.name(), classes_));

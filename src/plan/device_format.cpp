@@ -9,6 +9,7 @@
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 
 namespace poet {
 namespace {
@@ -166,10 +167,8 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
 }
 
 DevicePlan load_device_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read device plan '{}': no such file or not readable", path));
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode_device_plan(bytes, path);
+  const std::string text = read_input_file(path, "device plan");
+  return decode_device_plan(std::vector<std::uint8_t>(text.begin(), text.end()), path);
 }
 
 void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path) {
