@@ -16,7 +16,7 @@
 namespace poet::cli {
 
 CLI::Validator number_in(double lo, double hi, bool whole) {
-  const std::string range = fmt::format("{} from {:g} to {:g}", whole ? "a whole number" : "a number", lo, hi);
+  const std::string range = fmt::format("{} from {} to {}", whole ? "a whole number" : "a number", lo, hi);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         const std::optional<double> v = parse_decimal(text);

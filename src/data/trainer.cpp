@@ -25,6 +25,11 @@ Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::Executor
 
 void Trainer::check_dataset(const Dataset& d) const {
   const Graph& g = executor_.graph();
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Input && !n.shape.empty() && n.shape.front() != batch_size_)
+      throw InputError(fmt::format("model '{}' predicts {} labels per sample (one per token); poet train trains models "
+                                   "that predict one label per sample (lenet5, the MLPs, VGG, ResNet, MobileNet)",
+                                   g.name(), batch_size_ / std::max<std::int64_t>(n.shape.front(), 1)));
   if (d.sample_elements() != sample_elements_)
     throw InputError(
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
