@@ -76,7 +76,6 @@ expect 2 "has 10000000 stages but graph 'lenet5' has 31 nodes" -- simulate --mod
 printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_second":1e9,"flops_per_joule":1e9,"power_w":1},"storage":{"pagein_latency_s":1e308,"pagein_bytes_per_s":1e6,"pageout_latency_s":0,"pageout_bytes_per_s":1e6,"power_w":1}}' > "$tmp/dev.json"
 expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds from 0 to 1000" -- solve --model lenet5 --platform "$tmp/dev.json"
 expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
-expect 2 "does not take new files" -- train --model lenet5 --dataset synthetic --ram-budget 40% --page-file /proc/poet-page --max-batches 1
 
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]

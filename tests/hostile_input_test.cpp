@@ -10,6 +10,7 @@
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
 #include "poet/graph/graph_json.h"
+#include "poet/runtime/file_pager.h"
 #include "poet/schedule/schedule.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
@@ -204,6 +205,15 @@ TEST(HostileFiles, AMissingFileAndAFolderAreInputErrors) {
   EXPECT_THROW(read_input_file(path, "plan", 5), InputError);
   EXPECT_EQ(read_input_file(path, "plan"), "0123456789");
   fs::remove(path);
+}
+
+TEST(HostileFiles, APageFileInAFolderThatTakesNoFilesSaysSo) {
+  try {
+    FilePager pager(FilePagerOptions{.path = "/proc/poet-page-file"});
+    FAIL();
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("the folder '/proc' does not take new files"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
