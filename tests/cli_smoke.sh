@@ -41,7 +41,7 @@ expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
 expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
-expect 2 "schedule has 31 stages but graph 'resnet18_cifar' has 190 nodes" -- simulate --schedule "$tmp/s.json"
+expect 2 "s.json' has 31 stages but graph 'resnet18_cifar' has 190 nodes" -- simulate --schedule "$tmp/s.json"
 printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
@@ -86,6 +86,27 @@ code=$?
 [ ! -e "$tmp/interrupted.json" ] || { echo "FAIL: an interrupted solve wrote its output"; failures=$((failures + 1)); }
 for _ in $(seq 100); do running "$child" || break; sleep 0.1; done
 ! running "$child" || { echo "FAIL: CBC's process $child outlived the interrupted solve"; failures=$((failures + 1)); }
+
+# Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
+expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
+expect 2 "--ram-budget: '70abc%' is not a percent" -- simulate --model lenet5 --ram-budget 70abc%
+expect 2 "--ram-budget: '0x10%' is not a percent" -- simulate --model lenet5 --ram-budget 0x10%
+expect 2 "--ram-budget: 'inf%' is not a percent" -- simulate --model lenet5 --ram-budget inf%
+expect 2 "--ram-budget: '1e30%' is not a percent" -- simulate --model lenet5 --ram-budget 1e30%
+expect 2 "makes 700000001 values; at most 200" -- sweep --model lenet5 --budgets 30%:100%:0.0000001% -o "$tmp/sweep"
+expect 2 "'0' is not a whole number from 1 to 1048576" -- graph --batch-size 0
+expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.mps
+expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.lp
+expect 0 "POET found" -- solve --model linear --platform m0 --write-model "$tmp/m.lp"
+grep -q "Minimize" "$tmp/m.lp" || { echo "FAIL: LP model"; failures=$((failures + 1)); }
+expect 2 "cannot read graph '$tmp': it is a folder" -- graph --graph "$tmp"
+printf '{"format":"poet-graph","version":1,"nodes":[{"flops":1e400}]}' > "$tmp/big.json"
+expect 2 "numbers must be finite" -- graph --graph "$tmp/big.json"
+printf '{"format":"poet-schedule","version":1,"stages":10000000,"R":[],"S_ram":[],"S_aux":[],"M_in":[],"M_out":[]}' > "$tmp/huge.json"
+expect 2 "has 10000000 stages but graph 'lenet5' has 31 nodes" -- simulate --model lenet5 --schedule "$tmp/huge.json"
+printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_second":1e9,"flops_per_joule":1e9,"power_w":1},"storage":{"pagein_latency_s":1e308,"pagein_bytes_per_s":1e6,"pageout_latency_s":0,"pageout_bytes_per_s":1e6,"power_w":1}}' > "$tmp/dev.json"
+expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds from 0 to 1000" -- solve --model lenet5 --platform "$tmp/dev.json"
+expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
 
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -69,7 +69,9 @@ TEST(Schedule, RejectsMalformedJson) {
     schedule_from_json(bad_row, "x.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "schedule 'x.json': R[1] holds 7, which is not a node id in [0, 2)");
+    EXPECT_STREQ(e.what(),
+                 "schedule 'x.json': R[1] holds 7, which is not a node id in [0, 1]; node i cannot be touched before "
+                 "its own stage (matrices are lower-triangular)");
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "commands.h"
 #include "poet/backward/backward.h"
@@ -14,6 +15,17 @@
 
 namespace poet::cli {
 
+CLI::Validator number_in(double lo, double hi, bool whole) {
+  const std::string range = fmt::format("{} from {} to {}", whole ? "a whole number" : "a number", lo, hi);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        const std::optional<double> v = parse_decimal(text);
+        if (v && *v >= lo && *v <= hi && (!whole || *v == std::floor(*v))) return {};
+        return fmt::format("'{}' is not {}", text_excerpt(text), range);
+      },
+      range);
+}
+
 void GraphSource::add_options(CLI::App& cmd) {
   model = kDefaultModel;
   platform = kDefaultPlatform;
@@ -23,7 +35,7 @@ void GraphSource::add_options(CLI::App& cmd) {
       ->capture_default_str();
   cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo models")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, kMaxBatchSize, true));
   cmd.add_option("--backward", backward,
                  "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
       ->capture_default_str()
@@ -46,9 +58,7 @@ void ScheduleSource::add_options(CLI::App& cmd) {
 
 Schedule ScheduleSource::load(const Graph& g) const {
   if (schedule_file.empty()) return checkpoint_all_schedule(g);
-  Schedule s = load_schedule(schedule_file);
-  check_schedule_shape(s, g);
-  return s;
+  return load_schedule(schedule_file, g);
 }
 
 void BudgetOptions::add_options(CLI::App& cmd) {
@@ -73,12 +83,7 @@ Optimizer optimizer_named(const std::string& name) {
 std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
                               const SimulationOptions& counting) {
   if (text.empty() || text.back() != '%') return parse_bytes(text, "--ram-budget");
-  double percent = -1;
-  try {
-    percent = std::stod(text.substr(0, text.size() - 1));
-  } catch (const std::exception&) {
-  }
-  if (!(percent > 0)) throw InputError(fmt::format("--ram-budget: '{}' is not a positive percent; write e.g. 70%", text));
+  const double percent = parse_percent(text, "--ram-budget");
   SimulationOptions unbounded = counting;
   unbounded.ram_budget_bytes.reset();
   const auto r = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), unbounded);

@@ -17,6 +17,14 @@
 
 namespace poet::cli {
 
+// The largest batch a zoo model is built for: far above any device's, and it keeps every
+// tensor of the zoo's models within the graph's limits.
+inline constexpr int kMaxBatchSize = 1 << 20;
+
+// A CLI11 check that an option's value is a plain decimal number in [lo, hi] (a whole one
+// if `whole`), whose message says so in those words.
+CLI::Validator number_in(double lo, double hi, bool whole = false);
+
 struct GraphSource {
   std::string model;
   std::string graph_file;

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <filesystem>
+#include <new>
 
 #include "commands.h"
 #include "poet/util/error.h"
@@ -42,9 +44,20 @@ int main(int argc, char** argv) {
   } catch (const poet::InternalError& e) {
     fmt::print(stderr, "poet: {}\n", e.what());
     return kExitInternal;
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
+    // Sizes are bounded where they are read; this is the system running out under us.
+    fmt::print(stderr, "poet: error: out of memory; try a smaller model, batch or graph, or free memory\n");
+    return kExitFailure;
+  } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "poet: error: {}\n", e.what());
     return kExitFailure;
+  } catch (const std::exception& e) {
+    // Every failure poet foresees is one of the kinds above: anything else is a bug.
+    fmt::print(stderr, "poet: internal error: unexpected {} (this is a bug in poet)\n", e.what());
+    return kExitInternal;
+  } catch (...) {
+    fmt::print(stderr, "poet: internal error: an unknown exception (this is a bug in poet)\n");
+    return kExitInternal;
   }
   return kExitOk;
 }

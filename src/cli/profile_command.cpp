@@ -32,7 +32,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("-g,--graph", opts->source.graph_file, "Profile a training graph JSON file instead of a zoo model");
   cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo models")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, kMaxBatchSize, true));
   cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed passes over the graph, and timed transfers per storage size")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

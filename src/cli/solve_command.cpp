@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -31,19 +32,17 @@ struct SolveCliOptions {
 
 // "7.6" or "1.5x": a multiple of the compute-once time; "250ms" or "2s": absolute.
 double parse_deadline(const std::string& text, double compute_once_s) {
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
+  const std::size_t unit_at = text.find_first_not_of("0123456789.eE+-");
+  const std::string unit = unit_at == std::string::npos ? "" : text.substr(unit_at);
+  const std::optional<double> value = parse_decimal(std::string_view(text).substr(0, unit_at));
+  if (value && *value > 0 && *value <= 1e9) {
+    if (unit.empty() || unit == "x") return *value * compute_once_s;
+    if (unit == "ms") return *value / 1000;
+    if (unit == "s") return *value;
   }
-  const std::string unit = text.substr(used);
-  if (value > 0 && (unit.empty() || unit == "x")) return value * compute_once_s;
-  if (value > 0 && unit == "ms") return value / 1000;
-  if (value > 0 && unit == "s") return value;
   throw InputError(fmt::format("--runtime-budget: '{}' is not a deadline; write a multiple of the compute-once time "
-                               "(1.5 or 1.5x) or a time (250ms, 2s)",
-                               text));
+                               "(1.5 or 1.5x) or a time (250ms, 2s), up to 1e9",
+                               text_excerpt(text)));
 }
 
 }  // namespace
@@ -67,7 +66,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
   cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0.001, 1e6));
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -17,21 +18,18 @@
 namespace poet::cli {
 namespace {
 
+// At most this many values in one range: each is a solve or a training run.
+constexpr std::size_t kMaxRangeValues = 200;
+
 // "30%:100%:5%" (first:last:step), "50%,70%", or one value; `unit` is "%" or "" (multiples).
 std::vector<double> parse_range(const std::string& text, const std::string& option, const std::string& unit) {
-  const auto number = [&](std::string part) {
-    if (!unit.empty() && part.size() > unit.size() && part.substr(part.size() - unit.size()) == unit)
-      part.resize(part.size() - unit.size());
-    std::size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(part, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != part.size() || !(v > 0))
-      throw InputError(fmt::format("{}: '{}' is not a positive number{}; write e.g. {}", option, part,
-                                   unit.empty() ? "" : " of " + unit, unit == "%" ? "30%:100%:5% or 50%,70%" : "1:2:0.25"));
-    return v;
+  const auto number = [&](const std::string& part) {
+    if (unit == "%") return parse_percent(!part.empty() && part.back() == '%' ? part : part + "%", option);
+    const std::optional<double> v = parse_decimal(part);
+    if (!v || !(*v > 0 && *v <= 1e6))
+      throw InputError(fmt::format("{}: '{}' is not a positive number (at most 1e6); write e.g. 1:2:0.25", option,
+                                   text_excerpt(part)));
+    return *v;
   };
   std::vector<std::string> parts;
   const char separator = text.find(':') != std::string::npos ? ':' : ',';
@@ -41,16 +39,23 @@ std::vector<double> parse_range(const std::string& text, const std::string& opti
     if (end == std::string::npos) break;
     begin = end + 1;
   }
+  const auto too_many = [&](double count) {
+    return InputError(fmt::format("{}: '{}' makes {:.0f} values; at most {} are run, use a larger step or fewer values",
+                                  option, text_excerpt(text), count, kMaxRangeValues));
+  };
   std::vector<double> values;
   if (separator == ',' || parts.size() == 1) {
+    if (parts.size() > kMaxRangeValues) throw too_many(static_cast<double>(parts.size()));
     for (const auto& p : parts) values.push_back(number(p));
     return values;
   }
-  if (parts.size() != 3) throw InputError(fmt::format("{}: '{}' must be first:last:step", option, text));
+  if (parts.size() != 3) throw InputError(fmt::format("{}: '{}' must be first:last:step", option, text_excerpt(text)));
   const double first = number(parts[0]), last = number(parts[1]), step = number(parts[2]);
   if (last < first) throw InputError(fmt::format("{}: '{}' ends below where it starts", option, text));
-  for (int k = 0; first + k * step <= last + 1e-9 * step; ++k) values.push_back(first + k * step);
-  if (values.size() > 200) throw InputError(fmt::format("{}: '{}' makes {} values; use a larger step", option, text, values.size()));
+  // Counted before any value is made: a tiny step must not fill memory.
+  const double count = std::floor((last - first) / step + 1e-9) + 1;
+  if (count > static_cast<double>(kMaxRangeValues)) throw too_many(count);
+  for (int k = 0; k < static_cast<int>(count); ++k) values.push_back(first + k * step);
   return values;
 }
 
@@ -91,7 +96,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--time-limit", opts->settings.time_limit_s, "Wall-clock limit of each POET or Checkmate solve, seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0.001, 1e6));
   cmd->add_option("-o,--output-dir", opts->output_dir,
                   "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");

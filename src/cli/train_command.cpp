@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <unistd.h>
 
 #include "commands.h"
 #include "poet/backward/backward.h"
@@ -81,6 +82,19 @@ train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const 
   }
 }
 
+// Refuses a run whose arena and parameters (with gradients and optimizer state) would not
+// fit in this machine's RAM, before any of it is allocated.
+void check_fits_in_ram(std::int64_t needed, const TrainOptions& o) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return;  // unknown: let the allocation decide
+  const double ram = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (static_cast<double>(needed) > ram)
+    throw InputError(fmt::format("training {} at batch size {} needs {} of memory (the arena and the parameters with "
+                                 "their gradients and optimizer state), more than this machine's {} of RAM; lower "
+                                 "--batch-size or --ram-budget",
+                                 o.model, o.batch_size, format_bytes(static_cast<double>(needed)), format_bytes(ram)));
+}
+
 void train(const TrainOptions& o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
@@ -92,10 +106,19 @@ void train(const TrainOptions& o) {
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
 
+  const std::int64_t smallest_split = std::min(data.train.count(), data.test.count());
+  if (o.batch_size > smallest_split)
+    throw InputError(fmt::format("--batch-size {} is larger than {}'s {} set ({} samples; {} for training, {} for "
+                                 "testing), so no batch would be {}; lower --batch-size to at most {}",
+                                 o.batch_size, data.name, data.train.count() < data.test.count() ? "training" : "test",
+                                 smallest_split, data.train.count(), data.test.count(),
+                                 data.train.count() < data.test.count() ? "trained" : "evaluated", smallest_split));
+
   const train::TrainingPlan plan = plan_or_exit(g, costs, o);
   const SimulationResult& sim = plan.simulation;
   const bool pages = plan_pages(plan.executable.plan);
   const std::int64_t arena = plan.executable.memory.arena_bytes;
+  check_fits_in_ram(arena + g.fixed_memory(optimizer_named(o.optimizer)).total(), o);
   if (!o.json) {
     fmt::print(
         "plan        {} (batch {}) by {} within {} ({} of activations): arena {}, {} recomputations, "
@@ -233,11 +256,13 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("-b,--batch-size", o->batch_size, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1e6, true));
+  cmd->add_option("-b,--batch-size", o->batch_size, "Batch size")
+      ->capture_default_str()
+      ->check(number_in(1, kMaxBatchSize, true));
   cmd->add_option("--max-batches", o->max_batches, "At most this many batches per epoch, for short runs (0: all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1e12, true));
   cmd->add_option("--optimizer", o->optimizer, "sgd, momentum or adam")
       ->capture_default_str()
       ->check(CLI::IsMember(optimizer_names()));
@@ -251,7 +276,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--resume", o->resume, "Continue from --checkpoint");
   cmd->add_option("--time-limit", o->time_limit_s, "Wall-clock limit of the poet solve, seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(0.001, 1e6));
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->add_option("--report", o->report_dir,
                   "Instead of training: time steps of every --strategy at every --ram-budget against the simulator's "
@@ -259,7 +284,7 @@ void add_train_command(CLI::App& app) {
                   ".json and .svg");
   cmd->add_option("--report-steps", o->report_steps, "Timed steps per strategy and budget with --report")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_in(1, 1e6, true));
   cmd->add_flag("--report-alongside", o->report_alongside,
                 "With --report: predict from node times measured between the steps (one pass over the nodes per "
                 "round) instead of the --platform profile's, for machines whose speed drifts");

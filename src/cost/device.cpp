@@ -15,30 +15,37 @@ namespace {
 
 using nlohmann::json;
 
-// Every figure of a profile: its JSON path, its member, and whether zero is allowed.
+// Every figure of a profile: its JSON path, its member and its range. The ranges hold every
+// real device by orders of magnitude (an MCU computes 1.7e5 FLOP/s, a GPU 1e14) and keep every
+// cost the model derives finite: a rate of at least 1 divides at most 2^48 bytes or 1e21 FLOP.
 struct Field {
   const char* section;
   const char* key;
   double DeviceProfile::*member;
-  bool positive;  // a rate: must be > 0 (the cost model divides by it)
+  double min, max;  // a rate's min is > 0: the cost model divides by it
   const char* unit;
 };
 
+constexpr double kMinRate = 1, kMaxRate = 1e18, kMaxLatency = 1e3, kMaxPower = 1e6;
+
 constexpr Field kFields[] = {
-    {"compute", "flops_per_second", &DeviceProfile::flops_per_second, true, "FLOP per second"},
-    {"compute", "flops_per_joule", &DeviceProfile::flops_per_joule, true, "FLOP per joule"},
-    {"compute", "power_w", &DeviceProfile::compute_power_w, false, "watts"},
-    {"storage", "pagein_latency_s", &DeviceProfile::pagein_latency_s, false, "seconds"},
-    {"storage", "pagein_bytes_per_s", &DeviceProfile::pagein_bytes_per_s, true, "bytes per second"},
-    {"storage", "pageout_latency_s", &DeviceProfile::pageout_latency_s, false, "seconds"},
-    {"storage", "pageout_bytes_per_s", &DeviceProfile::pageout_bytes_per_s, true, "bytes per second"},
-    {"storage", "power_w", &DeviceProfile::memory_power_w, false, "watts"},
+    {"compute", "flops_per_second", &DeviceProfile::flops_per_second, kMinRate, kMaxRate, "FLOP per second"},
+    {"compute", "flops_per_joule", &DeviceProfile::flops_per_joule, kMinRate, kMaxRate, "FLOP per joule"},
+    {"compute", "power_w", &DeviceProfile::compute_power_w, 0, kMaxPower, "watts"},
+    {"storage", "pagein_latency_s", &DeviceProfile::pagein_latency_s, 0, kMaxLatency, "seconds"},
+    {"storage", "pagein_bytes_per_s", &DeviceProfile::pagein_bytes_per_s, kMinRate, kMaxRate, "bytes per second"},
+    {"storage", "pageout_latency_s", &DeviceProfile::pageout_latency_s, 0, kMaxLatency, "seconds"},
+    {"storage", "pageout_bytes_per_s", &DeviceProfile::pageout_bytes_per_s, kMinRate, kMaxRate, "bytes per second"},
+    {"storage", "power_w", &DeviceProfile::memory_power_w, 0, kMaxPower, "watts"},
 };
 
 void check_value(double v, const Field& f, std::string_view where) {
-  if (!std::isfinite(v) || v < 0 || (f.positive && v == 0))
-    throw InputError(fmt::format("{}: {}.{} is {}; it must be a {} number of {}", where, f.section, f.key, v,
-                                 f.positive ? "positive" : "non-negative", f.unit));
+  if (!(v >= f.min && v <= f.max)) {
+    if (f.min > 0 && v == 0)  // the message the common mistake deserves
+      throw InputError(fmt::format("{}: {}.{} is 0; it must be a positive number of {}", where, f.section, f.key, f.unit));
+    throw InputError(fmt::format("{}: {}.{} is {}; it must be a number of {} from {:g} to {:g}", where, f.section, f.key,
+                                 v, f.unit, f.min, f.max));
+  }
 }
 
 }  // namespace
@@ -62,36 +69,43 @@ json device_to_json(const DeviceProfile& d) {
 
 DeviceProfile device_from_json(const json& j, std::string_view origin) {
   const std::string where = fmt::format("profile '{}'", origin);
-  if (!j.is_object() || j.value("format", "") != "poet-device")
+  if (!j.is_object() || !j.contains("format") || j["format"] != "poet-device")
     throw InputError(fmt::format("{}: not a poet device profile (expected \"format\": \"poet-device\"; see "
                                  "docs/FORMATS.md)",
                                  where));
-  if (j.value("version", 0) != 1) throw InputError(fmt::format("{}: unsupported version; this poet reads version 1", where));
+  if (!j.contains("version") || j["version"] != 1) throw InputError(fmt::format("{}: unsupported version; this poet reads version 1", where));
   DeviceProfile d;
   if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
     throw InputError(fmt::format("{}: missing \"name\" (a string)", where));
   d.name = j["name"].get<std::string>();
-  d.description = j.value("description", "");
-  d.sources = j.value("sources", "");
+  const auto optional_text = [&](const char* key) {
+    if (!j.contains(key)) return std::string();
+    if (!j[key].is_string())
+      throw InputError(fmt::format("{}: \"{}\" must be a string, not {}", where, key, json_excerpt(j[key])));
+    return j[key].get<std::string>();
+  };
+  d.description = optional_text("description");
+  d.sources = optional_text("sources");
   for (const auto& f : kFields) {
     if (!j.contains(f.section) || !j[f.section].is_object() || !j[f.section].contains(f.key))
       throw InputError(fmt::format("{}: missing {}.{} ({})", where, f.section, f.key, f.unit));
     const json& v = j[f.section][f.key];
     if (!v.is_number())
-      throw InputError(fmt::format("{}: {}.{} is {}; it must be a number of {}", where, f.section, f.key, v.dump(),
-                                   f.unit));
+      throw InputError(fmt::format("{}: {}.{} is {}; it must be a number of {}", where, f.section, f.key,
+                                   json_excerpt(v), f.unit));
     d.*f.member = v.get<double>();
     check_value(d.*f.member, f, where);
   }
-  d.measured_on = j.value("measured_on", "");
-  d.method = j.value("method", "");
+  d.measured_on = optional_text("measured_on");
+  d.method = optional_text("method");
   if (j.contains("nodes")) d.nodes = measured_nodes_from_json(j["nodes"], where);
   if (j.contains("storage_samples")) d.storage = measured_storage_from_json(j["storage_samples"], where);
   return d;
 }
 
 DeviceProfile load_device(const std::string& path) {
-  return device_from_json(read_json_file(path, "device profile"), path);
+  const json j = read_json_file(path, "device profile");
+  return convert_json("device profile", path, [&] { return device_from_json(j, path); });
 }
 
 void save_device(const DeviceProfile& device, const std::string& path) {

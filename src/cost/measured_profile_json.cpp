@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "poet/cost/measured_profile.h"
+#include "poet/graph/graph.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -19,23 +22,29 @@ const json& member(const json& j, const char* key, std::string_view where) {
   return j[key];
 }
 
+// A measured time or energy of one node or transfer: no real one is near a year (3e7 s), and
+// the bound keeps every sum of them finite.
+constexpr double kMaxMeasured = 1e9;
+
 double seconds_or_joules(const json& j, const char* key, std::string_view where) {
   const json& v = member(j, key, where);
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-    throw InputError(fmt::format("{}: \"{}\" is {}; it must be a non-negative number", where, key, v.dump()));
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxMeasured))
+    throw InputError(fmt::format("{}: \"{}\" is {}; it must be a number from 0 to {:g}", where, key, json_excerpt(v),
+                                 kMaxMeasured));
   return v.get<double>();
 }
 
 std::string text(const json& j, const char* key, std::string_view where) {
   const json& v = member(j, key, where);
-  if (!v.is_string()) throw InputError(fmt::format("{}: \"{}\" is {}; it must be a string", where, key, v.dump()));
+  if (!v.is_string()) throw InputError(fmt::format("{}: \"{}\" is {}; it must be a string", where, key, json_excerpt(v)));
   return v.get<std::string>();
 }
 
-std::int64_t count(const json& j, const char* key, std::string_view where) {
+// A count (batch size, repeats, nodes, bytes): a non-negative integer up to `max`.
+std::int64_t count(const json& j, const char* key, std::string_view where, std::int64_t max) {
   const json& v = member(j, key, where);
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-    throw InputError(fmt::format("{}: \"{}\" is {}; it must be a non-negative integer", where, key, v.dump()));
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    throw InputError(fmt::format("{}: \"{}\" is {}; it must be an integer from 0 to {}", where, key, json_excerpt(v), max));
   return v.get<std::int64_t>();
 }
 
@@ -68,9 +77,9 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
   const std::string at = fmt::format("{}: nodes", where);
   MeasuredNodes m;
   m.graph = text(j, "graph", at);
-  m.batch_size = count(j, "batch_size", at);
-  m.repeats = static_cast<int>(count(j, "repeats", at));
-  const std::int64_t declared = count(j, "node_count", at);
+  m.batch_size = count(j, "batch_size", at, std::numeric_limits<int>::max());
+  m.repeats = static_cast<int>(count(j, "repeats", at, std::numeric_limits<int>::max()));
+  const std::int64_t declared = count(j, "node_count", at, static_cast<std::int64_t>(kMaxNodes));
   const json& entries = list(j, "list", at);
   if (static_cast<std::int64_t>(entries.size()) != declared)
     throw InputError(fmt::format("{}: node_count is {} but the list has {} entries; the file is truncated or edited, "
@@ -85,8 +94,9 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
     n.role = text(e, "role", entry);
     const json& shape = list(e, "shape", entry);
     for (const json& d : shape) {
-      if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-        throw InputError(fmt::format("{}: shape {} must list non-negative integers", entry, shape.dump()));
+      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTensorBytes))
+        throw InputError(fmt::format("{}: shape holds {}; it must list integers from 0 to {}", entry, json_excerpt(d),
+                                     kMaxTensorBytes));
       n.shape.push_back(d.get<std::int64_t>());
     }
     n.compute_time_s = seconds_or_joules(e, "compute_time_s", entry);
@@ -119,7 +129,7 @@ MeasuredStorage measured_storage_from_json(const json& j, std::string_view where
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const std::string entry = fmt::format("{}.samples[{}]", at, i);
     StorageSample s;
-    s.bytes = count(samples[i], "bytes", entry);
+    s.bytes = count(samples[i], "bytes", entry, kMaxTensorBytes);
     s.pageout_s = seconds_or_joules(samples[i], "pageout_s", entry);
     s.pageout_spread_s = seconds_or_joules(samples[i], "pageout_spread_s", entry);
     s.pagein_s = seconds_or_joules(samples[i], "pagein_s", entry);

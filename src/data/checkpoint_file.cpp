@@ -10,6 +10,7 @@
 #include "poet/runtime/checksum.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 
 namespace poet::data {
 namespace {
@@ -128,14 +129,7 @@ void save_checkpoint(const std::string& path, const TrainingCheckpoint& c) {
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(
-        fmt::format("cannot read checkpoint '{}': {}; check the --checkpoint path, or train without "
-                    "--resume to start afresh",
-                    path, std::strerror(errno)));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode_checkpoint(bytes, path);
+  return decode_checkpoint(read_input_file(path, "checkpoint"), path);
 }
 
 }  // namespace poet::data

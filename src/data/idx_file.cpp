@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -56,22 +57,35 @@ IdxArray read_idx_file(const std::string& path, const std::string& fix) {
   if (rank < 1 || rank > 4)
     throw InputError(with_fix(fmt::format("IDX file '{}' has {} dimensions; expected 1 to 4", path, rank), fix));
   IdxArray out;
-  std::int64_t elements = 1;
   for (int d = 0; d < rank; ++d) {
     std::array<std::uint8_t, 4> b{};
     if (read_fully(file.get(), b.data(), b.size()) != b.size())
       throw InputError(with_fix(fmt::format("IDX file '{}' ends inside its header", path), fix));
-    const std::int64_t n = (std::int64_t{b[0]} << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
-    // No real IDX file comes near 2^34 bytes; a product past it means a corrupt header.
-    if (n == 0 || elements > (std::int64_t{1} << 34) / n)
-      throw InputError(
-          with_fix(fmt::format("IDX file '{}' has an implausible dimension {} of size {}", path, d, n), fix));
-    out.dims.push_back(n);
+    out.dims.push_back((std::int64_t{b[0]} << 24) | (b[1] << 16) | (b[2] << 8) | b[3]);
+  }
+  // Each size is below 2^32, so the product of four is checked step by step against 2^34.
+  constexpr std::int64_t kMaxValues = std::int64_t{1} << 34;  // no real IDX file comes near
+  std::int64_t elements = 1;
+  for (const std::int64_t n : out.dims) {
+    if (n == 0 || elements > kMaxValues / n)
+      throw InputError(with_fix(fmt::format("IDX file '{}' has a corrupt header: its dimensions {} {}", path,
+                                            fmt::join(out.dims, "x"),
+                                            n == 0 ? "include 0" : "make more than 2^34 values, beyond any dataset"),
+                                fix));
     elements *= n;
   }
-  out.values.resize(static_cast<std::size_t>(elements));
-  const std::size_t got = read_fully(file.get(), out.values.data(), out.values.size());
-  if (got != out.values.size())
+  // Read in pieces, so that memory follows the data the file really holds, not its header's promise.
+  constexpr std::size_t kPiece = std::size_t{1} << 24;
+  std::size_t got = 0;
+  while (got < static_cast<std::size_t>(elements)) {
+    const std::size_t want = std::min(kPiece, static_cast<std::size_t>(elements) - got);
+    out.values.resize(got + want);
+    const std::size_t n = read_fully(file.get(), out.values.data() + got, want);
+    got += n;
+    if (n < want) break;
+  }
+  out.values.resize(got);
+  if (got != static_cast<std::size_t>(elements))
     throw InputError(with_fix(
         fmt::format("IDX file '{}' is truncated: its header promises {} values, it holds {}", path, elements, got),
         fix));

@@ -25,11 +25,20 @@ Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::Executor
 
 void Trainer::check_dataset(const Dataset& d) const {
   const Graph& g = executor_.graph();
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Input && !n.shape.empty() && n.shape.front() != batch_size_)
+      throw InputError(fmt::format("model '{}' predicts {} labels per sample (one per token); poet train trains models "
+                                   "that predict one label per sample (lenet5, the MLPs, VGG, ResNet, MobileNet)",
+                                   g.name(), batch_size_ / std::max<std::int64_t>(n.shape.front(), 1)));
   if (d.sample_elements() != sample_elements_)
     throw InputError(
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
-                    "dataset that matches the model's input (--dataset synthetic fits any model)",
+                    "dataset that matches the model's input",
                     d.sample_elements(), g.name(), sample_elements_));
+  if (d.count() < batch_size_)
+    throw InputError(fmt::format("the batch of {} samples is larger than the dataset's {} samples, so no batch would "
+                                 "be trained; lower --batch-size to at most {}",
+                                 batch_size_, d.count(), d.count()));
   if (d.classes > classes_)
     throw InputError(fmt::format("the dataset has {} classes but model '{}' predicts {}; choose a matching model",
                                  d.classes, g.name(), classes_));

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "poet/util/error.h"
+#include "poet/util/units.h"
 
 namespace poet {
 
@@ -28,8 +29,49 @@ std::string describe(const Graph& g, NodeId id) {
 
 }  // namespace
 
+namespace {
+
+// Checks a node's own figures against the limits in graph.h, before any of them is used.
+void check_node_figures(const Node& n, const std::string& where) {
+  const auto fail = [&](const std::string& what) { throw InputError(fmt::format("{}: {}", where, what)); };
+  if (n.element_bytes < 1 || n.element_bytes > kMaxElementBytes)
+    fail(fmt::format("element_bytes is {}; it must be 1 to {} (4 for fp32)", n.element_bytes, kMaxElementBytes));
+  std::int64_t elements = 1;
+  for (const std::int64_t d : n.shape) {
+    if (d < 0) fail(fmt::format("shape {} has a negative dimension", fmt::join(n.shape, "x")));
+    if (d > 0 && elements > kMaxTensorBytes / n.element_bytes / d)
+      fail(fmt::format("shape {} of {}-byte elements holds more than {} (2^48 bytes), beyond any tensor poet plans",
+                       fmt::join(n.shape, "x"), n.element_bytes, format_bytes_exact(kMaxTensorBytes)));
+    elements = d == 0 ? 0 : elements * d;
+  }
+  if (n.bytes < 0 || n.bytes > kMaxTensorBytes)
+    fail(fmt::format("bytes is {}; it must be 0 to {} (2^48)", n.bytes, format_bytes_exact(kMaxTensorBytes)));
+  if (!(n.flops >= 0 && n.flops <= kMaxNodeFlops))
+    fail(fmt::format("flops is {}; it must be >= 0 and at most {:g}", n.flops, kMaxNodeFlops));
+  if (n.param_count < 0 || n.param_count > kMaxTensorBytes / n.element_bytes)
+    fail(fmt::format("param_count is {}; it must be >= 0 and its bytes at most {} (2^48)", n.param_count,
+                     format_bytes_exact(kMaxTensorBytes)));
+  if (n.inputs.size() > kMaxInputs)
+    fail(fmt::format("lists {} inputs; a node may have at most {}", n.inputs.size(), kMaxInputs));
+  std::vector<NodeId> sorted = n.inputs;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    if (j - i > static_cast<std::size_t>(kMaxInputRepeats))
+      fail(fmt::format("lists input {} {} times; a node may list one input at most {} times (x*x lists it twice)",
+                       sorted[i], j - i, kMaxInputRepeats));
+    i = j;
+  }
+}
+
+}  // namespace
+
 NodeId Graph::add(Node node) {
   const auto id = static_cast<NodeId>(nodes_.size());
+  if (nodes_.size() >= kMaxNodes)
+    throw InputError(fmt::format("graph '{}' has more than {} nodes, beyond any graph poet can plan", name_, kMaxNodes));
+  check_node_figures(node, fmt::format("graph '{}': node '{}' ({})", name_, node.name, id));
   for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
     const NodeId in = node.inputs[slot];
     if (in < 0 || in >= id)
@@ -53,6 +95,9 @@ const Node& Graph::node(NodeId id) const {
 void Graph::validate() const {
   const auto where = [&](NodeId id) { return fmt::format("graph '{}': node {}", name_, describe(*this, id)); };
   int losses = 0;
+  // Parameters, gradients and Adam's two moments: the most fixed memory any accounting counts.
+  constexpr std::int64_t kFixedCopies = 4;
+  std::int64_t total_bytes = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id) {
     const Node& n = nodes_[static_cast<std::size_t>(id)];
     if (n.name.empty()) throw InputError(fmt::format("graph '{}': node {} has no name", name_, id));
@@ -66,13 +111,12 @@ void Graph::validate() const {
                                      "in execution (topological) order",
                                      where(id), describe(*this, in)));
     }
-    for (auto d : n.shape)
-      if (d < 0) throw InputError(fmt::format("{}: shape {} has a negative dimension", where(id), fmt::join(n.shape, "x")));
-    if (n.element_bytes <= 0) throw InputError(fmt::format("{}: element_bytes must be positive", where(id)));
-    if (n.bytes < 0) throw InputError(fmt::format("{}: bytes is {}; it must be >= 0", where(id), n.bytes));
-    if (!(n.flops >= 0)) throw InputError(fmt::format("{}: flops is {}; it must be >= 0", where(id), n.flops));
-    if (n.param_count < 0)
-      throw InputError(fmt::format("{}: param_count is {}; it must be >= 0", where(id), n.param_count));
+    // Each addend is at most 2^48 (add() checked), so the sum cannot overflow before the check.
+    total_bytes += n.bytes + (n.role == Role::Backward ? 0 : kFixedCopies * n.param_count * n.element_bytes);
+    if (total_bytes > kMaxGraphBytes)
+      throw InputError(fmt::format("graph '{}': its tensors and parameters (with gradients and Adam's state) pass {} "
+                                   "(2^52 bytes) at node {}, beyond any graph poet plans; check the sizes",
+                                   name_, format_bytes_exact(kMaxGraphBytes), describe(*this, id)));
     if (n.role == Role::Loss) ++losses;
     if (n.role == Role::Backward && n.op != OpKind::ChainGradient && n.op != OpKind::GradAccumulate) {
       if (n.grad.node < 0 || n.grad.node >= id)

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
+#include <limits>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +15,9 @@ namespace poet {
 namespace {
 
 using nlohmann::json;
+
+// Names appear in every message about a node; no real layer name is longer.
+constexpr std::size_t kMaxNameLength = 200;
 
 json attrs_to_json(const OpAttrs& a) {
   const OpAttrs d;
@@ -39,7 +42,7 @@ class NodeReader {
 
   [[noreturn]] void fail(const std::string& what) const {
     const std::string name = j_.is_object() && j_.contains("name") && j_["name"].is_string()
-                                 ? fmt::format(" '{}'", j_["name"].get<std::string>())
+                                 ? fmt::format(" '{}'", text_excerpt(j_["name"].get<std::string>()))
                                  : "";
     throw InputError(fmt::format("graph '{}': node {}{}: {}", origin_, index_, name, what));
   }
@@ -51,30 +54,35 @@ class NodeReader {
 
   std::string string(const char* key) const {
     const json& v = field(key);
-    if (!v.is_string()) fail(fmt::format("\"{}\" must be a string, not {}", key, v.dump()));
+    if (!v.is_string()) fail(fmt::format("\"{}\" must be a string, not {}", key, json_excerpt(v)));
     return v.get<std::string>();
   }
 
   double number(const char* key) const {
     const json& v = field(key);
-    if (!v.is_number()) fail(fmt::format("\"{}\" must be a number, not {}", key, v.dump()));
+    if (!v.is_number()) fail(fmt::format("\"{}\" must be a number, not {}", key, json_excerpt(v)));
     return v.get<double>();
   }
 
-  std::int64_t integer(const char* key) const {
-    const json& v = field(key);
-    if (!v.is_number_integer()) fail(fmt::format("\"{}\" must be an integer, not {}", key, v.dump()));
+  // An integer in [lo, hi]; the range check comes before any narrowing.
+  std::int64_t integer(const json& v, const std::string& key, std::int64_t lo, std::int64_t hi) const {
+    if (!v.is_number_integer()) fail(fmt::format("\"{}\" must be an integer, not {}", key, json_excerpt(v)));
+    const bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
+                                             : v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi;
+    if (!fits) fail(fmt::format("\"{}\" is {}; it must be {} to {}", key, json_excerpt(v), lo, hi));
     return v.get<std::int64_t>();
   }
+  std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) const {
+    return integer(field(key), key, lo, hi);
+  }
 
-  std::vector<std::int64_t> integers(const char* key) const {
+  std::vector<std::int64_t> integers(const char* key, std::int64_t lo, std::int64_t hi, std::size_t max_count) const {
     const json& v = field(key);
-    if (!v.is_array()) fail(fmt::format("\"{}\" must be an array of integers", key));
+    if (!v.is_array()) fail(fmt::format("\"{}\" must be an array of integers, not {}", key, json_excerpt(v)));
+    if (v.size() > max_count)
+      fail(fmt::format("\"{}\" has {} entries; at most {} are allowed", key, v.size(), max_count));
     std::vector<std::int64_t> out;
-    for (const auto& e : v) {
-      if (!e.is_number_integer()) fail(fmt::format("\"{}\" holds {}, which is not an integer", key, e.dump()));
-      out.push_back(e.get<std::int64_t>());
-    }
+    for (std::size_t k = 0; k < v.size(); ++k) out.push_back(integer(v[k], fmt::format("{}[{}]", key, k), lo, hi));
     return out;
   }
 
@@ -90,9 +98,10 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
   OpAttrs a;
   if (!j.is_object()) r.fail("\"attrs\" must be an object");
   for (const auto& [key, value] : j.items()) {
-    const auto as_int = [&, &key = key, &value = value] {  // clang 14 cannot capture bindings implicitly
-      if (!value.is_number_integer()) r.fail(fmt::format("attrs.{} must be an integer", key));
-      return value.get<int>();
+    // Kernel sizes, strides, pads, groups and heads: no real layer comes near 2^20.
+    // (clang 14 cannot capture structured bindings implicitly.)
+    const auto as_int = [&, &key = key, &value = value] {
+      return static_cast<int>(r.integer(value, "attrs." + key, 0, 1 << 20));
     };
     if (key == "kernel_h") a.kernel_h = as_int();
     else if (key == "kernel_w") a.kernel_w = as_int();
@@ -103,38 +112,50 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "heads") a.heads = as_int();
     else if (key == "bias" && value.is_boolean()) a.bias = value.get<bool>();
     else if (key == "transpose_b" && value.is_boolean()) a.transpose_b = value.get<bool>();
-    else if (key == "dropout_p" && value.is_number()) a.dropout_p = value.get<double>();
-    else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", key));
+    else if (key == "dropout_p" && value.is_number()) {
+      a.dropout_p = value.get<double>();
+      if (!(a.dropout_p >= 0 && a.dropout_p < 1)) r.fail(fmt::format("attrs.dropout_p is {}; it must be in [0, 1)", a.dropout_p));
+    }
+    else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", text_excerpt(key)));
   }
   return a;
 }
 
 // Finds a cycle among the nodes' input references (which may point forward in a bad file),
 // so that the message can say "cycle" and name it rather than only "not topological".
+// Depth-first with an explicit stack: a chain of a million forward references is fine.
 std::optional<std::vector<std::size_t>> find_cycle(const std::vector<std::vector<std::int64_t>>& inputs) {
   const std::size_t n = inputs.size();
-  std::vector<int> color(n, 0);  // 0 new, 1 on the stack, 2 done
-  std::vector<std::size_t> stack;
-  std::optional<std::vector<std::size_t>> cycle;
-  const std::function<bool(std::size_t)> visit = [&](std::size_t v) {
-    color[v] = 1;
-    stack.push_back(v);
-    for (std::int64_t in : inputs[v]) {
-      if (in < 0 || static_cast<std::size_t>(in) >= n) continue;
-      const auto u = static_cast<std::size_t>(in);
-      if (color[u] == 1) {
-        cycle.emplace(std::find(stack.begin(), stack.end(), u), stack.end());
-        cycle->push_back(u);
-        return true;
-      }
-      if (color[u] == 0 && visit(u)) return true;
-    }
-    stack.pop_back();
-    color[v] = 2;
-    return false;
+  std::vector<int> color(n, 0);  // 0 new, 1 on the path, 2 done
+  struct Frame {
+    std::size_t node, next_input;
   };
-  for (std::size_t v = 0; v < n; ++v)
-    if (color[v] == 0 && visit(v)) return cycle;
+  std::vector<Frame> path;
+  for (std::size_t root = 0; root < n; ++root) {
+    if (color[root] != 0) continue;
+    color[root] = 1;
+    path.push_back({root, 0});
+    while (!path.empty()) {
+      Frame& top = path.back();
+      if (top.next_input == inputs[top.node].size()) {
+        color[top.node] = 2;
+        path.pop_back();
+        continue;
+      }
+      const auto u = static_cast<std::size_t>(inputs[top.node][top.next_input++]);
+      if (color[u] == 1) {  // back to a node on the path: the cycle is the path from u on
+        std::vector<std::size_t> cycle;
+        auto it = std::find_if(path.begin(), path.end(), [&](const Frame& f) { return f.node == u; });
+        for (; it != path.end(); ++it) cycle.push_back(it->node);
+        cycle.push_back(u);
+        return cycle;
+      }
+      if (color[u] == 0) {
+        color[u] = 1;
+        path.push_back({u, 0});
+      }
+    }
+  }
   return std::nullopt;
 }
 
@@ -174,11 +195,16 @@ json graph_to_json(const Graph& g, const GraphCosts* costs) {
 
 Graph graph_from_json(const json& j, std::string_view origin) {
   const auto bad = [&](const std::string& what) { return InputError(fmt::format("graph '{}': {}", origin, what)); };
-  if (!j.is_object() || j.value("format", "") != "poet-graph")
+  if (!j.is_object() || !j.contains("format") || j["format"] != "poet-graph")
     throw bad("not a poet graph (expected \"format\": \"poet-graph\"; see docs/FORMATS.md)");
-  if (j.value("version", 0) != 1) throw bad("unsupported version; this poet reads version 1");
+  if (!j.contains("version") || j["version"] != 1) throw bad("unsupported version; this poet reads version 1");
   if (!j.contains("nodes") || !j["nodes"].is_array()) throw bad("missing \"nodes\" (an array)");
+  if (j.contains("name") && (!j["name"].is_string() || j["name"].get<std::string>().size() > kMaxNameLength))
+    throw bad(fmt::format("\"name\" must be a string of at most {} characters, not {}", kMaxNameLength,
+                          json_excerpt(j["name"])));
   const json& nodes = j["nodes"];
+  if (nodes.size() > kMaxNodes) throw bad(fmt::format("it has {} nodes; poet plans graphs of up to {}", nodes.size(), kMaxNodes));
+  const auto last_id = static_cast<std::int64_t>(nodes.size()) - 1;
 
   // Read every node first, so that a cycle can be told apart from a mere misordering.
   std::vector<Node> read;
@@ -188,33 +214,36 @@ Graph graph_from_json(const json& j, std::string_view origin) {
     if (!nodes[i].is_object()) r.fail("must be an object");
     Node n;
     n.name = r.string("name");
+    if (n.name.size() > kMaxNameLength)
+      r.fail(fmt::format("\"name\" has {} characters; at most {} are allowed", n.name.size(), kMaxNameLength));
     const std::string op = r.string("op");
     const auto kind = op_from_name(op);
-    if (!kind) r.fail(fmt::format("unknown op '{}'; expected one of {}", op, all_op_names()));
+    if (!kind) r.fail(fmt::format("unknown op '{}'; expected one of {}", text_excerpt(op), all_op_names()));
     n.op = *kind;
     const std::string role = r.string("role");
     const auto parsed_role = role_from_name(role);
-    if (!parsed_role) r.fail(fmt::format("unknown role '{}'; expected forward, loss or backward", role));
+    if (!parsed_role) r.fail(fmt::format("unknown role '{}'; expected forward, loss or backward", text_excerpt(role)));
     n.role = *parsed_role;
-    n.shape = r.integers("shape");
-    n.element_bytes = static_cast<int>(r.has("element_bytes") ? r.integer("element_bytes") : 4);
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    // Graph::add checks the sizes against the graph's limits; here only what fits the fields.
+    n.shape = r.integers("shape", 0, kMax, 8);
+    n.element_bytes = static_cast<int>(r.has("element_bytes") ? r.integer("element_bytes", 1, kMaxElementBytes) : 4);
     n.flops = r.number("flops");
-    n.param_count = r.has("param_count") ? r.integer("param_count") : 0;
-    n.bytes = r.has("bytes") ? r.integer("bytes") : 0;
-    if (n.bytes < 0) r.fail(fmt::format("\"bytes\" is {}; it must be >= 0", n.bytes));
+    n.param_count = r.has("param_count") ? r.integer("param_count", 0, kMax) : 0;
+    n.bytes = r.has("bytes") ? r.integer("bytes", 0, kMax) : 0;
     if (r.has("attrs")) n.attrs = attrs_from_json(nodes[i]["attrs"], r);
     if (r.has("grad")) {
       const json& gr = nodes[i]["grad"];
-      if (!gr.is_object() || !gr.contains("node") || !gr.contains("slot") || !gr["node"].is_number_integer() ||
-          !gr["slot"].is_number_integer())
+      if (!gr.is_object() || !gr.contains("node") || !gr.contains("slot"))
         r.fail("\"grad\" must be {\"node\": <id>, \"slot\": <input slot or -1 for parameters>}");
-      n.grad = {gr["node"].get<NodeId>(), gr["slot"].get<int>()};
+      n.grad = {static_cast<NodeId>(r.integer(gr["node"], "grad.node", 0, last_id)),
+                static_cast<int>(r.integer(gr["slot"], "grad.slot", GradOf::kParams, kMaxInputs - 1))};
     }
-    inputs.push_back(r.integers("inputs"));
+    inputs.push_back(r.integers("inputs", std::numeric_limits<std::int64_t>::min(), kMax, kMaxInputs));
     for (std::size_t s = 0; s < inputs.back().size(); ++s) {
       const std::int64_t in = inputs.back()[s];
-      if (in < 0 || in >= static_cast<std::int64_t>(nodes.size()))
-        r.fail(fmt::format("input {} is node {}, which does not exist (ids 0..{})", s, in, nodes.size() - 1));
+      if (in < 0 || in > last_id)
+        r.fail(fmt::format("input {} is node {}, which does not exist (ids 0..{})", s, in, last_id));
     }
     read.push_back(std::move(n));
   }
@@ -224,7 +253,8 @@ Graph graph_from_json(const json& j, std::string_view origin) {
       path += fmt::format("{}'{}' ({})", path.empty() ? "" : " -> ", read[(*cycle)[k]].name, (*cycle)[k]);
     throw bad(fmt::format("cycle: {}; a training graph must be acyclic", path));
   }
-  Graph g(j.value("name", std::string(origin)));
+  // Built under the file's name, so that every error names the file; renamed when valid.
+  Graph g{std::string(origin)};
   for (std::size_t i = 0; i < read.size(); ++i) {
     for (std::int64_t in : inputs[i]) {
       if (in >= static_cast<std::int64_t>(i))
@@ -236,10 +266,14 @@ Graph graph_from_json(const json& j, std::string_view origin) {
     g.add(std::move(read[i]));
   }
   g.validate();
+  if (j.contains("name")) g.set_name(j["name"].get<std::string>());
   return g;
 }
 
-Graph load_graph(const std::string& path) { return graph_from_json(read_json_file(path, "graph"), path); }
+Graph load_graph(const std::string& path) {
+  const json j = read_json_file(path, "graph");
+  return convert_json("graph", path, [&] { return graph_from_json(j, path); });
+}
 
 void save_graph(const Graph& g, const std::string& path, const GraphCosts* costs) {
   write_file_atomically(path, graph_to_json(g, costs).dump(1) + "\n");

@@ -11,6 +11,7 @@
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 
 namespace poet {
 namespace {
@@ -190,20 +191,11 @@ std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_v
 }
 
 DevicePlan load_device_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read device plan '{}': no such file or not readable", path));
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::exception& e) {
-    throw InputError(fmt::format("cannot read device plan '{}': {}", path, e.what()));
-  }
+  const std::string text = read_input_file(path, "device plan");
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   // The binary starts with the magic; anything else is read as the C header.
   const bool binary = bytes.size() >= 4 && std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
-  if (!binary && !bytes.empty()) {
-    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (text.find("const uint8_t") != std::string_view::npos) return decode_device_plan(bytes_of_c_header(text, path), path);
-  }
+  if (!binary && text.find("const uint8_t") != std::string::npos) return decode_device_plan(bytes_of_c_header(text, path), path);
   return decode_device_plan(bytes, path);
 }
 

@@ -9,6 +9,7 @@
 #include "poet/plan/plan.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 
 namespace poet {
 namespace {
@@ -65,10 +66,7 @@ Plan plan_from_text(std::string_view text, const Graph& g, std::string_view orig
 }
 
 Plan load_plan_text(const std::string& path, const Graph& g) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read plan '{}': no such file or not readable", path));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return plan_from_text(text, g, path);
+  return plan_from_text(read_input_file(path, "plan"), g, path);
 }
 
 void save_plan_text(const Plan& p, const Graph& g, const std::string& path) {

@@ -125,6 +125,10 @@ int create_file(const std::string& requested, std::string& path) {
     err = errno;
   }
   if (fd >= 0) return fd;
+  if (err == ENOENT && std::filesystem::is_directory(parent_of(path)))  // e.g. /proc: exists, takes no new files
+    throw IoError(fmt::format("cannot create page file '{}': the folder '{}' does not take new files (a virtual file "
+                              "system such as /proc?); choose a --page-file in a writable folder",
+                              path, parent_of(path)));
   if (err == ENOENT)
     throw IoError(fmt::format("cannot create page file '{}': the folder '{}' does not exist; create it or "
                               "choose another --page-file",

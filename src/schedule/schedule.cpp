@@ -82,32 +82,52 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   const auto bad = [&](const std::string& what) {
     return InputError(fmt::format("schedule '{}': {}", origin, what));
   };
-  if (!j.is_object() || j.value("format", "") != "poet-schedule")
+  if (!j.is_object() || !j.contains("format") || j["format"] != "poet-schedule")
     throw bad("not a poet schedule (expected \"format\": \"poet-schedule\")");
-  if (j.value("version", 0) != 1) throw bad("unsupported version; this poet reads version 1");
+  if (!j.contains("version") || j["version"] != 1) throw bad("unsupported version; this poet reads version 1");
   if (!j.contains("stages") || !j["stages"].is_number_unsigned()) throw bad("missing \"stages\" (a count)");
-  Schedule s(j["stages"].get<std::size_t>(), j.value("method", ""));
+  if (j.contains("method") && !j["method"].is_string())
+    throw bad(fmt::format("\"method\" must be a string, not {}", json_excerpt(j["method"])));
+  const auto stages = j["stages"].get<std::uint64_t>();
+  // Every matrix must have one row per stage: checked before anything is allocated, so the
+  // size of what is built is bounded by the file's own size, not by a number in it.
   for (const auto& m : kMatrices) {
     if (!j.contains(m.name) || !j[m.name].is_array())
       throw bad(fmt::format("missing matrix \"{}\" (one array of node ids per stage)", m.name));
+    if (j[m.name].size() != stages)
+      throw bad(fmt::format("matrix {} has {} rows; \"stages\" says {}", m.name, j[m.name].size(), stages));
+  }
+  Schedule s(static_cast<std::size_t>(stages), j.contains("method") ? j["method"].get<std::string>() : "");
+  for (const auto& m : kMatrices) {
     const auto& rows = j[m.name];
-    if (rows.size() != s.stages)
-      throw bad(fmt::format("matrix {} has {} rows; \"stages\" says {}", m.name, rows.size(), s.stages));
     for (std::size_t t = 0; t < s.stages; ++t) {
-      if (!rows[t].is_array()) throw bad(fmt::format("{}[{}] is not an array of node ids", m.name, t));
+      if (!rows[t].is_array()) throw bad(fmt::format("{}[{}] is {}, not an array of node ids", m.name, t, json_excerpt(rows[t])));
+      // Lower-triangular: row t holds ids up to t (check_schedule_shape says why).
+      std::vector<NodeId> ids;
       for (const auto& v : rows[t]) {
-        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
-            v.get<std::int64_t>() >= static_cast<std::int64_t>(s.stages))
-          throw bad(fmt::format("{}[{}] holds {}, which is not a node id in [0, {})", m.name, t, v.dump(), s.stages));
-        (s.*m.matrix).set(t, v.get<NodeId>());
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > t)
+          throw bad(fmt::format("{}[{}] holds {}, which is not a node id in [0, {}]; node i cannot be touched before "
+                                "its own stage (matrices are lower-triangular)",
+                                m.name, t, json_excerpt(v), t));
+        ids.push_back(v.get<NodeId>());
       }
+      std::sort(ids.begin(), ids.end());  // ascending: each set() appends
+      for (const NodeId i : ids) (s.*m.matrix).set(t, i);
     }
   }
   return s;
 }
 
-Schedule load_schedule(const std::string& path) {
-  return schedule_from_json(read_json_file(path, "schedule"), path);
+Schedule load_schedule(const std::string& path, const Graph& g) {
+  const nlohmann::json j = read_json_file(path, "schedule");
+  // The graph says how large the schedule can be, before the file's rows are allocated.
+  if (j.is_object() && j.contains("stages") && j["stages"].is_number_unsigned() && j["stages"].get<std::uint64_t>() != g.size())
+    throw InputError(fmt::format("schedule '{}' has {} stages but graph '{}' has {} nodes; a schedule belongs to the "
+                                 "graph it was made for",
+                                 path, j["stages"].get<std::uint64_t>(), g.name(), g.size()));
+  Schedule s = convert_json("schedule", path, [&] { return schedule_from_json(j, path); });
+  check_schedule_shape(s, g);
+  return s;
 }
 
 void save_schedule(const Schedule& s, const std::string& path) {

@@ -3,14 +3,22 @@
 #include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
 #include <CoinMpsIO.hpp>
+#include <CoinError.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 #include <string>
 
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 
 namespace poet::milp {
@@ -82,30 +90,75 @@ void load(OsiClpSolverInterface& solver, const MilpModel& model) {
 
 }  // namespace
 
+namespace {
+
+bool ends_with(const std::string& path, std::string_view ext) {
+  return path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+}
+
+// A folder of its own under the system's temporary folder, removed when this goes.
+class TemporaryFolder {
+ public:
+  TemporaryFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "poet-model-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw IoError(fmt::format("cannot create a temporary folder in '{}': {}",
+                                std::filesystem::temp_directory_path().string(), std::strerror(errno)));
+    path_ = pattern;
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+void check_model_path(const std::string& path) {
+  if (!ends_with(path, ".mps") && !ends_with(path, ".lp"))
+    throw InputError(fmt::format("--write-model: '{}' must end in .mps or .lp", path));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw InputError(fmt::format("--write-model: the folder '{}' does not exist; create it or write elsewhere",
+                                 folder.string()));
+}
+
 void write_model(const MilpModel& model, const std::string& path) {
+  check_model_path(path);
   OsiClpSolverInterface solver;
   load(solver, model);
-  const auto ends_with = [&](const char* ext) {
-    const std::string e(ext);
-    return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
-  };
-  if (ends_with(".mps")) {
-    // CoinMpsIO directly: OSI's writers add ".gz" to the name when zlib is around.
-    std::vector<std::string> columns, rows;
-    for (int c = 0; c < model.columns(); ++c) columns.push_back(model.column_name(c));
-    for (int r = 0; r < model.rows(); ++r) rows.push_back(fmt::format("row{}", r));
-    std::vector<char> integrality(static_cast<std::size_t>(model.columns()));
-    for (int c = 0; c < model.columns(); ++c) integrality[static_cast<std::size_t>(c)] = model.is_integer(c) ? 1 : 0;
-    CoinMpsIO writer;
-    writer.setMpsData(*solver.getMatrixByCol(), solver.getInfinity(), solver.getColLower(), solver.getColUpper(),
-                      solver.getObjCoefficients(), integrality.data(), solver.getRowLower(), solver.getRowUpper(),
-                      columns, rows);
-    if (writer.writeMps(path.c_str(), 0, 0, 2) != 0) throw IoError(fmt::format("cannot write '{}'", path));
-  } else if (ends_with(".lp")) {
-    solver.writeLp(path.substr(0, path.size() - 3).c_str(), "lp", 1e-12, 10, 12, 0.0, true);
-  } else {
-    throw InputError(fmt::format("--write-model: '{}' must end in .mps or .lp", path));
+  const TemporaryFolder folder;
+  const std::string written = (folder.path() / (ends_with(path, ".mps") ? "model.mps" : "model.lp")).string();
+  try {
+    if (ends_with(path, ".mps")) {
+      // CoinMpsIO directly: OSI's writers add ".gz" to the name when zlib is around.
+      std::vector<std::string> columns, rows;
+      for (int c = 0; c < model.columns(); ++c) columns.push_back(model.column_name(c));
+      for (int r = 0; r < model.rows(); ++r) rows.push_back(fmt::format("row{}", r));
+      std::vector<char> integrality(static_cast<std::size_t>(model.columns()));
+      for (int c = 0; c < model.columns(); ++c) integrality[static_cast<std::size_t>(c)] = model.is_integer(c) ? 1 : 0;
+      CoinMpsIO writer;
+      writer.setMpsData(*solver.getMatrixByCol(), solver.getInfinity(), solver.getColLower(), solver.getColUpper(),
+                        solver.getObjCoefficients(), integrality.data(), solver.getRowLower(), solver.getRowUpper(),
+                        columns, rows);
+      if (writer.writeMps(written.c_str(), 0, 0, 2) != 0) throw IoError(fmt::format("cannot write '{}'", path));
+    } else {
+      solver.writeLp((folder.path() / "model").string().c_str(), "lp", 1e-12, 10, 12, 0.0, true);
+    }
+  } catch (const CoinError& e) {
+    throw IoError(fmt::format("cannot write '{}': {}", path, e.message()));
   }
+  std::ifstream in(written, std::ios::binary);
+  if (!in) throw IoError(fmt::format("cannot write '{}': CBC wrote no model into '{}'", path, folder.path().string()));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_file_atomically(path, text);
 }
 
 CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,

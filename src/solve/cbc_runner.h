@@ -25,7 +25,12 @@ struct CbcOutcome {
 CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
                    bool preprocess = true);
 
-// Writes the model as MPS (path ending .mps) or LP (.lp) for other solvers.
+// Throws InputError unless `path` ends in .mps or .lp and its folder exists: checked before
+// a solve, so a wrong path fails at once and not after the time limit.
+void check_model_path(const std::string& path);
+
+// Writes the model as MPS (path ending .mps) or LP (.lp) for other solvers, atomically: CBC
+// writes into a private temporary folder, then write_file_atomically moves the text in.
 void write_model(const MilpModel& model, const std::string& path);
 
 }  // namespace poet::milp

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "cbc_runner.h"
 #include "guarded_solve.h"
 #include "milp_model.h"
 #include "solution_file.h"
@@ -102,7 +103,20 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   std::vector<Candidate> candidates;
   std::vector<std::optional<double>> start_milp_objectives(starts.size());
   const bool start_reaches_bound = !starts.empty() && starts.front().objective <= compute_once * (1 + 1e-12);
-  if (!o.heuristic_only) {
+  // The MILP has at least 6 variables per lower-triangular entry (R, S_RAM, S_AUX, M_in,
+  // M_out, U). A model CBC would not be run on (below) is not built either: building one of
+  // millions of variables would take the time limit and gigabytes before that check.
+  const double n = static_cast<double>(g.size());
+  const double least_columns = n * (n + 1) + 2 * n * (n - 1);
+  const bool model_needed = !o.write_model_path.empty() || !o.solution_path.empty();
+  if (!o.heuristic_only && !model_needed && least_columns > kCbcColumnsPerSecond * o.time_limit_s) {
+    result.message = fmt::format("CBC not run: its model of {} nodes has over {:.0f} variables, more than it solves in "
+                                 "the {:.0f} s limit here; {} (--time-limit {:.0f} lets CBC try)",
+                                 g.size(), least_columns, o.time_limit_s,
+                                 starts.empty() ? std::string("no start was found either")
+                                                : "the best start (" + starts.front().schedule.method + ") stands",
+                                 std::ceil(least_columns / kCbcColumnsPerSecond));
+  } else if (!o.heuristic_only) {
     const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
     result.variables = model.columns();
     result.constraints = model.rows();
@@ -212,6 +226,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
 
 SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options) {
   const auto began = std::chrono::steady_clock::now();
+  if (!options.write_model_path.empty()) milp::check_model_path(options.write_model_path);
   SolveResult result = solve_untimed(g, costs, options, began);
   result.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -64,18 +65,30 @@ std::string format_count(double count) {
   return scaled(count, units, "");
 }
 
+std::optional<double> parse_decimal(std::string_view text) {
+  // Plain decimal only: digits, one point, an exponent. from_chars alone would also read
+  // "inf", "nan" and, for hexadecimal, "0x10" as 0; and stops early without saying so.
+  for (const char c : text)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+      return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 std::int64_t parse_bytes(std::string_view text, std::string_view what) {
   const auto bad = [&] {
-    return InputError(fmt::format("{}: '{}' is not a size in bytes; write e.g. 3000000, 3MB, 2.5MiB or 512KiB",
-                                  what, text));
+    return InputError(fmt::format("{}: '{}' is not a size in bytes; write e.g. 3000000, 3MB, 2.5MiB or 512KiB (at most "
+                                  "{})",
+                                  what, text_excerpt(text), format_bytes(kMaxBytes)));
   };
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
                              text[i] == 'e' || text[i] == 'E' || text[i] == '+'))
     ++i;
-  double number = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + i, number);
-  if (ec != std::errc() || end != text.data() + i || i == 0) throw bad();
+  const std::optional<double> number = parse_decimal(text.substr(0, i));
+  if (!number) throw bad();
   std::string suffix;
   for (char c : text.substr(i))
     if (c != ' ') suffix += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -86,12 +99,26 @@ std::int64_t parse_bytes(std::string_view text, std::string_view what) {
       std::pair{"m", 1e6},         std::pair{"g", 1e9}};
   for (const auto& [name, scale] : units) {
     if (suffix == name) {
-      const double bytes = number * scale;
-      if (!(bytes >= 0) || bytes > 9e18) throw bad();
+      const double bytes = *number * scale;
+      if (!(bytes >= 0) || bytes > static_cast<double>(kMaxBytes)) throw bad();
       return static_cast<std::int64_t>(std::llround(bytes));
     }
   }
   throw bad();
+}
+
+double parse_percent(std::string_view text, std::string_view what) {
+  const std::optional<double> number =
+      text.size() > 1 && text.back() == '%' ? parse_decimal(text.substr(0, text.size() - 1)) : std::nullopt;
+  if (!number || !(*number > 0 && *number <= kMaxPercent))
+    throw InputError(fmt::format("{}: '{}' is not a percent; write a number above 0 and at most {:g} followed by %, "
+                                 "e.g. 70%",
+                                 what, text_excerpt(text), kMaxPercent));
+  return *number;
+}
+
+std::string text_excerpt(std::string_view text) {
+  return text.size() <= 40 ? std::string(text) : std::string(text.substr(0, 37)) + "...";
 }
 
 }  // namespace poet

@@ -16,6 +16,17 @@ namespace poet {
 using NodeId = std::int32_t;
 using Shape = std::vector<std::int64_t>;
 
+// Limits of what a graph may hold: far above any real model's (the zoo's largest tensor is
+// 12 MiB, its largest node 7.4 GFLOP), they keep every count within NodeId and every sum of
+// bytes exact in int64 and in a double (which the MILP and the simulator use).
+inline constexpr std::size_t kMaxNodes = std::size_t{1} << 24;              // 16.7 M nodes
+inline constexpr std::size_t kMaxInputs = 256;                              // inputs one node lists
+inline constexpr int kMaxInputRepeats = 4;                                  // times one node lists one input
+inline constexpr int kMaxElementBytes = 16;                                 // complex128
+inline constexpr std::int64_t kMaxTensorBytes = std::int64_t{1} << 48;      // 256 TiB: one tensor's bytes
+inline constexpr std::int64_t kMaxGraphBytes = std::int64_t{1} << 52;       // 4 PiB: all tensors + fixed memory
+inline constexpr double kMaxNodeFlops = 1e21;                               // one node's work
+
 std::int64_t element_count(const Shape& shape);
 std::string shape_string(const Shape& shape);  // "1x3x32x32"
 
@@ -71,8 +82,9 @@ class Graph {
   explicit Graph(std::string name) : name_(std::move(name)) {}
 
   // Appends a node and returns its id. Throws InputError naming the node if an input is
-  // not an earlier node (which would break the topological order). When node.bytes is 0
-  // and the node is not a parameter gradient, bytes default to elements x element_bytes.
+  // not an earlier node (which would break the topological order), or if a size, count or
+  // cost is negative, not finite or beyond the limits above. When node.bytes is 0 and the
+  // node is not a parameter gradient, bytes default to elements x element_bytes.
   NodeId add(Node node);
 
   const std::string& name() const { return name_; }
@@ -82,7 +94,8 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
 
   // Full validation, as done on every loaded graph: topological order, indices in range,
-  // non-negative sizes, exactly one loss, backward nodes pointing at forward ones.
+  // exactly one loss, backward nodes pointing at forward ones, all bytes within kMaxGraphBytes
+  // (add() has checked each node's own figures).
   // Throws InputError naming the offending node or edge.
   void validate() const;
 

@@ -51,7 +51,9 @@ void check_schedule_shape(const Schedule& s, const Graph& g);
 
 nlohmann::json schedule_to_json(const Schedule& s);
 Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin);
-Schedule load_schedule(const std::string& path);
+// Reads a schedule for `g`: refused before its rows are built unless it has one stage per
+// node of `g`, then held to check_schedule_shape. Errors name the file.
+Schedule load_schedule(const std::string& path, const Graph& g);
 void save_schedule(const Schedule& s, const std::string& path);
 
 }  // namespace poet

@@ -1,4 +1,5 @@
-// Reading JSON files with errors a user can act on.
+// Reading JSON files with errors a user can act on: the JSON library's own messages never
+// reach the user, and no value is printed whole.
 #pragma once
 
 #include <string>
@@ -6,10 +7,40 @@
 
 #include <nlohmann/json.hpp>
 
+#include "poet/util/error.h"
+#include "poet/util/units.h"  // text_excerpt
+
 namespace poet {
 
-// Parses the file at `path`. Throws InputError naming `what` ("graph", "schedule", ...),
-// the path, and for a syntax error the line and column.
+// poet's formats nest a few levels; deeper input is refused while it is parsed, so that no
+// recursive walk over a hostile value (printing it, copying it) can exhaust the stack.
+inline constexpr int kMaxJsonDepth = 32;
+
+// Parses `text`, the contents of `origin`. Throws InputError naming `what` ("graph",
+// "schedule", ...) and `origin`: for a syntax error the line and column, for nesting deeper
+// than kMaxJsonDepth, for a number beyond a double's range.
+nlohmann::json parse_json(std::string_view text, std::string_view what, std::string_view origin);
+
+// Reads the file at `path` (read_input_file's checks) and parses it as parse_json does.
 nlohmann::json read_json_file(const std::string& path, std::string_view what);
+
+// A short description of a value for an error message: a scalar as written (cut at 40
+// characters), "an array of 3 values", "an object".
+std::string json_excerpt(const nlohmann::json& value);
+
+// The JSON library's message without its "[json.exception.type_error.302] " prefix.
+std::string json_error_text(const nlohmann::json::exception& e);
+
+// Runs `convert` (a *_from_json) and turns a JSON library exception that escapes it (a
+// field of a type the converter did not check) into InputError naming `what` and `origin`.
+template <class Convert>
+auto convert_json(std::string_view what, std::string_view origin, Convert&& convert) -> decltype(convert()) {
+  try {
+    return convert();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(std::string(what) + " '" + std::string(origin) + "': a field has the wrong type (" +
+                     json_error_text(e) + "); see docs/FORMATS.md");
+  }
+}
 
 }  // namespace poet

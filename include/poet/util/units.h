@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,24 @@ std::string format_seconds(double seconds);      // "12.3 ms", "4.56 s", "7.8 us
 std::string format_joules(double joules);        // "3.21 mJ", "7.89 J"
 std::string format_count(double count);          // "1.23 G", "456 M", "789 k"
 
-// Parses "3000000", "3e6", "512B", "64KB", "64KiB", "2.5 MB", "1GiB" (KB = 1000, KiB = 1024).
-// Throws InputError naming `what` and the accepted forms.
+// The largest size poet reads from a user, 2^52 bytes (4 PiB): far above any device, and
+// every sum of such sizes stays exact in a double.
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 52;
+// The largest percent of a peak a budget may ask for (1000% is ten times the peak).
+inline constexpr double kMaxPercent = 1000;
+
+// The whole of `text` as a plain decimal number ("70", "2.5", "1e6"): none for anything
+// else, such as "70abc", "0x10", "inf", "nan", "1e400" or "".
+std::optional<double> parse_decimal(std::string_view text);
+
+// Parses "3000000", "3e6", "512B", "64KB", "64KiB", "2.5 MB", "1GiB" (KB = 1000, KiB = 1024),
+// up to kMaxBytes. Throws InputError naming `what` and the accepted forms.
 std::int64_t parse_bytes(std::string_view text, std::string_view what);
+
+// Parses "70%" (decimal, above 0 and at most kMaxPercent) to 70. Throws InputError naming `what`.
+double parse_percent(std::string_view text, std::string_view what);
+
+// `text` for an error message: whole up to 40 characters, else its start and "...".
+std::string text_excerpt(std::string_view text);
 
 }  // namespace poet

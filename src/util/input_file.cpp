@@ -1,0 +1,50 @@
+#include "poet/util/input_file.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet {
+
+std::string read_input_file(const std::string& path, std::string_view what, std::uintmax_t max_bytes) {
+  namespace fs = std::filesystem;
+  const auto refuse = [&](const std::string& why) {
+    return InputError(fmt::format("cannot read {} '{}': {}", what, path, why));
+  };
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw refuse("no such file; check the path");
+  if (fs::is_directory(status)) throw refuse("it is a folder; give the path of a file");
+  // Pipes and devices (e.g. /dev/stdin) have no size to check up front; the read below is bounded.
+  const bool regular = fs::is_regular_file(status);
+  if (regular) {
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > max_bytes)
+      throw refuse(fmt::format("it holds {}, more than the {} poet reads; is this the right file?",
+                               format_bytes(static_cast<double>(size)), format_bytes(static_cast<double>(max_bytes))));
+  }
+  errno = 0;
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw refuse(errno != 0 ? std::strerror(errno) : "it cannot be opened");
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    text.append(buffer, n);
+    if (text.size() > max_bytes)
+      throw refuse(fmt::format("it holds more than the {} poet reads; is this the right file?",
+                               format_bytes(static_cast<double>(max_bytes))));
+    if (n < sizeof buffer) break;
+  }
+  if (std::ferror(file.get())) throw refuse(errno != 0 ? std::strerror(errno) : "a read failed");
+  return text;
+}
+
+}  // namespace poet
