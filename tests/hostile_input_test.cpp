@@ -209,7 +209,9 @@ TEST(HostileFiles, AMissingFileAndAFolderAreInputErrors) {
 
 TEST(HostileFiles, APageFileInAFolderThatTakesNoFilesSaysSo) {
   try {
-    FilePager pager(FilePagerOptions{.path = "/proc/poet-page-file"});
+    FilePagerOptions options;
+    options.path = "/proc/poet-page-file";
+    FilePager pager(options);
     FAIL();
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("the folder '/proc' does not take new files"), std::string::npos) << e.what();

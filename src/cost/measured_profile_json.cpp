@@ -43,7 +43,10 @@ std::string text(const json& j, const char* key, std::string_view where) {
 // A count (batch size, repeats, nodes, bytes): a non-negative integer up to `max`.
 std::int64_t count(const json& j, const char* key, std::string_view where, std::int64_t max) {
   const json& v = member(j, key, where);
-  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+  // Unsigned when parsed from a file, signed when built in memory: both are range-checked.
+  const bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+                    : v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= max;
+  if (!fits)
     throw InputError(fmt::format("{}: \"{}\" is {}; it must be an integer from 0 to {}", where, key, json_excerpt(v), max));
   return v.get<std::int64_t>();
 }
@@ -94,7 +97,8 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
     n.role = text(e, "role", entry);
     const json& shape = list(e, "shape", entry);
     for (const json& d : shape) {
-      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTensorBytes))
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0 || d.get<std::int64_t>() > kMaxTensorBytes ||
+          (d.is_number_unsigned() && d.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTensorBytes)))
         throw InputError(fmt::format("{}: shape holds {}; it must list integers from 0 to {}", entry, json_excerpt(d),
                                      kMaxTensorBytes));
       n.shape.push_back(d.get<std::int64_t>());

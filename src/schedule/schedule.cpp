@@ -105,7 +105,10 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
       // Lower-triangular: row t holds ids up to t (check_schedule_shape says why).
       std::vector<NodeId> ids;
       for (const auto& v : rows[t]) {
-        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > t)
+        const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() <= t
+                              : v.is_number_integer() && v.get<std::int64_t>() >= 0 &&
+                                    static_cast<std::uint64_t>(v.get<std::int64_t>()) <= t;
+        if (!in_range)
           throw bad(fmt::format("{}[{}] holds {}, which is not a node id in [0, {}]; node i cannot be touched before "
                                 "its own stage (matrices are lower-triangular)",
                                 m.name, t, json_excerpt(v), t));
