@@ -65,7 +65,7 @@ void run(benchmark::State& state, const Instance& in) {
 }
 
 std::vector<Instance> reference_instances() {
-  // The reference's own solves, measured on this machine class (../shared/reference).
+  // The reference's own solves, measured on this machine class (tests/data/reference).
   std::vector<Instance> out;
   std::ifstream file(POET_REFERENCE_DIR "/poet-solves.jsonl");
   for (std::string line; std::getline(file, line);) {

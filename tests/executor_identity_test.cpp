@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "executor_harness.h"
+#include "work_limit.h"
 
 namespace poet::testing {
 namespace {
@@ -48,15 +49,15 @@ std::optional<Schedule> poet_schedule(const Graph& g, double fraction, bool of_r
   SolveOptions o;
   o.ram_budget_bytes = budget(g, fraction, of_range);
   o.heuristic_only = heuristic_only;
-  o.time_limit_s = 5;
+  limit_by_work(o, 5000);
   o.progress = false;
   const SolveResult r = solve(g, test_costs(g), o);
   if (!r.schedule)
     ADD_FAILURE() << g.name() << " at " << fraction << ": " << r.message;
   else
-    std::cout << fmt::format("[ budget   ] {}: {:.0f}% of {}: {} B\n", g.name(), 100 * fraction,
+    std::cout << fmt::format("[ budget   ] {}: {:.0f}% of {}: {} B: {}, {} CBC nodes\n", g.name(), 100 * fraction,
                              of_range ? "the way from the least to the peak" : "the activation peak",
-                             o.ram_budget_bytes);
+                             o.ram_budget_bytes, solve_status_name(r.status), r.nodes);
   return r.schedule;
 }
 

@@ -1,5 +1,5 @@
 // `chain` mode against the reference implementation's own per-node figures, dumped from its
-// code into ../shared/reference/poet-graphs (one file per model and platform).
+// code into tests/data/reference/poet-graphs (one file per model and platform).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -10,6 +10,7 @@
 #include "poet/backward/backward.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
+#include "work_limit.h"
 
 namespace poet {
 namespace {
@@ -23,6 +24,7 @@ struct SolutionFileTest : ::testing::Test {
   void SetUp() override {
     o.ram_budget_bytes = g.fixed_memory().parameter_bytes + 3500;  // tight: recomputation or paging needed
     o.progress = false;
+    testing::limit_by_work(o, 5000);
   }
   void TearDown() override { std::filesystem::remove(path); }
 

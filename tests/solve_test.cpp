@@ -1,5 +1,5 @@
 // The POET MILP against the reference implementation's own solves (measured with CBC, in
-// ../shared/reference/poet-solves.jsonl), and the relations between its modes. Every
+// tests/data/reference/poet-solves.jsonl), and the relations between its modes. Every
 // schedule solve() returns has been simulated; the simulator's energy must equal the MILP's.
 #include "poet/solve/solve.h"
 
@@ -13,9 +13,14 @@
 #include "poet/backward/backward.h"
 #include "poet/util/error.h"
 #include "hand_graph.h"
+#include "work_limit.h"
 
 namespace poet {
 namespace {
+
+// CBC's work limit in these tests: the hardest instance, linear_m0_p50, takes 202 nodes to
+// prove optimal (the reference's CBC took 595).
+constexpr long kMaxNodes = 5000;
 
 nlohmann::json reference_solve(const std::string& run_id) {
   std::ifstream in(POET_REFERENCE_DIR "/poet-solves.jsonl");
@@ -35,7 +40,7 @@ SolveResult solve_like_reference(const nlohmann::json& ref, SolveMode mode = Sol
   o.mode = mode;
   o.ram_budget_bytes = static_cast<std::int64_t>(ref["ram_budget"].get<double>());
   o.deadline_s = ref["runtime_budget"].get<double>() * costs.total_compute_time_s;
-  o.time_limit_s = 120;
+  testing::limit_by_work(o, kMaxNodes);
   o.progress = false;
   return solve(g, costs, o);
 }
@@ -75,17 +80,19 @@ INSTANTIATE_TEST_SUITE_P(Poet, ReferenceSolves,
                          ::testing::Values("linear_m0_huge", "linear_m0_p100", "linear_m0_p70", "linear_m0_p50",
                                            "linear_m0_p35", "transformer_a72_p90", "readme_r18c_a72_3M"));
 
+// linear_m0_p50's optimum with remat and paging together is the reference's: our solve of
+// it is ReferenceSolves/linear_m0_p50 (not solved again here: it is these tests' longest solve).
+double optimum_of(const nlohmann::json& ref) { return ref["objective"].get<double>(); }
+
 TEST(Solve, RematAndPagingTogetherBeatEitherAlone) {
   const auto ref = reference_solve("linear_m0_p50");
-  const SolveResult both = solve_like_reference(ref);
   const SolveResult remat = solve_like_reference(ref, SolveMode::RematOnly);
   const SolveResult paging = solve_like_reference(ref, SolveMode::PagingOnly);
-  ASSERT_EQ(both.status, SolveStatus::Optimal);
   for (const SolveResult* r : {&remat, &paging}) {
     if (r->status == SolveStatus::Infeasible) continue;
     ASSERT_EQ(r->status, SolveStatus::Optimal) << r->message;
     expect_consistent(*r);
-    EXPECT_GE(r->milp_objective_j, both.milp_objective_j * (1 - 1e-4));
+    EXPECT_GE(r->milp_objective_j, optimum_of(ref) * (1 - 1e-4));
   }
   if (remat.simulation) {
     EXPECT_EQ(remat.simulation->pageouts + remat.simulation->pageins, 0u);
@@ -104,7 +111,7 @@ TEST(Solve, CheckmateMinimizesTimeWithoutPaging) {
   o.mode = SolveMode::RematOnly;
   o.objective = SolveObjective::Time;
   o.ram_budget_bytes = static_cast<std::int64_t>(ref["ram_budget"].get<double>());
-  o.time_limit_s = 120;
+  testing::limit_by_work(o, kMaxNodes);
   o.progress = false;
   const SolveResult checkmate = solve(g, costs, o);
   ASSERT_EQ(checkmate.status, SolveStatus::Optimal) << checkmate.message;
@@ -113,9 +120,8 @@ TEST(Solve, CheckmateMinimizesTimeWithoutPaging) {
   EXPECT_NEAR(checkmate.milp_objective_j, checkmate.simulation->compute_time_s, 1e-9);
   EXPECT_GE(checkmate.simulation->compute_time_s, costs.total_compute_time_s * (1 - 1e-12));
   EXPECT_EQ(checkmate.simulation->pageins + checkmate.simulation->pageouts, 0u);
-  // POET, which may also page and optimizes energy, never uses more energy.
-  const SolveResult poet = solve_like_reference(ref);
-  EXPECT_LE(poet.milp_objective_j, checkmate.simulation->total_energy_j() * (1 + 1e-4));
+  // POET's optimum, which may also page and optimizes energy, is never more energy.
+  EXPECT_LE(optimum_of(ref), checkmate.simulation->total_energy_j() * (1 + 1e-4));
 }
 
 TEST(Solve, InfeasibleBudgetSaysTheSmallestThatCouldWork) {
@@ -135,7 +141,7 @@ TEST(Solve, StrictAccountingFitsTheBudgetInTheSimulator) {
   const GraphCosts costs = estimate_costs(g, builtin_platform("m0"));
   SolveOptions o;
   o.progress = false;
-  o.time_limit_s = 120;
+  testing::limit_by_work(o, kMaxNodes);
   // Parameters (170 KiB) plus 60% of checkpoint-all's activation peak.
   o.ram_budget_bytes = g.fixed_memory().parameter_bytes + 3500;
   const SolveResult r = solve(g, costs, o);
@@ -157,6 +163,7 @@ TEST(Solve, WritesTheModelForOtherSolvers) {
   o.accounting = Accounting::Reference;
   o.ram_budget_bytes = 7416;
   o.progress = false;
+  testing::limit_by_work(o, kMaxNodes);
   for (const std::string ext : {".lp", ".mps"}) {
     o.write_model_path = (std::filesystem::temp_directory_path() / ("poet_test_model" + ext)).string();
     const SolveResult r = solve(g, costs, o);
@@ -211,6 +218,7 @@ SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budge
   o.mode = mode;
   o.ram_budget_bytes = budget;
   o.progress = false;
+  testing::limit_by_work(o, kMaxNodes);
   o.heuristic_only = heuristic_only;
   return solve(g, estimate_costs(g, d), o);
 }

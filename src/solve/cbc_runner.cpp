@@ -181,12 +181,15 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
 
   const std::string seconds = fmt::format("{}", options.time_limit_s);
   const std::string gap = fmt::format("{}", options.relative_gap);
-  const std::string threads = fmt::format("{}", options.threads);
+  // CBC's "-threads 1" still hands nodes to a thread; 0 is its serial, repeatable search.
+  const std::string threads = fmt::format("{}", options.max_nodes ? 0 : options.threads);
   const std::string seed = fmt::format("{}", options.seed);
   const std::string log = fmt::format("{}", options.log_level);
   std::vector<const char*> argv = {"poet",           "-sec",     seconds.c_str(), "-ratioGap",
                                    gap.c_str(),      "-threads", threads.c_str(), "-randomCbcSeed",
                                    seed.c_str(),     "-log",     log.c_str()};
+  const std::string max_nodes = options.max_nodes ? fmt::format("{}", *options.max_nodes) : "";
+  if (options.max_nodes) argv.insert(argv.end(), {"-maxNodes", max_nodes.c_str()});
   if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off", "-presolve", "off"});
   argv.insert(argv.end(), {"-solve", "-quit"});
   CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc);
@@ -194,8 +197,8 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
   CbcOutcome out;
   out.seconds = std::chrono::duration<double>(Clock::now() - began).count();
   out.nodes = cbc.getNodeCount();
-  // An infeasibility claimed at the time limit is not a proof.
-  out.proven_infeasible = cbc.isProvenInfeasible() && !cbc.isSecondsLimitReached();
+  // An infeasibility claimed at the time or node limit is not a proof.
+  out.proven_infeasible = cbc.isProvenInfeasible() && !cbc.isSecondsLimitReached() && !cbc.isNodeLimitReached();
   if (cbc.bestSolution() != nullptr) {
     out.solution.emplace(cbc.bestSolution(), cbc.bestSolution() + model.columns());
     out.objective = cbc.getObjValue();

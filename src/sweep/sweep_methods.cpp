@@ -57,6 +57,7 @@ Method solver(SolveMode mode, SolveObjective objective) {
     o.mode = mode;
     o.objective = objective;
     o.time_limit_s = settings.time_limit_s;
+    o.max_nodes = settings.max_nodes;
     o.progress = false;
     const SolveResult r = solve(g, costs, o);
     row.status = std::string(solve_status_name(r.status));

@@ -35,6 +35,11 @@ struct SolveOptions {
   double time_limit_s = 60;
   double relative_gap = 1e-4;
   int threads = 2;
+  // A work limit instead of a time limit: CBC stops after this many branch-and-bound nodes
+  // and searches on one thread (its threads make the search order depend on timing), so the
+  // answer is the same at any speed as long as time_limit_s is not reached first. Tests use
+  // it with a time limit far beyond the work. None: no node limit, `threads` threads.
+  std::optional<long> max_nodes;
   int seed = 0;
   int log_level = 0;   // CBC's own log on stdout when > 0
   bool progress = true;  // solves longer than a second report on stderr

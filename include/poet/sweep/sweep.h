@@ -43,6 +43,7 @@ struct SweepRow {
 struct SweepSettings {
   int jobs = 2;               // methods run in this many processes at once
   double time_limit_s = 60;   // per POET / Checkmate solve
+  std::optional<long> max_nodes;  // per solve: CBC's work limit (SolveOptions::max_nodes)
   bool progress = true;       // a progress bar on stderr
 };
 
