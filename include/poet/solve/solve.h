@@ -77,6 +77,11 @@ struct SolveResult {
   double starts_time_s = 0, model_time_s = 0, cbc_time_s = 0, bound_time_s = 0;
   long nodes = 0;
   int variables = 0, constraints = 0;
+  // Large-neighbourhood search after the starts (src/solve/neighbourhood_search.h): its
+  // wall clock, the windows whose MILP CBC solved, and those whose solution was spliced in
+  // because the simulator found it cheaper.
+  double search_time_s = 0;
+  int windows_solved = 0, windows_improved = 0;
   std::optional<std::int64_t> smallest_feasible_budget;  // when the budget is below it
   std::string message;           // why there is no schedule, in words
 };
