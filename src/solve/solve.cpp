@@ -18,28 +18,10 @@
 namespace poet {
 namespace {
 
-bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
-  constexpr double kTolerance = 1e-7;
-  for (int c = 0; c < m.columns(); ++c)
-    if (x[c] < m.lower()[c] - kTolerance || x[c] > m.upper()[c] + kTolerance) return false;
-  for (const auto& row : m.constraint_rows()) {
-    double value = 0;
-    for (std::size_t k = 0; k < row.columns.size(); ++k) value += row.values[k] * x[static_cast<std::size_t>(row.columns[k])];
-    if (value < row.lower - kTolerance || value > row.upper + kTolerance) return false;
-  }
-  return true;
-}
-
 // Measured on 2 cores (docs/BENCHMARKS.md): CBC solves vgg16_cifar's MILP (33k variables)
 // in 15 s, and has not finished the root LP of resnet18_cifar's (136k) after 200 s. Past
 // about this many variables per second of limit it only burns the limit, so it is not run.
 constexpr double kCbcColumnsPerSecond = 1000;
-
-double objective_of(const milp::MilpModel& m, const std::vector<double>& x) {
-  double value = 0;
-  for (int c = 0; c < m.columns(); ++c) value += m.objective()[c] * x[static_cast<std::size_t>(c)];
-  return value;
-}
 
 }  // namespace
 
@@ -136,22 +118,22 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     std::optional<std::vector<double>> mip_start;
     for (std::size_t k = 0; k < starts.size(); ++k) {
       auto x = model.assignment(starts[k].schedule);
-      const bool accepted = satisfies(model, x);
+      const bool accepted = model.satisfied_by(x);
       POET_CHECK(accepted || starts[k].schedule.method != "eviction",
                  "the eviction heuristic counts memory as the MILP does");
       if (!accepted) continue;
-      start_milp_objectives[k] = objective_of(model, x) * scale;
+      start_milp_objectives[k] = model.objective_value(x) * scale;
       if (!mip_start) mip_start = std::move(x);
     }
     result.model_time_s = seconds_since(model_began);
     if (!o.solution_path.empty()) {
       // Another solver's answer: rounded to a schedule, then held to this model's constraints.
       const auto x = model.assignment(model.schedule(milp::read_solution_file(model, o.solution_path)));
-      if (!satisfies(model, x))
+      if (!model.satisfied_by(x))
         throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
-      candidates.push_back({model.schedule(x), objective_of(model, x) * scale, false, objective_of(model, x) * scale});
+      candidates.push_back({model.schedule(x), model.objective_value(x) * scale, false, model.objective_value(x) * scale});
     } else if (model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
