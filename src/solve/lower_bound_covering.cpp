@@ -32,14 +32,13 @@
 #include "lower_bound_covering.h"
 
 #include <CbcModel.hpp>
-#include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "milp_model.h"
+#include "cbc_runner.h"
 
 namespace poet::milp {
 namespace {
@@ -174,24 +173,10 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
   out.rows = static_cast<int>(p.rows.size());
   if (p.cost.empty()) return out;
 
-  std::vector<CoinBigIndex> starts;
-  std::vector<int> lengths, indices;
-  std::vector<double> elements, row_lower, row_upper;
-  for (const Row& row : p.rows) {
-    starts.push_back(static_cast<CoinBigIndex>(indices.size()));
-    lengths.push_back(static_cast<int>(row.columns.size()));
-    indices.insert(indices.end(), row.columns.begin(), row.columns.end());
-    elements.insert(elements.end(), row.values.begin(), row.values.end());
-    row_lower.push_back(std::isinf(row.lower) ? -COIN_DBL_MAX : row.lower);
-    row_upper.push_back(std::isinf(row.upper) ? COIN_DBL_MAX : row.upper);
-  }
-  const CoinPackedMatrix matrix(false, out.columns, out.rows, static_cast<CoinBigIndex>(elements.size()),
-                                elements.data(), indices.data(), starts.data(), lengths.data());
   const std::vector<double> lower(p.cost.size(), 0.0);
   OsiClpSolverInterface solver;
-  solver.loadProblem(matrix, lower.data(), p.upper.data(), p.cost.data(), row_lower.data(), row_upper.data());
+  load_rows(solver, p.rows, lower, p.upper, p.cost);
   for (int c = 0; c < out.columns; ++c) solver.setInteger(c);
-  solver.messageHandler()->setLogLevel(0);
   CbcModel cbc(solver);
   cbc.setLogLevel(0);
   cbc.messageHandler()->setLogLevel(0);
