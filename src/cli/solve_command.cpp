@@ -45,6 +45,25 @@ double parse_deadline(const std::string& text, double compute_once_s) {
                                text_excerpt(text)));
 }
 
+// The wall clock of each part of the solve, in the order they run.
+std::vector<std::pair<const char*, double>> solve_times(const SolveResult& r) {
+  return {{"starts", r.starts_time_s}, {"search", r.search_time_s}, {"bound", r.bound_time_s},
+          {"model", r.model_time_s},   {"cbc", r.cbc_time_s}};
+}
+
+nlohmann::json times_json(const SolveResult& r) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [part, seconds] : solve_times(r)) j[part] = seconds;
+  j["total"] = r.solve_time_s;
+  return j;
+}
+
+std::string times_text(const SolveResult& r) {
+  std::string text;
+  for (const auto& [part, seconds] : solve_times(r)) text += fmt::format("{} {:.2f} s, ", part, seconds);
+  return text + fmt::format("total {:.2f} s", r.solve_time_s);
+}
+
 }  // namespace
 
 void add_solve_command(CLI::App& app) {
@@ -115,8 +134,12 @@ void add_solve_command(CLI::App& app) {
                           {"deadline_s", o.deadline_s ? nlohmann::json(*o.deadline_s) : nlohmann::json(nullptr)},
                           {"milp_objective", r.milp_objective_j},
                           {"best_bound", r.best_bound},
+                          {"bound_source", bound_source_name(r.bound_source)},
                           {"gap", r.gap},
                           {"solve_time_s", r.solve_time_s},
+                          {"times_s", times_json(r)},
+                          {"windows_solved", r.windows_solved},
+                          {"windows_improved", r.windows_improved},
                           {"nodes", r.nodes},
                           {"variables", r.variables},
                           {"constraints", r.constraints},
@@ -139,6 +162,9 @@ void add_solve_command(CLI::App& app) {
       fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
                  s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
                  format_seconds(s.stall_s));
+      fmt::print("bound       {:.6g} from {}; time {}\n", r.best_bound, bound_source_name(r.bound_source), times_text(r));
+      if (r.windows_solved > 0)
+        fmt::print("search      {} windows solved, {} improved the schedule\n", r.windows_solved, r.windows_improved);
       if (!r.message.empty()) fmt::print("note        {}\n", r.message);
     } else {
       fmt::print("POET found no schedule: {}\n", r.message);

@@ -58,15 +58,14 @@ class ProgressReporter : public CbcEventHandler {
 
 }  // namespace
 
-namespace {
-
-void load(OsiClpSolverInterface& solver, const MilpModel& model) {
+void load_rows(OsiClpSolverInterface& solver, const std::vector<Row>& rows, const std::vector<double>& lower,
+               const std::vector<double>& upper, const std::vector<double>& objective) {
   // The whole matrix at once: appending row by row copies it each time (quadratic, minutes
   // on a 100k-column model).
   std::vector<CoinBigIndex> starts;
   std::vector<int> lengths, indices;
   std::vector<double> elements, row_lower, row_upper;
-  for (const Row& row : model.constraint_rows()) {
+  for (const Row& row : rows) {
     starts.push_back(static_cast<CoinBigIndex>(indices.size()));
     lengths.push_back(static_cast<int>(row.columns.size()));
     indices.insert(indices.end(), row.columns.begin(), row.columns.end());
@@ -74,10 +73,17 @@ void load(OsiClpSolverInterface& solver, const MilpModel& model) {
     row_lower.push_back(std::isinf(row.lower) ? -COIN_DBL_MAX : row.lower);
     row_upper.push_back(std::isinf(row.upper) ? COIN_DBL_MAX : row.upper);
   }
-  const CoinPackedMatrix matrix(false, model.columns(), model.rows(), static_cast<CoinBigIndex>(elements.size()),
-                                elements.data(), indices.data(), starts.data(), lengths.data());
-  solver.loadProblem(matrix, model.lower().data(), model.upper().data(), model.objective().data(), row_lower.data(),
-                     row_upper.data());
+  const CoinPackedMatrix matrix(false, static_cast<int>(objective.size()), static_cast<int>(rows.size()),
+                                static_cast<CoinBigIndex>(elements.size()), elements.data(), indices.data(),
+                                starts.data(), lengths.data());
+  solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(), row_upper.data());
+  solver.messageHandler()->setLogLevel(0);
+}
+
+namespace {
+
+void load(OsiClpSolverInterface& solver, const MilpModel& model) {
+  load_rows(solver, model.constraint_rows(), model.lower(), model.upper(), model.objective());
   std::vector<std::string> names;
   names.reserve(static_cast<std::size_t>(model.columns()));
   for (int c = 0; c < model.columns(); ++c) {
@@ -85,7 +91,6 @@ void load(OsiClpSolverInterface& solver, const MilpModel& model) {
     names.push_back(model.column_name(c));
   }
   solver.setColNames(names, 0, model.columns(), 0);
-  solver.messageHandler()->setLogLevel(0);
 }
 
 }  // namespace

@@ -8,7 +8,14 @@
 
 #include "milp_model.h"
 
+class OsiClpSolverInterface;
+
 namespace poet::milp {
+
+// Loads rows (columns numbered 0 .. objective.size() - 1) into Clp, quietly; integrality is
+// the caller's.
+void load_rows(OsiClpSolverInterface& solver, const std::vector<Row>& rows, const std::vector<double>& lower,
+               const std::vector<double>& upper, const std::vector<double>& objective);
 
 struct CbcOutcome {
   bool proven_optimal = false;

@@ -18,8 +18,32 @@ int MilpModel::add_column(std::string name, double lower, double upper, double c
   return static_cast<int>(obj_.size()) - 1;
 }
 
-MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t activation_budget)
-    : g_(g), n_(g.size()), users_(g.size()) {
+// A term whose column is absent (a tensor outside the window's) is zero.
+void MilpModel::add_row(Row row) {
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < row.columns.size(); ++k)
+    if (row.columns[k] >= 0) {
+      row.columns[kept] = row.columns[k];
+      row.values[kept++] = row.values[k];
+    }
+  row.columns.resize(kept);
+  row.values.resize(kept);
+  if (kept == 0) {
+    POET_CHECK(row.lower <= 0 && row.upper >= 0, "a window's constraint without columns holds");
+    return;
+  }
+  rows_.push_back(std::move(row));
+}
+
+int MilpModel::at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const {
+  if (t < begin_ || t - begin_ >= grid.size() || i >= grid[t - begin_].size()) return -1;
+  return grid[t - begin_][i];
+}
+
+MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t activation_budget,
+                     const Window& w)
+    : g_(g), n_(g.size()), begin_(w.begin), end_(w.end.value_or(g.size())), users_(g.size()) {
+  POET_CHECK(begin_ < end_ && end_ <= n_, "a window's stages lie within the graph");
   const bool strict = o.accounting == Accounting::Strict;
   for (NodeId v = 0; v < static_cast<NodeId>(n_); ++v)
     for (NodeId in : g.node(v).inputs) {
@@ -27,6 +51,35 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       auto& u = users_[static_cast<std::size_t>(in)];
       if (u.empty() || u.back() != static_cast<std::size_t>(v)) u.push_back(static_cast<std::size_t>(v));
     }
+  const bool whole = begin_ == 0 && end_ == n_;
+  const bool entry_fixed = w.entry == Window::Boundary::Fixed, exit_fixed = w.exit == Window::Boundary::Fixed;
+
+  // The tensors with columns.
+  in_.assign(end_, w.tensors ? 0 : 1);
+  const auto include = [&](NodeId i) {
+    POET_CHECK(i >= 0 && static_cast<std::size_t>(i) < end_, "a window's tensor precedes its end");
+    in_[static_cast<std::size_t>(i)] = 1;
+  };
+  if (w.tensors) {
+    for (NodeId i : *w.tensors) include(i);
+    for (std::size_t t = begin_; t < end_; ++t) {
+      include(static_cast<NodeId>(t));
+      for (NodeId i : g.node(static_cast<NodeId>(t)).inputs) include(i);
+    }
+  }
+  if (entry_fixed)
+    for (const SparseRow* row : {&w.entry_ram, &w.entry_aux})
+      for (NodeId i : *row) {
+        POET_CHECK(static_cast<std::size_t>(i) < begin_, "a window's entry state holds tensors before it");
+        include(i);
+      }
+  if (exit_fixed && end_ < n_)
+    for (const SparseRow* row : {&w.exit_ram, &w.exit_aux})
+      for (NodeId i : *row) include(i);
+  const auto member = [](const SparseRow& row, std::size_t i) {
+    return std::binary_search(row.begin(), row.end(), static_cast<NodeId>(i));
+  };
+  const auto price = [](const std::vector<double>& prices, std::size_t i) { return i < prices.size() ? prices[i] : 0.0; };
 
   // Scales: memory in units of the largest tensor, energy and time in units of one
   // compute-once pass, so that no coefficient is far from 1.
@@ -38,34 +91,76 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
   const auto cost = [&](double value) { return value / objective_scale_; };
   const bool remat = o.mode != SolveMode::PagingOnly;
   const bool paging = o.mode != SolveMode::RematOnly;
+  // The time each column adds to the deadline's count, also priced per second.
+  const auto compute_s = [&](std::size_t i) { return costs.nodes[i].compute_time_s; };
+  const auto pagein_s = [&](std::size_t i) { return strict ? costs.nodes[i].pagein_time_s : 0.0; };
+  const auto pageout_s = [&](std::size_t i) { return strict ? costs.nodes[i].pageout_time_s : 0.0; };
+  const double per_s = w.price_per_s;
 
-  const auto grid = [&](std::vector<std::vector<int>>& m) { m.assign(n_, std::vector<int>(n_, -1)); };
-  grid(r_), grid(ram_), grid(aux_), grid(in_), grid(out_), grid(u_);
-  free_.assign(n_, std::vector<int>(edges_.size(), -1));
-  for (std::size_t t = 0; t < n_; ++t) {
+  const std::size_t span = end_ - begin_;
+  const auto grid = [&](std::vector<std::vector<int>>& m, std::size_t stages) {
+    m.assign(stages, std::vector<int>(end_, -1));
+  };
+  const std::size_t state_stages = span + (end_ < n_ ? 1 : 0);  // S_RAM and S_AUX also at `end`
+  grid(r_, span), grid(ram_, state_stages), grid(aux_, state_stages), grid(in_m_, span), grid(out_, span),
+      grid(u_, span);
+  free_.assign(span, std::vector<int>(edges_.size(), -1));
+  for (std::size_t t = begin_; t < end_; ++t) {
+    const std::size_t s = t - begin_;
     for (std::size_t i = 0; i <= t; ++i) {
+      if (!in_[i]) continue;
       const NodeCost& c = costs.nodes[i];
       const double compute = energy ? c.compute_energy_j : c.compute_time_s;
-      r_[t][i] = add_column(fmt::format("R_{}_{}", t, i), i == t ? 1 : 0, i == t || remat ? 1 : 0, cost(compute), true);
+      r_[s][i] = add_column(fmt::format("R_{}_{}", t, i), i == t ? 1 : 0, i == t || remat ? 1 : 0,
+                            cost(compute + per_s * compute_s(i)), true);
       if (i == t) continue;
-      ram_[t][i] = add_column(fmt::format("Sram_{}_{}", t, i), 0, 1, 0, true);
-      aux_[t][i] = add_column(fmt::format("Saux_{}_{}", t, i), 0, paging ? 1 : 0, 0, true);
-      in_[t][i] = add_column(fmt::format("Min_{}_{}", t, i), 0, paging ? 1 : 0, energy ? cost(c.pagein_energy_j) : 0, true);
-      out_[t][i] = add_column(fmt::format("Mout_{}_{}", t, i), 0, paging ? 1 : 0, energy ? cost(c.pageout_energy_j) : 0, true);
+      if (t == begin_ && entry_fixed) {
+        const double ram = member(w.entry_ram, i) ? 1 : 0, aux = member(w.entry_aux, i) ? 1 : 0;
+        ram_[s][i] = add_column(fmt::format("Sram_{}_{}", t, i), ram, ram, 0, true);
+        aux_[s][i] = add_column(fmt::format("Saux_{}_{}", t, i), aux, aux, 0, true);
+      } else {
+        const bool priced = t == begin_;
+        ram_[s][i] = add_column(fmt::format("Sram_{}_{}", t, i), 0, 1, priced ? cost(price(w.entry_ram_price, i)) : 0, true);
+        aux_[s][i] = add_column(fmt::format("Saux_{}_{}", t, i), 0, paging ? 1 : 0,
+                                priced ? cost(price(w.entry_aux_price, i)) : 0, true);
+      }
+      in_m_[s][i] = add_column(fmt::format("Min_{}_{}", t, i), 0, paging ? 1 : 0,
+                               cost((energy ? c.pagein_energy_j : 0) + per_s * pagein_s(i)), true);
+      out_[s][i] = add_column(fmt::format("Mout_{}_{}", t, i), 0, paging ? 1 : 0,
+                              cost((energy ? c.pageout_energy_j : 0) + per_s * pageout_s(i)), true);
     }
     for (std::size_t k = 0; k <= t; ++k)
-      u_[t][k] = add_column(fmt::format("U_{}_{}", t, k), 0, static_cast<double>(activation_budget) / max_bytes, 0, false);
-    for (std::size_t e = 0; e < edges_.size(); ++e)
-      if (static_cast<std::size_t>(edges_[e].second) <= t) free_[t][e] = add_column(fmt::format("Free_{}_{}", t, e), 0, 1, 0, true);
+      if (in_[k])
+        u_[s][k] = add_column(fmt::format("U_{}_{}", t, k), 0, static_cast<double>(activation_budget) / max_bytes, 0, false);
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      const auto i = static_cast<std::size_t>(edges_[e].first), k = static_cast<std::size_t>(edges_[e].second);
+      if (k <= t && in_[i] && in_[k]) free_[s][e] = add_column(fmt::format("Free_{}_{}", t, e), 0, 1, 0, true);
+    }
+  }
+  if (end_ < n_) {  // the state after the window
+    for (std::size_t i = 0; i < end_; ++i) {
+      if (!in_[i]) continue;
+      if (exit_fixed) {
+        const double ram = member(w.exit_ram, i) ? 1 : 0, aux = member(w.exit_aux, i) ? 1 : 0;
+        ram_[span][i] = add_column(fmt::format("Sram_{}_{}", end_, i), ram, ram, 0, true);
+        aux_[span][i] = add_column(fmt::format("Saux_{}_{}", end_, i), aux, paging ? 1 : aux, 0, true);
+      } else {
+        ram_[span][i] = add_column(fmt::format("Sram_{}_{}", end_, i), 0, 1, cost(price(w.exit_ram_price, i)), true);
+        aux_[span][i] = add_column(fmt::format("Saux_{}_{}", end_, i), 0, paging ? 1 : 0,
+                                   cost(price(w.exit_aux_price, i)), true);
+      }
+    }
   }
 
-  for (std::size_t t = 0; t < n_; ++t) {
+  for (std::size_t t = begin_; t < end_; ++t) {
+    const std::size_t s = t - begin_;
     // Inputs resident: R[t][v] <= R[t][u] + S_RAM[t][u].
     for (const auto& [u, v] : edges_) {
-      if (static_cast<std::size_t>(v) > t) continue;
+      if (static_cast<std::size_t>(v) > t || !in_[static_cast<std::size_t>(v)]) continue;
       add_row({{r(t, v), r(t, u), s_ram(t, u)}, {1, -1, -1}, -INFINITY, 0});
     }
     for (std::size_t i = 0; i <= t && t + 1 < n_; ++i) {
+      if (!in_[i]) continue;
       // In RAM at the next stage only if kept, computed or paged in during this one.
       Row keep{{s_ram(t + 1, i), r(t, i)}, {1, -1}, -INFINITY, 0};
       // On storage at the next stage only if it was, or was paged out during this one.
@@ -80,14 +175,20 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       add_row(std::move(store));
     }
     for (std::size_t i = 0; i < t; ++i) {
+      if (!in_[i]) continue;
       add_row({{m_in(t, i), s_aux(t, i)}, {1, -1}, -INFINITY, 0});   // page in only from storage
       add_row({{m_out(t, i), s_ram(t, i)}, {1, -1}, -INFINITY, 0});  // page out only from RAM
     }
 
-    // Memory: U[t][0] holds what is resident at the stage's start plus node 0 if computed;
-    // each next node adds its output and releases the inputs FREE says are done.
-    Row start{{u_[t][0], r(t, 0)}, {1, -mem(0)}, 0, 0};
+    // Memory: the first U of the stage holds what is resident at the stage's start plus the
+    // first tensor if computed; each next tensor adds its output and releases the inputs
+    // FREE says are done. Tensors without columns are neither resident nor computed.
+    std::vector<std::size_t> chain;
+    for (std::size_t k = 0; k <= t; ++k)
+      if (in_[k]) chain.push_back(k);
+    Row start{{u_[s][chain[0]], r(t, chain[0])}, {1, -mem(chain[0])}, 0, 0};
     for (std::size_t i = 0; i < t; ++i) {
+      if (!in_[i]) continue;
       start.columns.push_back(s_ram(t, i));
       start.values.push_back(-mem(i));
       if (strict) {  // a page-in holds its buffer from the start of its stage
@@ -96,11 +197,12 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       }
     }
     add_row(std::move(start));
-    for (std::size_t k = 0; k < t; ++k) {
-      Row step{{u_[t][k + 1], u_[t][k], r(t, k + 1)}, {1, -1, -mem(k + 1)}, 0, 0};
+    for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
+      const std::size_t k = chain[j], next = chain[j + 1];
+      Row step{{u_[s][next], u_[s][k], r(t, next)}, {1, -1, -mem(next)}, 0, 0};
       for (std::size_t e = 0; e < edges_.size(); ++e)
-        if (static_cast<std::size_t>(edges_[e].second) == k) {
-          step.columns.push_back(free_[t][e]);
+        if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] >= 0) {
+          step.columns.push_back(free_[s][e]);
           step.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
         }
       add_row(std::move(step));
@@ -108,8 +210,8 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
     // FREE[t][e] = 1 exactly when the consumer k runs in stage t, the input i is not kept
     // into the next stage, and no later consumer of i runs in stage t.
     for (std::size_t e = 0; e < edges_.size(); ++e) {
+      if (free_[s][e] < 0) continue;
       const auto i = static_cast<std::size_t>(edges_[e].first), k = static_cast<std::size_t>(edges_[e].second);
-      if (k > t) continue;
       std::vector<int> hazards{r(t, k)};
       std::vector<double> signs{1};
       if (t + 1 < n_) {
@@ -117,38 +219,58 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
         signs.push_back(-1);
       }
       for (const std::size_t j : users_[i])
-        if (j > k && j <= t) {
+        if (j > k && j <= t && in_[j]) {
           hazards.push_back(r(t, j));
           signs.push_back(-1);
         }
       const double max_hazards = static_cast<double>(hazards.size());
       // 1 - FREE <= hazards(t,i,k) = 1 - R[t][k] + S_RAM[t+1][i] + sum R[t][j].
       Row low{hazards, signs, -INFINITY, 0};
-      low.columns.push_back(free_[t][e]);
+      low.columns.push_back(free_[s][e]);
       low.values.push_back(-1);
       // max x (1 - FREE) >= hazards.
       Row high{hazards, signs, 1 - max_hazards, INFINITY};
-      high.columns.push_back(free_[t][e]);
+      high.columns.push_back(free_[s][e]);
       high.values.push_back(-max_hazards);
       add_row(std::move(low));
       add_row(std::move(high));
     }
   }
 
-  if (o.deadline_s) {
-    Row deadline{{}, {}, -INFINITY, *o.deadline_s / costs.total_compute_time_s};
-    for (std::size_t t = 0; t < n_; ++t)
+  const std::optional<double> cap = w.time_cap_s ? w.time_cap_s : whole ? o.deadline_s : std::nullopt;
+  if (cap) {
+    Row deadline{{}, {}, -INFINITY, *cap / costs.total_compute_time_s};
+    for (std::size_t t = begin_; t < end_; ++t)
       for (std::size_t i = 0; i <= t; ++i) {
+        if (!in_[i]) continue;
         deadline.columns.push_back(r(t, i));
-        deadline.values.push_back(costs.nodes[i].compute_time_s / costs.total_compute_time_s);
+        deadline.values.push_back(compute_s(i) / costs.total_compute_time_s);
         if (strict && i < t) {
           deadline.columns.insert(deadline.columns.end(), {m_in(t, i), m_out(t, i)});
-          deadline.values.insert(deadline.values.end(), {costs.nodes[i].pagein_time_s / costs.total_compute_time_s,
-                                                         costs.nodes[i].pageout_time_s / costs.total_compute_time_s});
+          deadline.values.insert(deadline.values.end(),
+                                 {pagein_s(i) / costs.total_compute_time_s, pageout_s(i) / costs.total_compute_time_s});
         }
       }
     add_row(std::move(deadline));
   }
+}
+
+bool MilpModel::satisfied_by(const std::vector<double>& x) const {
+  constexpr double kTolerance = 1e-7;
+  for (std::size_t c = 0; c < obj_.size(); ++c)
+    if (x[c] < lower_[c] - kTolerance || x[c] > upper_[c] + kTolerance) return false;
+  for (const auto& row : rows_) {
+    double value = 0;
+    for (std::size_t k = 0; k < row.columns.size(); ++k) value += row.values[k] * x[static_cast<std::size_t>(row.columns[k])];
+    if (value < row.lower - kTolerance || value > row.upper + kTolerance) return false;
+  }
+  return true;
+}
+
+double MilpModel::objective_value(const std::vector<double>& x) const {
+  double value = 0;
+  for (std::size_t c = 0; c < obj_.size(); ++c) value += obj_[c] * x[c];
+  return value;
 }
 
 bool MilpModel::frees(const Schedule& s, std::size_t t, std::size_t e) const {
@@ -165,7 +287,7 @@ std::vector<double> MilpModel::assignment(const Schedule& s) const {
   const auto set = [&](int column, bool value) {
     if (column >= 0) x[static_cast<std::size_t>(column)] = value ? 1 : 0;
   };
-  for (std::size_t t = 0; t < n_; ++t) {
+  for (std::size_t t = begin_; t < end_; ++t) {
     for (std::size_t i = 0; i <= t; ++i) {
       const auto v = static_cast<NodeId>(i);
       set(r(t, i), s.R.get(t, v));
@@ -174,7 +296,14 @@ std::vector<double> MilpModel::assignment(const Schedule& s) const {
       set(m_in(t, i), s.M_in.get(t, v));
       set(m_out(t, i), s.M_out.get(t, v));
     }
-    for (std::size_t e = 0; e < edges_.size(); ++e) set(free_[t][e], free_[t][e] >= 0 && frees(s, t, e));
+    for (std::size_t e = 0; e < edges_.size(); ++e) {
+      const int column = free_[t - begin_][e];
+      set(column, column >= 0 && frees(s, t, e));
+    }
+  }
+  for (std::size_t i = 0; i < end_ && end_ < n_; ++i) {
+    set(s_ram(end_, i), s.S_ram.get(end_, static_cast<NodeId>(i)));
+    set(s_aux(end_, i), s.S_aux.get(end_, static_cast<NodeId>(i)));
   }
   // U follows from the rows that define it.
   for (const Row& row : rows_) {
@@ -191,8 +320,8 @@ std::vector<double> MilpModel::assignment(const Schedule& s) const {
 Schedule MilpModel::schedule(const std::vector<double>& x) const {
   Schedule s(n_, "poet");
   const auto on = [&](int column) { return column >= 0 && x[static_cast<std::size_t>(column)] > 0.5; };
-  for (std::size_t t = 0; t < n_; ++t)
-    for (std::size_t i = 0; i <= t; ++i) {
+  for (std::size_t t = begin_; t <= end_ && t < n_; ++t)
+    for (std::size_t i = 0; i <= t && i < end_; ++i) {
       const auto v = static_cast<NodeId>(i);
       if (on(r(t, i))) s.R.set(t, v);
       if (on(s_ram(t, i))) s.S_ram.set(t, v);
@@ -201,6 +330,87 @@ Schedule MilpModel::schedule(const std::vector<double>& x) const {
       if (on(m_out(t, i))) s.M_out.set(t, v);
     }
   return s;
+}
+
+Schedule MilpModel::splice(const Schedule& incumbent, const std::vector<double>& x) const {
+  POET_CHECK(incumbent.stages == n_, "a window is spliced into a schedule of its graph");
+  Schedule out = incumbent;
+  const Schedule part = schedule(x);
+  const auto replace = [](SparseMatrix& into, const SparseMatrix& from, std::size_t t) {
+    const SparseRow old = into.row(t);
+    for (NodeId i : old) into.set(t, i, false);
+    for (NodeId i : from.row(t)) into.set(t, i);
+  };
+  for (std::size_t t = begin_; t < end_; ++t)
+    for (auto m : {&Schedule::R, &Schedule::S_ram, &Schedule::S_aux, &Schedule::M_in, &Schedule::M_out})
+      replace(out.*m, part.*m, t);
+  if (end_ < n_) {
+    replace(out.S_ram, part.S_ram, end_);
+    replace(out.S_aux, part.S_aux, end_);
+  }
+  return out;
+}
+
+bool MilpModel::covers(const Schedule& s) const {
+  const auto covered = [&](const SparseMatrix& m, std::size_t t) {
+    return std::all_of(m.row(t).begin(), m.row(t).end(), [&](NodeId i) { return has_tensor(i); });
+  };
+  for (std::size_t t = begin_; t < end_; ++t)
+    for (const SparseMatrix* m : {&s.R, &s.S_ram, &s.S_aux, &s.M_in, &s.M_out})
+      if (!covered(*m, t)) return false;
+  return end_ == n_ || (covered(s.S_ram, end_) && covered(s.S_aux, end_));
+}
+
+Window fixed_window(const Graph& g, const Schedule& incumbent, std::size_t begin, std::size_t end, int recompute_depth) {
+  const std::size_t n = g.size();
+  POET_CHECK(begin < end && end <= n && incumbent.stages == n, "a window's stages lie within the schedule's");
+  Window w;
+  w.begin = begin;
+  w.end = end;
+  w.entry_ram = incumbent.S_ram.row(begin);
+  w.entry_aux = incumbent.S_aux.row(begin);
+  if (end < n) {
+    w.exit_ram = incumbent.S_ram.row(end);
+    // S_AUX[end] appears in stage end's rows only as the source of a page-in, and of what
+    // is still on storage at end + 1 without a page-out during stage end.
+    for (NodeId i = 0; i < static_cast<NodeId>(end); ++i)
+      if (incumbent.M_in.get(end, i) ||
+          (end + 1 < n && incumbent.S_aux.get(end + 1, i) && !incumbent.M_out.get(end, i)))
+        w.exit_aux.push_back(i);
+  }
+  std::vector<char> in(end, 0);
+  const auto add_row = [&](const SparseMatrix& m, std::size_t t) {
+    for (NodeId i : m.row(t))
+      if (static_cast<std::size_t>(i) < end) in[static_cast<std::size_t>(i)] = 1;
+  };
+  for (std::size_t t = begin; t < end; ++t) {
+    for (const SparseMatrix* m : {&incumbent.R, &incumbent.S_ram, &incumbent.S_aux, &incumbent.M_in, &incumbent.M_out})
+      add_row(*m, t);
+    for (NodeId i : g.node(static_cast<NodeId>(t)).inputs) in[static_cast<std::size_t>(i)] = 1;
+  }
+  if (end < n) add_row(incumbent.S_ram, end), add_row(incumbent.S_aux, end);
+  for (int depth = 0; depth < recompute_depth; ++depth) {
+    const std::vector<char> before = in;
+    for (std::size_t i = 0; i < begin; ++i)
+      if (before[i])
+        for (NodeId j : g.node(static_cast<NodeId>(i)).inputs) in[static_cast<std::size_t>(j)] = 1;
+  }
+  w.tensors.emplace();
+  for (std::size_t i = 0; i < end; ++i)
+    if (in[i]) w.tensors->push_back(static_cast<NodeId>(i));
+  return w;
+}
+
+double milp_time_s(const Schedule& s, const GraphCosts& costs, Accounting accounting, std::size_t begin,
+                   std::size_t end) {
+  double total = 0;
+  for (std::size_t t = begin; t < end; ++t) {
+    for (NodeId i : s.R.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].compute_time_s;
+    if (accounting != Accounting::Strict) continue;
+    for (NodeId i : s.M_in.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pagein_time_s;
+    for (NodeId i : s.M_out.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pageout_time_s;
+  }
+  return total;
 }
 
 }  // namespace poet::milp

@@ -2,9 +2,17 @@
 // S_RAM, S_AUX, M_in, M_out, Checkmate's memory variables U and FREE, and the constraints of
 // the paper's Algorithm 1. Coefficients are scaled (bytes by the largest tensor, joules and
 // seconds by the graph's totals) so the matrix is well conditioned.
+//
+// The model can also be a window of it: the stages [begin, end) only, over the tensors
+// that matter there, with the state entering stage `begin` and the state after stage
+// end - 1 either fixed or priced. Large-neighbourhood search solves windows with the rest
+// of a schedule fixed (src/solve/neighbourhood_search.h); a decomposition bound solves them
+// with priced boundaries. The full model is the window of every stage with nothing at its
+// boundaries (Window{}), column for column and row for row.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +27,40 @@ struct Row {
   double lower, upper;
 };
 
+// Which part of the MILP a MilpModel holds. Prices are in the objective's unit (J, or s
+// with SolveObjective::Time), per tensor indexed by node; an empty vector prices nothing.
+struct Window {
+  enum class Boundary { Fixed, Priced };
+
+  std::size_t begin = 0;
+  std::optional<std::size_t> end;  // none: the graph's size
+  // The tensors with columns. Always added: the window's own nodes, their inputs, and the
+  // tensors a fixed boundary holds. Every other tensor is absent from RAM and storage
+  // throughout the window (a restriction: a neighbourhood, not a relaxation). None: every
+  // tensor before `end`.
+  std::optional<std::vector<NodeId>> tensors;
+
+  // The state entering stage `begin` (tensors before it).
+  Boundary entry = Boundary::Fixed;
+  SparseRow entry_ram, entry_aux;  // Fixed: S_RAM[begin] and S_AUX[begin] are exactly these
+  std::vector<double> entry_ram_price, entry_aux_price;  // Priced: per tensor resident / on storage
+
+  // The state after stage end - 1, S_RAM[end] and S_AUX[end] (when end < the graph's size).
+  Boundary exit = Boundary::Fixed;
+  SparseRow exit_ram;  // Fixed: S_RAM[end] is exactly this
+  SparseRow exit_aux;  // Fixed: S_AUX[end] holds at least these (it may hold more)
+  std::vector<double> exit_ram_price, exit_aux_price;  // Priced: per tensor resident / on storage
+
+  // The deadline: the window's own time (compute, and paging in strict accounting) at most
+  // this. None: options.deadline_s when the window spans every stage, else no cap.
+  std::optional<double> time_cap_s;
+  double price_per_s = 0;  // added to the objective per second of the window's time
+};
+
 class MilpModel {
  public:
-  MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions& options, std::int64_t activation_budget);
+  MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions& options, std::int64_t activation_budget,
+            const Window& window = {});
 
   int columns() const { return static_cast<int>(obj_.size()); }
   int rows() const { return static_cast<int>(rows_.size()); }
@@ -33,32 +72,64 @@ class MilpModel {
   // "R_t_i", "Sram_t_i", "Saux_t_i", "Min_t_i", "Mout_t_i", "U_t_k", "Free_t_e".
   const std::string& column_name(int column) const { return names_[static_cast<std::size_t>(column)]; }
   double objective_scale() const { return objective_scale_; }  // MILP objective x scale = J (or s)
+  std::size_t begin() const { return begin_; }
+  std::size_t end() const { return end_; }
+  bool has_tensor(NodeId i) const { return static_cast<std::size_t>(i) < end_ && in_[static_cast<std::size_t>(i)]; }
 
-  // A full assignment for a schedule (for a MIP start), with U and FREE derived from it.
+  // Whether x meets every bound and constraint (within 1e-7), and its objective (scaled).
+  bool satisfied_by(const std::vector<double>& x) const;
+  double objective_value(const std::vector<double>& x) const;
+
+  // A full assignment for a schedule (for a MIP start), with U and FREE derived from it:
+  // the schedule's stages [begin, end) and its state S_RAM[end], S_AUX[end].
   std::vector<double> assignment(const Schedule& s) const;
+  // The solution as a schedule of the graph's size whose stages [begin, end) and state at
+  // `end` are the solution's (and the rest empty).
   Schedule schedule(const std::vector<double>& solution) const;
+  // `incumbent` with its stages [begin, end) and its state at `end` replaced by the
+  // solution's. With fixed boundaries taken from `incumbent` (fixed_window), the result
+  // satisfies the full model when `incumbent` does, and costs the incumbent's cost minus
+  // its window's plus the solution's.
+  Schedule splice(const Schedule& incumbent, const std::vector<double>& solution) const;
+  // Whether every entry of `s` in the window's stages (and its state at `end`) has a column.
+  bool covers(const Schedule& s) const;
 
  private:
   int add_column(std::string name, double lower, double upper, double cost, bool integer);
-  void add_row(Row row) { rows_.push_back(std::move(row)); }
-  int r(std::size_t t, std::size_t i) const { return r_[t][i]; }
-  int s_ram(std::size_t t, std::size_t i) const { return i < t ? ram_[t][i] : -1; }
-  int s_aux(std::size_t t, std::size_t i) const { return i < t ? aux_[t][i] : -1; }
-  int m_in(std::size_t t, std::size_t i) const { return i < t ? in_[t][i] : -1; }
-  int m_out(std::size_t t, std::size_t i) const { return i < t ? out_[t][i] : -1; }
+  void add_row(Row row);
+  int at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const;
+  int r(std::size_t t, std::size_t i) const { return i <= t ? at(r_, t, i) : -1; }
+  int s_ram(std::size_t t, std::size_t i) const { return i < t ? at(ram_, t, i) : -1; }
+  int s_aux(std::size_t t, std::size_t i) const { return i < t ? at(aux_, t, i) : -1; }
+  int m_in(std::size_t t, std::size_t i) const { return i < t ? at(in_m_, t, i) : -1; }
+  int m_out(std::size_t t, std::size_t i) const { return i < t ? at(out_, t, i) : -1; }
   // FREE(t, e): the input of edge e is freed after its consumer is computed in stage t.
   bool frees(const Schedule& s, std::size_t t, std::size_t e) const;
 
   const Graph& g_;
-  std::size_t n_;
+  std::size_t n_, begin_, end_;
+  std::vector<char> in_;                           // in_[i]: tensor i has columns
   std::vector<std::pair<NodeId, NodeId>> edges_;  // (input, consumer), repeats kept as in the graph
   std::vector<std::vector<std::size_t>> users_;    // users_[i]: consumers of i, ascending, unique
-  std::vector<std::vector<int>> r_, ram_, aux_, in_, out_, u_, free_;
+  // Column grids indexed [t - begin][i], stages begin..end (the last row: the state at end).
+  std::vector<std::vector<int>> r_, ram_, aux_, in_m_, out_, u_, free_;
   std::vector<double> obj_, lower_, upper_;
   std::vector<char> integer_;
   std::vector<std::string> names_;
   std::vector<Row> rows_;
   double objective_scale_ = 1;
 };
+
+// The window [begin, end) of `incumbent` with both boundaries fixed to the incumbent's
+// states (S_AUX[end] to what the incumbent's stage `end` and later stages need on storage),
+// over the tensors the incumbent touches there, the window's nodes' inputs, and (repeated
+// `recompute_depth` times) the inputs of those, so that a tensor can be recomputed instead.
+Window fixed_window(const Graph& g, const Schedule& incumbent, std::size_t begin, std::size_t end,
+                    int recompute_depth = 1);
+
+// The deadline as the MILP counts it, over stages [begin, end): compute time, and in strict
+// accounting paging time too.
+double milp_time_s(const Schedule& s, const GraphCosts& costs, Accounting accounting, std::size_t begin,
+                   std::size_t end);
 
 }  // namespace poet::milp

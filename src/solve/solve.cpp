@@ -12,34 +12,17 @@
 #include "solution_file.h"
 #include "starts.h"
 #include "poet/plan/plan.h"
+#include "poet/solve/lower_bound.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
 namespace poet {
 namespace {
 
-bool satisfies(const milp::MilpModel& m, const std::vector<double>& x) {
-  constexpr double kTolerance = 1e-7;
-  for (int c = 0; c < m.columns(); ++c)
-    if (x[c] < m.lower()[c] - kTolerance || x[c] > m.upper()[c] + kTolerance) return false;
-  for (const auto& row : m.constraint_rows()) {
-    double value = 0;
-    for (std::size_t k = 0; k < row.columns.size(); ++k) value += row.values[k] * x[static_cast<std::size_t>(row.columns[k])];
-    if (value < row.lower - kTolerance || value > row.upper + kTolerance) return false;
-  }
-  return true;
-}
-
 // Measured on 2 cores (docs/BENCHMARKS.md): CBC solves vgg16_cifar's MILP (33k variables)
 // in 15 s, and has not finished the root LP of resnet18_cifar's (136k) after 200 s. Past
 // about this many variables per second of limit it only burns the limit, so it is not run.
 constexpr double kCbcColumnsPerSecond = 1000;
-
-double objective_of(const milp::MilpModel& m, const std::vector<double>& x) {
-  double value = 0;
-  for (int c = 0; c < m.columns(); ++c) value += m.objective()[c] * x[static_cast<std::size_t>(c)];
-  return value;
-}
 
 }  // namespace
 
@@ -53,6 +36,16 @@ std::string_view solve_status_name(SolveStatus s) {
   return "unknown";
 }
 
+std::string_view bound_source_name(BoundSource s) {
+  switch (s) {
+    case BoundSource::ComputeOnce: return "compute-once";
+    case BoundSource::Covering: return "covering";
+    case BoundSource::Lagrangian: return "Lagrangian";
+    case BoundSource::Cbc: return "CBC";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // `o.time_limit_s` counts from `began`: the heuristic and the model take from CBC's share.
@@ -60,9 +53,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                           std::chrono::steady_clock::time_point began) {
   SolveResult result;
   const bool strict = o.accounting == Accounting::Strict;
-  const FixedMemory fixed = g.fixed_memory(o.optimizer);
-  const std::int64_t fixed_bytes =
-      strict ? fixed.parameter_bytes + (o.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0) : 0;
+  const std::int64_t fixed_bytes = fixed_bytes_in_budget(g, o);
   const std::int64_t needed = g.largest_footprint().bytes + fixed_bytes;
   if (o.ram_budget_bytes < needed) {
     result.status = SolveStatus::Infeasible;
@@ -87,11 +78,24 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
 
   // Checkpoint-all when it fits, else the eviction heuristic's and the fast baselines'
   // schedules: CBC's start, and the answer when CBC cannot improve on them (or is not asked).
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point from) {
+    return std::chrono::duration<double>(Clock::now() - from).count();
+  };
   const std::vector<milp::StartSchedule> starts = milp::start_schedules(g, costs, o, sim, fixed_bytes);
-  // Every node is computed at least once: compute-once energy (or time) is a lower bound.
-  const double compute_once =
-      o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
-  result.best_bound = compute_once;
+  result.starts_time_s = seconds_since(began);
+  // The proven lower bound (compute-once, covering, ...); CBC's, when it runs, may raise it.
+  const auto bound_began = Clock::now();
+  const LowerBound bound = lower_bound(g, costs, o, std::max(0.1, (o.time_limit_s - seconds_since(began)) / 4));
+  result.bound_time_s = seconds_since(bound_began);
+  result.best_bound = bound.value;
+  result.bound_source = bound.source;
+  if (bound.infeasible && starts.empty()) {
+    result.status = SolveStatus::Infeasible;
+    result.message = "no schedule meets the budget and the deadline: even restoring the fewest tensors by the cheapest "
+                     "means (the covering bound) needs more memory or time; raise the budget or the deadline";
+    return result;
+  }
 
   // Candidates to report: CBC's schedule and the starts; the cheapest valid one is reported.
   struct Candidate {
@@ -102,21 +106,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   };
   std::vector<Candidate> candidates;
   std::vector<std::optional<double>> start_milp_objectives(starts.size());
-  const bool start_reaches_bound = !starts.empty() && starts.front().objective <= compute_once * (1 + 1e-12);
-  // The MILP has at least 6 variables per lower-triangular entry (R, S_RAM, S_AUX, M_in,
-  // M_out, U). A model CBC would not be run on (below) is not built either: building one of
-  // millions of variables would take the time limit and gigabytes before that check.
-  const double n = static_cast<double>(g.size());
-  const double least_columns = n * (n + 1) + 2 * n * (n - 1);
-  const bool model_needed = !o.write_model_path.empty() || !o.solution_path.empty();
-  if (!o.heuristic_only && !model_needed && least_columns > kCbcColumnsPerSecond * o.time_limit_s) {
-    result.message = fmt::format("CBC not run: its model of {} nodes has over {:.0f} variables, more than it solves in "
-                                 "the {:.0f} s limit here; {} (--time-limit {:.0f} lets CBC try)",
-                                 g.size(), least_columns, o.time_limit_s,
-                                 starts.empty() ? std::string("no start was found either")
-                                                : "the best start (" + starts.front().schedule.method + ") stands",
-                                 std::ceil(least_columns / kCbcColumnsPerSecond));
-  } else if (!o.heuristic_only) {
+  const bool start_reaches_bound = !starts.empty() && starts.front().objective <= result.best_bound * (1 + 1e-12);
+  if (!o.heuristic_only) {
+    const auto model_began = Clock::now();
     const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
     result.variables = model.columns();
     result.constraints = model.rows();
@@ -127,21 +119,22 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     std::optional<std::vector<double>> mip_start;
     for (std::size_t k = 0; k < starts.size(); ++k) {
       auto x = model.assignment(starts[k].schedule);
-      const bool accepted = satisfies(model, x);
+      const bool accepted = model.satisfied_by(x);
       POET_CHECK(accepted || starts[k].schedule.method != "eviction",
                  "the eviction heuristic counts memory as the MILP does");
       if (!accepted) continue;
-      start_milp_objectives[k] = objective_of(model, x) * scale;
+      start_milp_objectives[k] = model.objective_value(x) * scale;
       if (!mip_start) mip_start = std::move(x);
     }
+    result.model_time_s = seconds_since(model_began);
     if (!o.solution_path.empty()) {
       // Another solver's answer: rounded to a schedule, then held to this model's constraints.
       const auto x = model.assignment(model.schedule(milp::read_solution_file(model, o.solution_path)));
-      if (!satisfies(model, x))
+      if (!model.satisfied_by(x))
         throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
-      candidates.push_back({model.schedule(x), objective_of(model, x) * scale, false, objective_of(model, x) * scale});
+      candidates.push_back({model.schedule(x), model.objective_value(x) * scale, false, model.objective_value(x) * scale});
     } else if (model.columns() > kCbcColumnsPerSecond * o.time_limit_s) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
@@ -149,16 +142,17 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                    starts.empty() ? std::string("no start was found either")
                                                   : "the best start (" + starts.front().schedule.method + ") stands",
                                    std::ceil(model.columns() / kCbcColumnsPerSecond));
-    } else if (!start_reaches_bound) {  // a start at the compute-once bound is optimal already
+    } else if (!start_reaches_bound) {  // a start at the bound is optimal already
       if (!starts.empty() && o.progress)
-        fmt::print(stderr, "  start: {} {:.6g} (compute-once bound {:.6g}); CBC has up to {:.0f} s\n",
-                   starts.front().schedule.method, starts.front().objective, compute_once, o.time_limit_s);
+        fmt::print(stderr, "  start: {} {:.6g} ({} bound {:.6g}); CBC has up to {:.0f} s\n",
+                   starts.front().schedule.method, starts.front().objective, bound_source_name(result.bound_source),
+                   result.best_bound, o.time_limit_s - seconds_since(began));
       const auto run_cbc = [&](bool preprocess) {
         SolveOptions remaining = o;
-        remaining.time_limit_s =
-            std::max(0.1, o.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+        remaining.time_limit_s = std::max(0.1, o.time_limit_s - seconds_since(began));
         return milp::run_cbc_guarded(model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
+      const auto cbc_began = Clock::now();
       milp::GuardedOutcome guarded = run_cbc(true);
       if (!guarded.crash.empty()) {
         if (o.progress) fmt::print(stderr, "  CBC crashed ({}); again without preprocessing\n", guarded.crash);
@@ -168,9 +162,13 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                           "with --write-model and try another solver",
                                           guarded.crash));
       }
+      result.cbc_time_s = seconds_since(cbc_began);
       const milp::CbcOutcome& cbc = guarded.outcome;
       result.nodes = cbc.nodes;
-      result.best_bound = std::max(result.best_bound, cbc.bound * scale);
+      if (cbc.bound * scale > result.best_bound) {
+        result.best_bound = cbc.bound * scale;
+        result.bound_source = BoundSource::Cbc;
+      }
       if (cbc.solution)
         candidates.push_back(
             {model.schedule(*cbc.solution), cbc.objective * scale, cbc.proven_optimal, cbc.objective * scale});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "eviction_heuristic.h"
+#include "milp_model.h"
 #include "poet/baselines/capuchin.h"
 #include "poet/baselines/dtr.h"
 #include "poet/plan/plan.h"
@@ -10,17 +11,8 @@
 namespace poet::milp {
 namespace {
 
-// The deadline as the MILP counts it: compute, and in strict accounting paging too.
 bool meets_deadline(const Schedule& s, const GraphCosts& costs, const SolveOptions& o) {
-  if (!o.deadline_s) return true;
-  double total = 0;
-  for (std::size_t t = 0; t < s.stages; ++t) {
-    for (NodeId i : s.R.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].compute_time_s;
-    if (o.accounting != Accounting::Strict) continue;
-    for (NodeId i : s.M_in.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pagein_time_s;
-    for (NodeId i : s.M_out.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pageout_time_s;
-  }
-  return total <= *o.deadline_s * (1 + 1e-12);
+  return !o.deadline_s || milp_time_s(s, costs, o.accounting, 0, s.stages) <= *o.deadline_s * (1 + 1e-12);
 }
 
 }  // namespace

@@ -54,10 +54,19 @@ struct SolveOptions {
   // Instead of running CBC, read another solver's solution of the model (as written with
   // write_model_path, same options); it is held to the model's constraints and simulated.
   std::string solution_path;
+  // The bounds that know the problem (covering; see lower_bound.h) besides compute-once and
+  // CBC's. Off only to compare them, or to get an optimum that does not rest on them.
+  bool problem_bounds = true;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };
 std::string_view solve_status_name(SolveStatus s);
+
+// Where the proven lower bound comes from: every node computed once; the covering bound
+// (tensors that cannot all stay in RAM, src/solve/lower_bound_covering.h); the Lagrangian
+// window decomposition; CBC's own bound on the full MILP.
+enum class BoundSource { ComputeOnce, Covering, Lagrangian, Cbc };
+std::string_view bound_source_name(BoundSource s);
 
 struct SolveResult {
   SolveStatus status = SolveStatus::NoSolution;
@@ -68,8 +77,16 @@ struct SolveResult {
   double best_bound = 0;         // the proven lower bound, same unit
   double gap = 0;                // (incumbent - bound) / incumbent
   double solve_time_s = 0;        // wall clock of the whole solve, heuristic and model included
+  BoundSource bound_source = BoundSource::ComputeOnce;
+  // Wall clock of the parts: the start schedules, building the MILP, CBC on it, the bound.
+  double starts_time_s = 0, model_time_s = 0, cbc_time_s = 0, bound_time_s = 0;
   long nodes = 0;
   int variables = 0, constraints = 0;
+  // Large-neighbourhood search after the starts (src/solve/neighbourhood_search.h): its
+  // wall clock, the windows whose MILP CBC solved, and those whose solution was spliced in
+  // because the simulator found it cheaper.
+  double search_time_s = 0;
+  int windows_solved = 0, windows_improved = 0;
   std::optional<std::int64_t> smallest_feasible_budget;  // when the budget is below it
   std::string message;           // why there is no schedule, in words
 };

@@ -1,0 +1,31 @@
+#include "poet/solve/lower_bound.h"
+
+#include "lower_bound_covering.h"
+
+namespace poet {
+
+std::int64_t fixed_bytes_in_budget(const Graph& g, const SolveOptions& o) {
+  if (o.accounting != Accounting::Strict) return 0;
+  const FixedMemory fixed = g.fixed_memory(o.optimizer);
+  return fixed.parameter_bytes + (o.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
+}
+
+LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds) {
+  LowerBound out;
+  out.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
+  if (!o.problem_bounds) return out;
+  const auto covering =
+      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - fixed_bytes_in_budget(g, o), 100000, seconds);
+  if (!covering) {
+    out.infeasible = true;
+    out.source = BoundSource::Covering;
+    return out;
+  }
+  if (covering->bound > out.value) {
+    out.value = covering->bound;
+    out.source = BoundSource::Covering;
+  }
+  return out;
+}
+
+}  // namespace poet

@@ -1,0 +1,199 @@
+// Why the covering bound is valid: every feasible point of the MILP (milp_model.h) maps to a
+// feasible point of the covering problem below that costs at most its objective.
+//
+// Stage t's memory row at step t: U[t][t] = sum_i mem(i) (S_RAM[t][i] + R[t][i] [+ M_in[t][i]
+// strict]) - sum over edges (a, k), k < t, of FREE[t][a,k] mem(a), and U[t][t] <= B (the
+// activation budget). Split the sum by tensor:
+// - node t itself: R[t][t] = 1, never freed before step t: contributes mem(t);
+// - an input a of t: resident (the input row: S_RAM[t][a] or R[t][a]), and never freed before
+//   step t, since FREE[t][a,k] needs no later consumer of a computed in stage t, and t is
+//   one: contributes >= mem(a);
+// - a tensor a < t in a *gap* at t (its previous use, or a itself, before t, its next use
+//   after t): contributes >= mem(a) unless S_RAM[t][a] = 0, or it is freed before step t,
+//   which needs S_RAM[t+1][a] = 0. Either way a is *absent* at stage t or t+1 of its gap;
+// - any other tensor: >= -(m - 1) mem(a), where m is the largest number of edges from a to one
+//   consumer k < t: repeated edges (x * x) are all freed at once, and the model subtracts each.
+// So if a gap-at-t tensor set P stays present, mem(t) + mem(inputs of t) + mem(P) - correction
+// <= B: the tensors absent must cover demand(t) = mem(t) + mem(inputs) + mem(gap tensors at t)
+// - B - correction. This is the covering row of stage t.
+//
+// An absence at stage s (or s + 1) of the gap (p, u) of tensor a (p < s < u; u the next use)
+// forces a restoration R[s'][a] = 1 (s <= s' <= u) or M_in[s'][a] = 1 (s <= s' < u): at stage u
+// a is resident (input row) or recomputed; if resident, follow S_RAM back to the absence: the
+// first stage where it turns 1 has R or M_in (the keep row). These R and M_in lie in stages
+// p+1..u, which are disjoint for the gaps of one tensor: distinct gaps need distinct
+// restorations, each costing compute(a) or pagein(a) (column r or p of the gap, at most one
+// counted, since one restoration suffices for the covering row). A page-in needs S_AUX, which
+// needs one page-out of a at some stage: column z_a, shared by all gaps of a. R[t][t] = 1 costs
+// the compute-once total, which the restorations (all with i < t) do not touch. The deadline row
+// holds the same sums in time: compute-once time + restorations' times (+ paging in strict)
+// <= deadline. Everything the covering problem charges is a distinct term of the MILP's
+// objective, so its optimum (and CBC's proven bound on it) is <= the MILP's optimum.
+#include "lower_bound_covering.h"
+
+#include <CbcModel.hpp>
+#include <OsiClpSolverInterface.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "cbc_runner.h"
+
+namespace poet::milp {
+namespace {
+
+struct Gap {
+  std::size_t tensor, previous_use, next_use;  // stages previous_use+1 .. next_use-1 are inside
+};
+
+struct CoveringProblem {
+  std::vector<double> cost, upper;
+  std::vector<Row> rows;
+  bool infeasible = false;
+};
+
+// The covering problem in units of the largest tensor and the compute-once objective.
+CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget) {
+  const std::size_t n = g.size();
+  const auto users = g.users();
+  double max_bytes = 1;
+  for (const auto& c : costs.nodes) max_bytes = std::max(max_bytes, static_cast<double>(c.bytes));
+  const auto mem = [&](std::size_t i) { return static_cast<double>(costs.nodes[i].bytes) / max_bytes; };
+  const bool energy = o.objective == SolveObjective::Energy;
+  const double scale =
+      energy ? std::max(costs.total_compute_energy_j, 1e-30) : std::max(costs.total_compute_time_s, 1e-30);
+  const bool remat = o.mode != SolveMode::PagingOnly, paging = o.mode != SolveMode::RematOnly;
+  const bool strict = o.accounting == Accounting::Strict;
+
+  // The tensors' gaps, and for each stage the gaps that contain it.
+  std::vector<Gap> gaps;
+  std::vector<std::vector<std::size_t>> gaps_at(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t> uses;
+    for (NodeId u : users[i]) uses.push_back(static_cast<std::size_t>(u));
+    std::sort(uses.begin(), uses.end());
+    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+    std::size_t previous = i;
+    for (std::size_t u : uses) {
+      if (u > previous + 1) {
+        for (std::size_t t = previous + 1; t < u; ++t) gaps_at[t].push_back(gaps.size());
+        gaps.push_back({i, previous, u});
+      }
+      previous = u;
+    }
+  }
+  // extra_frees[t]: what repeated edges into consumers before t can free twice.
+  std::map<std::pair<std::size_t, std::size_t>, int> multiplicity;  // (tensor, consumer)
+  for (std::size_t k = 0; k < n; ++k)
+    for (NodeId a : g.node(static_cast<NodeId>(k)).inputs) ++multiplicity[{static_cast<std::size_t>(a), k}];
+  std::erase_if(multiplicity, [](const auto& entry) { return entry.second < 2; });
+  std::vector<double> extra_frees(n, 0);
+  for (std::size_t t = 0; t < n; ++t) {
+    std::map<std::size_t, int> worst;
+    for (const auto& [edge, m] : multiplicity)
+      if (edge.second < t) worst[edge.first] = std::max(worst[edge.first], m - 1);
+    for (NodeId a : g.node(static_cast<NodeId>(t)).inputs) worst.erase(static_cast<std::size_t>(a));
+    for (const auto& [a, extra] : worst) extra_frees[t] += extra * mem(a);
+  }
+  CoveringProblem p;
+  // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
+  std::vector<int> recompute(gaps.size(), -1), pagein(gaps.size(), -1), pageout(n, -1);
+  const auto add_column = [&](double cost) {
+    p.cost.push_back(cost);
+    p.upper.push_back(1);
+    return static_cast<int>(p.cost.size()) - 1;
+  };
+  std::vector<Row> covers;
+  for (std::size_t t = 0; t < n; ++t) {
+    std::vector<std::size_t> inputs;
+    for (NodeId a : g.node(static_cast<NodeId>(t)).inputs) inputs.push_back(static_cast<std::size_t>(a));
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    double demand = mem(t) - static_cast<double>(budget) / max_bytes - extra_frees[t];
+    for (std::size_t a : inputs) demand += mem(a);
+    for (std::size_t k : gaps_at[t]) demand += mem(gaps[k].tensor);
+    if (demand <= 1e-12) continue;
+    Row cover{{}, {}, demand, INFINITY};
+    for (std::size_t k : gaps_at[t]) {
+      const std::size_t a = gaps[k].tensor;
+      const NodeCost& c = costs.nodes[a];
+      if (remat && recompute[k] < 0) recompute[k] = add_column((energy ? c.compute_energy_j : c.compute_time_s) / scale);
+      if (paging && pagein[k] < 0) {
+        pagein[k] = add_column(energy ? c.pagein_energy_j / scale : 0);
+        if (pageout[a] < 0) pageout[a] = add_column(energy ? c.pageout_energy_j / scale : 0);
+      }
+      for (int column : {recompute[k], pagein[k]})
+        if (column >= 0) {
+          cover.columns.push_back(column);
+          cover.values.push_back(mem(a));
+        }
+    }
+    covers.push_back(std::move(cover));
+  }
+  for (Row& cover : covers) {
+    double most = 0;
+    for (double v : cover.values) most += v;
+    if (most < cover.lower - 1e-9) p.infeasible = true;  // all of it absent would not do either
+    p.rows.push_back(std::move(cover));
+  }
+  for (std::size_t k = 0; k < gaps.size(); ++k) {
+    if (recompute[k] >= 0 && pagein[k] >= 0) p.rows.push_back({{recompute[k], pagein[k]}, {1, 1}, -INFINITY, 1});
+    if (pagein[k] >= 0) p.rows.push_back({{pagein[k], pageout[gaps[k].tensor]}, {1, -1}, -INFINITY, 0});
+  }
+  if (o.deadline_s) {
+    // In units of the compute-once time; a hair of slack for the MILP's own tolerance.
+    const double once = std::max(costs.total_compute_time_s, 1e-30);
+    Row deadline{{}, {}, -INFINITY, (*o.deadline_s - costs.total_compute_time_s) / once + 1e-9};
+    for (std::size_t k = 0; k < gaps.size(); ++k) {
+      const NodeCost& c = costs.nodes[gaps[k].tensor];
+      if (recompute[k] >= 0) deadline.columns.push_back(recompute[k]), deadline.values.push_back(c.compute_time_s / once);
+      if (strict && pagein[k] >= 0) deadline.columns.push_back(pagein[k]), deadline.values.push_back(c.pagein_time_s / once);
+    }
+    for (std::size_t a = 0; a < n; ++a)
+      if (strict && pageout[a] >= 0) deadline.columns.push_back(pageout[a]), deadline.values.push_back(costs.nodes[a].pageout_time_s / once);
+    if (deadline.upper < 0) p.infeasible = true;  // compute-once alone misses it
+    p.rows.push_back(std::move(deadline));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                                                  std::int64_t activation_budget, long node_limit, double seconds) {
+  const double compute_once =
+      o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
+  const double scale = std::max(compute_once, 1e-30);
+  const CoveringProblem p = build(g, costs, o, activation_budget);
+  if (p.infeasible) return std::nullopt;
+  CoveringBound out;
+  out.bound = compute_once;
+  out.columns = static_cast<int>(p.cost.size());
+  out.rows = static_cast<int>(p.rows.size());
+  if (p.cost.empty()) return out;
+
+  const std::vector<double> lower(p.cost.size(), 0.0);
+  OsiClpSolverInterface solver;
+  load_rows(solver, p.rows, lower, p.upper, p.cost);
+  for (int c = 0; c < out.columns; ++c) solver.setInteger(c);
+  CbcModel cbc(solver);
+  cbc.setLogLevel(0);
+  cbc.messageHandler()->setLogLevel(0);
+  cbc.setMaximumNodes(static_cast<int>(std::min<long>(node_limit, 1L << 30)));
+  cbc.setMaximumSeconds(seconds);
+  cbc.branchAndBound();
+  if (cbc.isProvenInfeasible()) return std::nullopt;
+  out.proven = cbc.isProvenOptimal();
+  if (out.proven && cbc.bestSolution() != nullptr) {
+    // The optimum from the rounded solution, exact (CBC's bound carries its tolerances).
+    double value = 0;
+    for (int c = 0; c < out.columns; ++c) value += p.cost[static_cast<std::size_t>(c)] * std::round(cbc.bestSolution()[c]);
+    out.bound = compute_once + scale * value;
+  } else {
+    out.bound = compute_once + scale * std::max(0.0, cbc.getBestPossibleObjValue() * (1 - 1e-6));
+  }
+  return out;
+}
+
+}  // namespace poet::milp

@@ -1,0 +1,29 @@
+// A lower bound on the POET MILP's optimum from the budget alone, far cheaper than the MILP:
+// the covering bound. Every node is computed once; on top of that, wherever the tensors
+// alive across a stage in compute-once order exceed the budget, some of them must be absent,
+// and each absence costs a restoration (a recomputation, or a page-in after a page-out).
+// Solving that small covering problem exactly gives the bound. The proof is in the .cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "poet/solve/solve.h"
+
+namespace poet::milp {
+
+struct CoveringBound {
+  double bound = 0;    // energy (J) or time (s), as the objective; compute-once included
+  bool proven = true;  // false: CBC stopped at a limit, and `bound` is its best proven bound
+  int columns = 0, rows = 0;
+};
+
+// `activation_budget`: the bytes the MILP's memory rows allow (the budget less fixed memory).
+// CBC stops after `node_limit` nodes or `seconds` (a guard for huge graphs; tests rely on the
+// node limit). None when the covering problem is infeasible: then no schedule meets the
+// budget and the deadline, and the caller decides what to make of it.
+std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                                                  std::int64_t activation_budget, long node_limit = 100000,
+                                                  double seconds = 10);
+
+}  // namespace poet::milp

@@ -1,0 +1,213 @@
+// The MILP restricted to a window of stages (src/solve/milp_model.h): the full model is its
+// special case unchanged, a window with boundaries fixed to an optimal schedule's states
+// has that schedule's window cost as its optimum, and a window's solution spliced into a
+// schedule keeps the full model's constraints and costs exactly what the window predicts,
+// in the simulator too.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "../src/solve/guarded_solve.h"
+#include "../src/solve/milp_model.h"
+#include "../src/solve/starts.h"
+#include "hand_graph.h"
+#include "poet/plan/plan.h"
+#include "random_graphs.h"
+
+namespace poet {
+namespace {
+
+std::uint64_t fingerprint(const milp::MilpModel& m) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over names, bounds, costs and rows
+  const auto mix = [&](const std::string& s) {
+    for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  const auto num = [&](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.12g;", v);
+    mix(buf);
+  };
+  for (int c = 0; c < m.columns(); ++c) {
+    mix(m.column_name(c));
+    num(m.lower()[c]), num(m.upper()[c]), num(m.objective()[c]), num(m.is_integer(c));
+  }
+  for (const auto& row : m.constraint_rows()) {
+    for (std::size_t k = 0; k < row.columns.size(); ++k) num(row.columns[k]), num(row.values[k]);
+    num(row.lower), num(row.upper);
+  }
+  return h;
+}
+
+TEST(MilpWindow, TheWholeGraphIsTheFullModelAsBefore) {
+  // Recorded from the model before windows existed (commit 909da95).
+  struct Expected {
+    int n, variant, columns, rows;
+    unsigned long long fingerprint;
+  };
+  const Expected expected[] = {
+      {5, 0, 83, 94, 3647603066867711353ull},      {5, 1, 83, 94, 4088691502501708860ull},
+      {5, 2, 83, 95, 1369484717868225368ull},      {5, 3, 83, 95, 12854632112617106116ull},
+      {9, 0, 292, 363, 14552724341131307456ull},   {9, 1, 292, 363, 17035412898636011416ull},
+      {9, 2, 292, 364, 11973254599899646436ull},   {9, 3, 292, 364, 5482830668239602118ull},
+      {14, 0, 745, 982, 1988945339982006959ull},   {14, 1, 745, 982, 9988867184158395501ull},
+      {14, 2, 745, 983, 5701228511697837821ull},   {14, 3, 745, 983, 5265856822533226870ull},
+  };
+  std::mt19937 rng(3);
+  std::size_t k = 0;
+  for (int n : {5, 9, 14}) {
+    const Graph g = n == 5 ? testing::hand_graph() : testing::random_graph(rng, n);
+    const GraphCosts costs = estimate_costs(g, testing::hand_device());
+    for (int variant = 0; variant < 4; ++variant, ++k) {
+      SolveOptions o;
+      o.accounting = variant % 2 ? Accounting::Reference : Accounting::Strict;
+      if (variant >= 2) o.deadline_s = 1.3 * costs.total_compute_time_s;
+      if (variant == 3) o.mode = SolveMode::RematOnly;
+      const milp::MilpModel m(g, costs, o, 5000);
+      EXPECT_EQ(m.columns(), expected[k].columns) << k;
+      EXPECT_EQ(m.rows(), expected[k].rows) << k;
+      EXPECT_EQ(fingerprint(m), expected[k].fingerprint) << k;
+    }
+  }
+}
+
+// A random graph at a budget where it must recompute or page, in both accountings, one
+// with a deadline.
+struct Case {
+  Graph g;
+  GraphCosts costs;
+  SolveOptions o;
+  std::int64_t activation_budget;
+  std::string name;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  std::mt19937 rng(11);
+  for (int c = 0; c < 6; ++c) {
+    Graph g = testing::random_graph(rng, 8 + c);
+    GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+    SolveOptions o;
+    o.progress = false;
+    o.relative_gap = 0;
+    o.threads = 1;
+    o.accounting = c % 2 ? Accounting::Reference : Accounting::Strict;
+    if (c == 2) o.deadline_s = 1.15 * costs.total_compute_time_s;
+    const std::int64_t peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+    SolveOptions probe = o;
+    probe.heuristic_only = true;
+    const std::int64_t least = *solve(g, costs, probe).smallest_feasible_budget;
+    o.ram_budget_bytes = least + (peak - least) * 2 / 5;
+    const std::int64_t fixed =
+        o.accounting == Accounting::Strict ? g.fixed_memory(o.optimizer).parameter_bytes : 0;
+    out.push_back({std::move(g), std::move(costs), o, o.ram_budget_bytes - fixed, "case " + std::to_string(c)});
+  }
+  return out;
+}
+
+// Energy of stages [begin, end): computes and transfers, counted from the costs directly.
+double window_energy(const Schedule& s, const GraphCosts& costs, std::size_t begin, std::size_t end) {
+  double j = 0;
+  for (std::size_t t = begin; t < end; ++t) {
+    for (NodeId i : s.R.row(t)) j += costs.nodes[static_cast<std::size_t>(i)].compute_energy_j;
+    for (NodeId i : s.M_in.row(t)) j += costs.nodes[static_cast<std::size_t>(i)].pagein_energy_j;
+    for (NodeId i : s.M_out.row(t)) j += costs.nodes[static_cast<std::size_t>(i)].pageout_energy_j;
+  }
+  return j;
+}
+
+// The window around `incumbent`, with the deadline's slack as its time cap.
+milp::Window window_of(const Case& c, const Schedule& incumbent, std::size_t begin, std::size_t end, bool all_tensors) {
+  milp::Window w = milp::fixed_window(c.g, incumbent, begin, end);
+  if (all_tensors) w.tensors.reset();
+  if (c.o.deadline_s)
+    w.time_cap_s = *c.o.deadline_s - milp::milp_time_s(incumbent, c.costs, c.o.accounting, 0, incumbent.stages) +
+                   milp::milp_time_s(incumbent, c.costs, c.o.accounting, begin, end);
+  return w;
+}
+
+milp::CbcOutcome solve_exactly(const milp::MilpModel& m, const SolveOptions& o, const std::vector<double>* start) {
+  const milp::GuardedOutcome out = milp::run_cbc_guarded(m, o, start);
+  EXPECT_TRUE(out.crash.empty()) << out.crash;
+  EXPECT_FALSE(out.timed_out);
+  EXPECT_TRUE(out.outcome.proven_optimal);
+  return out.outcome;
+}
+
+TEST(MilpWindow, AnOptimumRestrictedToAWindowIsTheWindowsOptimum) {
+  int windows = 0;
+  for (const Case& c : cases()) {
+    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    const milp::CbcOutcome best = solve_exactly(full, c.o, nullptr);
+    ASSERT_TRUE(best.solution) << c.name;
+    const Schedule optimum = full.schedule(*best.solution);
+    const double total = best.objective * full.objective_scale();
+    ASSERT_NEAR(window_energy(optimum, c.costs, 0, c.g.size()), total, 1e-9 * total) << c.name;
+    const std::size_t n = c.g.size();
+    for (std::size_t length : {std::size_t{1}, std::size_t{3}, n / 2})
+      for (std::size_t begin = 0; begin + length <= n; begin += std::max<std::size_t>(length, 2)) {
+        for (const bool all_tensors : {false, true}) {
+          const std::size_t end = begin + length;
+          const std::string where = c.name + fmt::format(" [{}, {}) all {}", begin, end, all_tensors);
+          const milp::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, optimum, begin, end, all_tensors));
+          ASSERT_TRUE(w.covers(optimum)) << where;
+          const std::vector<double> x = w.assignment(optimum);
+          ASSERT_TRUE(w.satisfied_by(x)) << where;
+          const double cost = window_energy(optimum, c.costs, begin, end);
+          EXPECT_NEAR(w.objective_value(x) * w.objective_scale(), cost, 1e-9 * total) << where;
+          const milp::CbcOutcome solved = solve_exactly(w, c.o, &x);
+          ASSERT_TRUE(solved.solution) << where;
+          EXPECT_NEAR(solved.objective * w.objective_scale(), cost, 1e-7 * total) << where;
+          ++windows;
+        }
+      }
+  }
+  EXPECT_GE(windows, 60);
+}
+
+TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
+  int improved = 0;
+  for (const Case& c : cases()) {
+    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    SimulationOptions sim;
+    sim.count_parameters = c.o.accounting == Accounting::Strict;
+    const auto starts =
+        milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    // The costliest start the model accepts: the most for the windows to improve.
+    const auto start = std::find_if(starts.rbegin(), starts.rend(),
+                                    [&](const auto& s) { return full.satisfied_by(full.assignment(s.schedule)); });
+    ASSERT_NE(start, starts.rend()) << c.name;
+    Schedule incumbent = start->schedule;
+    double energy = start->objective;
+    const std::size_t n = c.g.size(), length = n / 2;
+    for (std::size_t begin = 0; begin + length <= n; begin += 2) {
+      const std::size_t end = begin + length;
+      const std::string where = c.name + fmt::format(" [{}, {})", begin, end);
+      const milp::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, incumbent, begin, end, false));
+      const std::vector<double> x = w.assignment(incumbent);
+      ASSERT_TRUE(w.satisfied_by(x)) << where;
+      const milp::CbcOutcome solved = solve_exactly(w, c.o, &x);
+      ASSERT_TRUE(solved.solution) << where;
+      const double predicted =
+          energy - w.objective_value(x) * w.objective_scale() + solved.objective * w.objective_scale();
+      const Schedule spliced = w.splice(incumbent, *solved.solution);
+      ASSERT_TRUE(full.satisfied_by(full.assignment(spliced))) << where;
+      EXPECT_NEAR(full.objective_value(full.assignment(spliced)) * full.objective_scale(), predicted, 1e-9 * energy)
+          << where;
+      SimulationOptions budgeted = sim;
+      if (c.o.accounting == Accounting::Strict) budgeted.ram_budget_bytes = c.o.ram_budget_bytes;
+      const SimulationResult judged = simulate(c.g, c.costs, plan_from_schedule(spliced, c.g), budgeted);
+      EXPECT_NEAR(judged.total_energy_j(), predicted, 1e-9 * energy) << where;
+      if (predicted < energy * (1 - 1e-9)) ++improved;
+      incumbent = spliced;
+      energy = judged.total_energy_j();
+    }
+  }
+  EXPECT_GT(improved, 0);  // the windows did change schedules
+}
+
+}  // namespace
+}  // namespace poet
