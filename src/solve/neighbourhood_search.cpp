@@ -15,8 +15,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The first sweep's windows have about this many columns: CBC solves such a window of
-// resnet18's MILP in about a second here. Larger windows find more and cost more.
+// The first sweep's stage windows have about this many columns: CBC solved such windows of
+// resnet18_cifar's MILP (m4, 50%) in 0.2-7 s each on the shared 2-core machine.
 constexpr int kInitialColumns = 3000;
 // Past this, one window's root LP takes much of a minute's limit on 2 cores.
 constexpr int kMaxWindowColumns = 48000;

@@ -1,13 +1,19 @@
 // Large-neighbourhood search with the exact MILP: from a schedule the full model accepts,
-// fix everything outside a window of stages, solve the window's MILP (milp_model.h's
-// Window) exactly with CBC from the incumbent, splice an improvement in when the simulator
-// confirms it, slide on and repeat. Two disjoint windows run at once, one CBC child each
-// (the machine's two cores), with the deadline's slack split between them.
+// fix everything outside a window (milp_model.h's Window), solve the window's MILP exactly
+// with CBC from the incumbent, splice an improvement in when the simulator confirms it,
+// slide on and repeat. Two kinds of window:
+// - stage windows: every decision in stages [begin, end), both boundary states fixed; two
+//   disjoint ones run at once, one CBC child per core, with the deadline's slack split;
+// - tensor windows: a group of consecutive long-lived tensors free in every stage from the
+//   first one's computation to the last use of any, every other tensor pinned to the
+//   incumbent's decisions. These trade what is kept across the loss against what is
+//   recomputed or paged, which no short stage window can; two run at once, the better kept.
 //
-// Window sizes follow a deterministic rule in columns, not seconds: a sweep over the graph
-// uses windows of one length; a sweep that improves nothing doubles the length (up to the
-// whole graph's or kMaxWindowColumns), a window CBC could not finish halves it. The search
-// stops at the time limit, after `max_windows`, or when a sweep at the largest length
+// Sizes follow deterministic rules, not seconds: stage windows start at 8 stages, shortened
+// to about kInitialColumns columns where the graph is dense; tensor windows at 4 tensors. A
+// sweep over the graph that improves nothing doubles both (columns up to kMaxWindowColumns);
+// a window CBC could not finish in its share of the time halves them. The search stops at
+// the time limit, after `max_windows` windows solved, or when a sweep at the largest sizes
 // improves nothing.
 #pragma once
 
