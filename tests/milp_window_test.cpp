@@ -2,7 +2,8 @@
 // special case unchanged, a window with boundaries fixed to an optimal schedule's states
 // has that schedule's window cost as its optimum, and a window's solution spliced into a
 // schedule keeps the full model's constraints and costs exactly what the window predicts,
-// in the simulator too.
+// in the simulator too; the neighbourhood search built on them keeps all that and never
+// passes the optimum.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 
 #include "../src/solve/guarded_solve.h"
 #include "../src/solve/milp_model.h"
+#include "../src/solve/neighbourhood_search.h"
 #include "../src/solve/starts.h"
 #include "hand_graph.h"
 #include "poet/plan/plan.h"
@@ -207,6 +209,56 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
     }
   }
   EXPECT_GT(improved, 0);  // the windows did change schedules
+}
+
+TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
+  int improved = 0, solved = 0;
+  std::vector<Case> all = cases();
+  // Every case in POET's mode; the last (whose starts leave the most to gain) in each mode.
+  for (const SolveMode mode : {SolveMode::RematOnly, SolveMode::PagingOnly}) {
+    all.push_back(all.back());
+    all.back().o.mode = mode;
+  }
+  for (const Case& c : all) {
+    const SolveMode mode = c.o.mode;
+    const std::string where = c.name + " mode " + std::to_string(static_cast<int>(mode));
+    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    SimulationOptions sim;
+    sim.count_parameters = c.o.accounting == Accounting::Strict;
+    if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
+    const auto starts = milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    const auto start = std::find_if(starts.rbegin(), starts.rend(),
+                                    [&](const auto& s) { return full.satisfied_by(full.assignment(s.schedule)); });
+    if (start == starts.rend()) continue;
+    const milp::CbcOutcome best = solve_exactly(full, c.o, nullptr);
+    ASSERT_TRUE(best.solution) << where;
+    const double optimum = best.objective * full.objective_scale();
+
+    // Far more time than the windows need: the work limit decides.
+    const milp::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30};
+    const auto judge = [&](const Schedule& s) { return simulate(c.g, c.costs, plan_from_schedule(s, c.g), sim); };
+    const milp::SearchResult r =
+        milp::neighbourhood_search(c.g, c.costs, c.o, c.activation_budget, start->schedule, judge, limits);
+    EXPECT_TRUE(full.satisfied_by(full.assignment(r.schedule))) << where;
+    EXPECT_NEAR(r.objective, r.simulation.total_energy_j(), 1e-12) << where;
+    EXPECT_NEAR(r.milp_objective, r.objective, 1e-9 * r.objective) << where;
+    EXPECT_LE(r.objective, start->objective * (1 + 1e-12)) << where;
+    EXPECT_GE(r.objective, optimum * (1 - 1e-9)) << where;
+    EXPECT_LE(r.windows_improved, r.windows_solved) << where;
+    if (c.o.mode == SolveMode::RematOnly) {
+      EXPECT_EQ(r.simulation.pageouts, 0u) << where;
+    }
+    if (c.o.mode == SolveMode::PagingOnly) {
+      EXPECT_EQ(r.simulation.recomputes, 0u) << where;
+    }
+    if (r.objective < start->objective * (1 - 1e-9)) {
+      ++improved;
+      EXPECT_GT(r.windows_improved, 0) << where;
+    }
+    solved += r.windows_solved;
+  }
+  EXPECT_GT(improved, 0);
+  EXPECT_GT(solved, 0);
 }
 
 }  // namespace

@@ -18,18 +18,24 @@ int MilpModel::add_column(std::string name, double lower, double upper, double c
   return static_cast<int>(obj_.size()) - 1;
 }
 
-// A term whose column is absent (a tensor outside the window's) is zero.
+// A term whose column is absent (a tensor outside the window's) is zero; one whose column
+// is pinned at one (kPinnedOne) moves to the bounds.
 void MilpModel::add_row(Row row) {
   std::size_t kept = 0;
+  double constant = 0;
   for (std::size_t k = 0; k < row.columns.size(); ++k)
     if (row.columns[k] >= 0) {
       row.columns[kept] = row.columns[k];
       row.values[kept++] = row.values[k];
+    } else if (row.columns[k] == kPinnedOne) {
+      constant += row.values[k];
     }
   row.columns.resize(kept);
   row.values.resize(kept);
+  row.lower -= constant;
+  row.upper -= constant;
   if (kept == 0) {
-    POET_CHECK(row.lower <= 0 && row.upper >= 0, "a window's constraint without columns holds");
+    POET_CHECK(row.lower <= 1e-9 && row.upper >= -1e-9, "a window's constraint without free columns holds");
     return;
   }
   rows_.push_back(std::move(row));
@@ -79,6 +85,27 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
   const auto member = [](const SparseRow& row, std::size_t i) {
     return std::binary_search(row.begin(), row.end(), static_cast<NodeId>(i));
   };
+  std::vector<char> free_tensor(end_, w.free_tensors ? 0 : 1);
+  if (w.free_tensors) {
+    POET_CHECK(w.pinned_to != nullptr && w.pinned_to->stages == n_, "pinned tensors have a schedule to keep");
+    for (NodeId i : *w.free_tensors)
+      if (static_cast<std::size_t>(i) < end_) free_tensor[static_cast<std::size_t>(i)] = 1;
+  }
+
+  const auto pinned = [](const SparseMatrix& m, std::size_t t, std::size_t i) {
+    return m.get(t, static_cast<NodeId>(i)) ? kPinnedOne : kAbsent;
+  };
+  // FREE(t, e) when every term it depends on is pinned (or absent): its value, else none.
+  const auto pinned_free = [&](std::size_t t, std::size_t e) -> std::optional<bool> {
+    if (!w.free_tensors) return std::nullopt;
+    const auto i = static_cast<std::size_t>(edges_[e].first), k = static_cast<std::size_t>(edges_[e].second);
+    // R[t][t] is one; a pinned tensor's entries are the pinned schedule's.
+    const auto fixed = [&](std::size_t node) { return !in_[node] || !free_tensor[node] || node == t; };
+    if (!fixed(k) || !fixed(i)) return std::nullopt;
+    for (const std::size_t j : users_[i])
+      if (j > k && j <= t && !fixed(j)) return std::nullopt;
+    return frees(*w.pinned_to, t, e);
+  };
   const auto price = [](const std::vector<double>& prices, std::size_t i) { return i < prices.size() ? prices[i] : 0.0; };
 
   // Scales: memory in units of the largest tensor, energy and time in units of one
@@ -111,6 +138,12 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       if (!in_[i]) continue;
       const NodeCost& c = costs.nodes[i];
       const double compute = energy ? c.compute_energy_j : c.compute_time_s;
+      if (i != t && !free_tensor[i]) {  // pinned: constants, not columns (nor costs, nor prices)
+        const Schedule& p = *w.pinned_to;
+        r_[s][i] = pinned(p.R, t, i), ram_[s][i] = pinned(p.S_ram, t, i), aux_[s][i] = pinned(p.S_aux, t, i),
+        in_m_[s][i] = pinned(p.M_in, t, i), out_[s][i] = pinned(p.M_out, t, i);
+        continue;
+      }
       r_[s][i] = add_column(fmt::format("R_{}_{}", t, i), i == t ? 1 : 0, i == t || remat ? 1 : 0,
                             cost(compute + per_s * compute_s(i)), true);
       if (i == t) continue;
@@ -134,12 +167,21 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
         u_[s][k] = add_column(fmt::format("U_{}_{}", t, k), 0, static_cast<double>(activation_budget) / max_bytes, 0, false);
     for (std::size_t e = 0; e < edges_.size(); ++e) {
       const auto i = static_cast<std::size_t>(edges_[e].first), k = static_cast<std::size_t>(edges_[e].second);
-      if (k <= t && in_[i] && in_[k]) free_[s][e] = add_column(fmt::format("Free_{}_{}", t, e), 0, 1, 0, true);
+      if (k > t || !in_[i] || !in_[k]) continue;
+      if (const auto known = pinned_free(t, e)) {
+        free_[s][e] = *known ? kPinnedOne : kAbsent;
+        continue;
+      }
+      free_[s][e] = add_column(fmt::format("Free_{}_{}", t, e), 0, 1, 0, true);
     }
   }
   if (end_ < n_) {  // the state after the window
     for (std::size_t i = 0; i < end_; ++i) {
       if (!in_[i]) continue;
+      if (!free_tensor[i]) {
+        ram_[span][i] = pinned(w.pinned_to->S_ram, end_, i), aux_[span][i] = pinned(w.pinned_to->S_aux, end_, i);
+        continue;
+      }
       if (exit_fixed) {
         const double ram = member(w.exit_ram, i) ? 1 : 0, aux = member(w.exit_aux, i) ? 1 : 0;
         ram_[span][i] = add_column(fmt::format("Sram_{}_{}", end_, i), ram, ram, 0, true);
@@ -201,7 +243,7 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       const std::size_t k = chain[j], next = chain[j + 1];
       Row step{{u_[s][next], u_[s][k], r(t, next)}, {1, -1, -mem(next)}, 0, 0};
       for (std::size_t e = 0; e < edges_.size(); ++e)
-        if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] >= 0) {
+        if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] != kAbsent) {
           step.columns.push_back(free_[s][e]);
           step.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
         }
@@ -307,10 +349,10 @@ std::vector<double> MilpModel::assignment(const Schedule& s) const {
   }
   // U follows from the rows that define it.
   for (const Row& row : rows_) {
-    if (row.lower != 0 || row.upper != 0 || row.values.empty() || row.values[0] != 1) continue;
+    if (row.lower != row.upper || row.values.empty() || row.values[0] != 1) continue;
     const int target = row.columns[0];
     if (integer_[static_cast<std::size_t>(target)]) continue;
-    double value = 0;
+    double value = row.lower;
     for (std::size_t k = 1; k < row.columns.size(); ++k) value -= row.values[k] * x[static_cast<std::size_t>(row.columns[k])];
     x[static_cast<std::size_t>(target)] = value;
   }
@@ -319,7 +361,9 @@ std::vector<double> MilpModel::assignment(const Schedule& s) const {
 
 Schedule MilpModel::schedule(const std::vector<double>& x) const {
   Schedule s(n_, "poet");
-  const auto on = [&](int column) { return column >= 0 && x[static_cast<std::size_t>(column)] > 0.5; };
+  const auto on = [&](int column) {
+    return column == kPinnedOne || (column >= 0 && x[static_cast<std::size_t>(column)] > 0.5);
+  };
   for (std::size_t t = begin_; t <= end_ && t < n_; ++t)
     for (std::size_t i = 0; i <= t && i < end_; ++i) {
       const auto v = static_cast<NodeId>(i);

@@ -40,6 +40,13 @@ struct Window {
   // tensor before `end`.
   std::optional<std::vector<NodeId>> tensors;
 
+  // Tensors not in `free_tensors` keep `pinned_to`'s decisions (R, S_RAM, S_AUX, M_in,
+  // M_out) in every stage of the window: their columns are fixed, so that a long window
+  // can move a few tensors' decisions. Pinned decisions are constants, not columns: the
+  // objective leaves out their costs (and boundary prices). None: every tensor is free.
+  std::optional<std::vector<NodeId>> free_tensors;
+  const Schedule* pinned_to = nullptr;  // required with free_tensors; must outlive the constructor
+
   // The state entering stage `begin` (tensors before it).
   Boundary entry = Boundary::Fixed;
   SparseRow entry_ram, entry_aux;  // Fixed: S_RAM[begin] and S_AUX[begin] are exactly these
@@ -95,9 +102,11 @@ class MilpModel {
   bool covers(const Schedule& s) const;
 
  private:
+  // Grid entries that are not columns: a tensor without columns, or a pinned one (zero or one).
+  static constexpr int kAbsent = -1, kPinnedOne = -2;
   int add_column(std::string name, double lower, double upper, double cost, bool integer);
   void add_row(Row row);
-  int at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const;
+  int at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const;  // kAbsent outside
   int r(std::size_t t, std::size_t i) const { return i <= t ? at(r_, t, i) : -1; }
   int s_ram(std::size_t t, std::size_t i) const { return i < t ? at(ram_, t, i) : -1; }
   int s_aux(std::size_t t, std::size_t i) const { return i < t ? at(aux_, t, i) : -1; }

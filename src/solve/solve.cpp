@@ -9,6 +9,7 @@
 #include "cbc_runner.h"
 #include "guarded_solve.h"
 #include "milp_model.h"
+#include "neighbourhood_search.h"
 #include "solution_file.h"
 #include "starts.h"
 #include "poet/plan/plan.h"
@@ -176,6 +177,29 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
         result.status = SolveStatus::Infeasible;
         result.message = "CBC proved that no schedule meets the budget and the deadline";
         return result;
+      }
+    }
+    // Too large for CBC within the limit: large-neighbourhood search with the MILP's windows
+    // from the cheapest start the model accepts.
+    const auto accepted = std::find_if(start_milp_objectives.begin(), start_milp_objectives.end(),
+                                       [](const auto& objective) { return objective.has_value(); });
+    if (o.solution_path.empty() && model.columns() > kCbcColumnsPerSecond * o.time_limit_s &&
+        accepted != start_milp_objectives.end() && !start_reaches_bound) {
+      const auto margin = std::chrono::duration<double>(0.2 + 0.02 * o.time_limit_s);
+      const milp::SearchLimits limits{began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                   std::chrono::duration<double>(o.time_limit_s) - margin),
+                                      std::nullopt};
+      const milp::SearchResult search = milp::neighbourhood_search(
+          g, costs, o, o.ram_budget_bytes - fixed_bytes,
+          starts[static_cast<std::size_t>(accepted - start_milp_objectives.begin())].schedule, judge, limits);
+      result.search_time_s = search.seconds;
+      result.windows_solved = search.windows_solved;
+      result.windows_improved = search.windows_improved;
+      if (search.windows_improved > 0) {
+        candidates.push_back({search.schedule, search.objective, false, search.milp_objective});
+        result.message = fmt::format("CBC not run on the whole model ({} variables); its windows improved the best "
+                                     "start in {} of {} solved",
+                                     model.columns(), search.windows_improved, search.windows_solved);
       }
     }
   }
