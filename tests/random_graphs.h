@@ -1,6 +1,7 @@
 // Seeded random training graphs and paging schedules for property tests.
 #pragma once
 
+#include <algorithm>
 #include <random>
 
 #include "poet/baselines/checkpoint_all.h"
@@ -39,13 +40,14 @@ inline Graph random_graph(std::mt19937& rng, int n, const RandomDagShape& shape 
       const int fan_in = std::uniform_int_distribution<int>(1, std::min(shape.max_fan_in, i))(rng);
       node.inputs.push_back(i - 1);
       for (int k = 1; k < fan_in; ++k) {
-        if (shape.hub_probability > 0 && i > 1 && std::bernoulli_distribution(shape.hub_probability)(rng)) {
-          node.inputs.push_back(1);
-          continue;
+        NodeId input = 1;
+        if (!(shape.hub_probability > 0 && i > 1 && std::bernoulli_distribution(shape.hub_probability)(rng))) {
+          const bool skip = std::bernoulli_distribution(shape.skip_probability)(rng);
+          const int lo = skip ? 0 : std::max(0, i - 4);
+          input = std::uniform_int_distribution<int>(lo, i - 1)(rng);
         }
-        const bool skip = std::bernoulli_distribution(shape.skip_probability)(rng);
-        const int lo = skip ? 0 : std::max(0, i - 4);
-        node.inputs.push_back(std::uniform_int_distribution<int>(lo, i - 1)(rng));
+        // A graph lists one input at most kMaxInputRepeats times: draw no more.
+        if (std::count(node.inputs.begin(), node.inputs.end(), input) < kMaxInputRepeats) node.inputs.push_back(input);
       }
     }
     g.add(std::move(node));

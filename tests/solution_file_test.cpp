@@ -19,7 +19,11 @@ struct SolutionFileTest : ::testing::Test {
   Graph g = build_model_training_graph("linear", {}, BackwardMode::Autodiff);
   GraphCosts costs = estimate_costs(g, builtin_platform("m0"));
   SolveOptions o;
-  std::string path = (std::filesystem::temp_directory_path() / "poet_test_solution.sol").string();
+  // One file per test: ctest runs the tests of this fixture in parallel processes.
+  std::string path = (std::filesystem::temp_directory_path() /
+                      fmt::format("poet_test_solution_{}.sol",
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                         .string();
 
   void SetUp() override {
     o.ram_budget_bytes = g.fixed_memory().parameter_bytes + 3500;  // tight: recomputation or paging needed
