@@ -8,11 +8,12 @@ scripts/install-deps.sh
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [ "${POET_SKIP_SANITIZERS:-0}" != 1 ]; then
+  # POET_TEST_REDUCED: the heaviest randomized tests draw fewer cases here (tests/test_scale.h).
   # One clang tree serves the sanitizer tests and the fuzzers (libFuzzer is clang's). The
   # compiler is named on the command line, so that a build-asan left by gcc is reconfigured.
   scripts/build.sh build-asan -DCMAKE_CXX_COMPILER=clang++ -DPOET_SANITIZE=ON -DPOET_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=Debug -DPOET_BUILD_BENCH=OFF
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+  POET_TEST_REDUCED=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
   scripts/fuzz.sh build-asan
 fi

@@ -11,6 +11,7 @@
 #include "poet/solve/solve.h"
 #include "random_graphs.h"
 #include "work_limit.h"
+#include "test_scale.h"
 
 namespace poet {
 namespace {
@@ -31,7 +32,7 @@ TEST(EvictionHeuristic, SchedulesAreValidRespectTheModeAndNeverBeatTheMilp) {
   std::mt19937 rng(7);
   DeviceProfile device = builtin_platform("m4");
   int found = 0, cases = 0, solvable = 0;
-  for (int c = 0; c < 12; ++c) {
+  for (int c = 0; c < testing::test_cases(12); ++c) {
     const int n = std::uniform_int_distribution<int>(6, 16)(rng);
     const Graph g = testing::random_graph(rng, n);
     const GraphCosts costs = estimate_costs(g, device);

@@ -11,6 +11,7 @@
 
 #include "executor_harness.h"
 #include "random_graphs.h"
+#include "test_scale.h"
 
 namespace poet::testing {
 namespace {
@@ -46,7 +47,7 @@ std::int64_t least_feasible_budget(const Graph& g) {
   return solve(g, test_costs(g), o).smallest_feasible_budget.value_or(0);
 }
 
-constexpr int kGraphs = 100;
+const int kGraphs = testing::test_cases(100);
 
 TEST(ExecutorProperty, EveryStrategyMatchesCheckpointAllBitForBitOnRandomNetworks) {
   std::mt19937 rng(20261126);

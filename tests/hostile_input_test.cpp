@@ -16,6 +16,7 @@
 #include "poet/util/input_file.h"
 #include "poet/util/json_file.h"
 #include "poet/util/units.h"
+#include "test_scale.h"
 
 namespace poet {
 namespace {
@@ -63,7 +64,8 @@ class HostileInput : public ::testing::Test {
 
 TEST_F(HostileInput, AGraphOfAHundredThousandForwardEdgesIsACycleNotACrash) {
   json nodes = json::array();
-  constexpr int n = 100000;
+  // Deep enough to overflow a recursive search (100,000 normally, 10,000 in the sanitizer pass).
+  const int n = testing::test_cases(100000, 10);
   for (int i = 0; i < n; ++i)
     nodes.push_back({{"name", "n" + std::to_string(i)}, {"op", "relu"}, {"role", "forward"}, {"shape", {1}},
                      {"flops", 1}, {"inputs", i + 1 < n ? json::array({i + 1}) : json::array()}});

@@ -19,6 +19,7 @@
 #include "hand_graph.h"
 #include "poet/plan/plan.h"
 #include "random_graphs.h"
+#include "test_scale.h"
 
 namespace poet {
 namespace {
@@ -214,6 +215,7 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
 TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
   int improved = 0, solved = 0;
   std::vector<Case> all = cases();
+  all.resize(static_cast<std::size_t>(testing::test_cases(static_cast<int>(all.size()))));
   // Every case in POET's mode; the last (whose starts leave the most to gain) in each mode.
   for (const SolveMode mode : {SolveMode::RematOnly, SolveMode::PagingOnly}) {
     all.push_back(all.back());
