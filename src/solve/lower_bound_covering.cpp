@@ -25,7 +25,20 @@
 // restorations, each costing compute(a) or pagein(a) (column r or p of the gap, at most one
 // counted, since one restoration suffices for the covering row). A page-in needs S_AUX, which
 // needs one page-out of a at some stage: column z_a, shared by all gaps of a. R[t][t] = 1 costs
-// the compute-once total, which the restorations (all with i < t) do not touch. The deadline row
+// the compute-once total, which the restorations (all with i < t) do not touch.
+//
+// A recomputation needs its inputs resident. Take the last restoration of a gap (p, u) of a
+// (it makes a resident for u; before it a may be absent, after it a is present) and let it
+// be a recomputation in stage s*. An input x that only a reads (one edge) is dead after
+// stage a <= p in compute-once order, so no covering row counts it, yet it is resident at
+// s*: either it was restored after a's computation (a recomputation or a page-in; charged
+// to one column per x, shared by all of a's gaps, since no gap of x lies after a), or it
+// stayed resident through every stage from a to s*, where it adds mem(x) to the memory
+// row that the covering row drops; at the stages of the gap before s*, a's absence then
+// frees at most mem(a) - mem(x) net, and after s* a is present. So a recomputation column
+// per choice of which such inputs are restored (the rest kept), freeing mem(a) less the
+// kept ones (only those that free something), with at most one restoration column per gap
+// charged. The deadline row
 // holds the same sums in time: compute-once time + restorations' times (+ paging in strict)
 // <= deadline. Everything the covering problem charges is a distinct term of the MILP's
 // objective, so its optimum (and CBC's proven bound on it) is <= the MILP's optimum.
@@ -98,11 +111,56 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   }
   CoveringProblem p;
   // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
-  std::vector<int> recompute(gaps.size(), -1), pagein(gaps.size(), -1), pageout(n, -1);
+  // A recomputation has one column per way of providing the inputs that only it reads
+  // (kept, or restored: w), with the memory it frees net of the inputs kept.
+  struct Recompute {
+    int column;
+    double frees;                    // in units of the largest tensor
+    std::vector<std::size_t> restored;  // inputs restored for it
+  };
+  std::vector<std::vector<Recompute>> recompute(gaps.size());
+  std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), restore_input(n, -1);
   const auto add_column = [&](double cost) {
     p.cost.push_back(cost);
     p.upper.push_back(1);
     return static_cast<int>(p.cost.size()) - 1;
+  };
+  // The inputs only `a` reads (one edge), which nothing needs after a's computation; past
+  // this many, one column that assumes them free (still valid, weaker).
+  constexpr std::size_t kMaxPrivateInputs = 3;
+  const auto private_inputs = [&](std::size_t a) {
+    std::vector<std::size_t> out;
+    for (NodeId x : g.node(static_cast<NodeId>(a)).inputs)
+      if (users[static_cast<std::size_t>(x)].size() == 1) out.push_back(static_cast<std::size_t>(x));
+    if (out.size() > kMaxPrivateInputs) out.clear();
+    return out;
+  };
+  // The least a restoration of x costs: a recomputation or a page-in.
+  const auto restore_cost = [&](std::size_t x) {
+    const NodeCost& c = costs.nodes[x];
+    double least = INFINITY;
+    if (remat) least = energy ? c.compute_energy_j : c.compute_time_s;
+    if (paging) least = std::min(least, energy ? c.pagein_energy_j : 0.0);
+    return least / scale;
+  };
+  const auto add_recomputations = [&](std::size_t k) {
+    const std::size_t a = gaps[k].tensor;
+    const NodeCost& c = costs.nodes[a];
+    const double cost = (energy ? c.compute_energy_j : c.compute_time_s) / scale;
+    const std::vector<std::size_t> inputs = private_inputs(a);
+    for (std::size_t restored_set = 0; restored_set < (std::size_t{1} << inputs.size()); ++restored_set) {
+      Recompute r{-1, mem(a), {}};
+      for (std::size_t j = 0; j < inputs.size(); ++j)
+        if (restored_set >> j & 1)
+          r.restored.push_back(inputs[j]);
+        else
+          r.frees -= mem(inputs[j]);
+      if (r.frees <= 1e-12) continue;  // frees nothing: never part of a cover
+      r.column = add_column(cost);
+      for (std::size_t x : r.restored)
+        if (restore_input[x] < 0) restore_input[x] = add_column(restore_cost(x));
+      recompute[k].push_back(std::move(r));
+    }
   };
   std::vector<Row> covers;
   for (std::size_t t = 0; t < n; ++t) {
@@ -118,16 +176,19 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (std::size_t k : gaps_at[t]) {
       const std::size_t a = gaps[k].tensor;
       const NodeCost& c = costs.nodes[a];
-      if (remat && recompute[k] < 0) recompute[k] = add_column((energy ? c.compute_energy_j : c.compute_time_s) / scale);
+      if (remat && recompute[k].empty()) add_recomputations(k);
       if (paging && pagein[k] < 0) {
         pagein[k] = add_column(energy ? c.pagein_energy_j / scale : 0);
         if (pageout[a] < 0) pageout[a] = add_column(energy ? c.pageout_energy_j / scale : 0);
       }
-      for (int column : {recompute[k], pagein[k]})
-        if (column >= 0) {
-          cover.columns.push_back(column);
-          cover.values.push_back(mem(a));
-        }
+      for (const Recompute& r : recompute[k]) {
+        cover.columns.push_back(r.column);
+        cover.values.push_back(r.frees);
+      }
+      if (pagein[k] >= 0) {
+        cover.columns.push_back(pagein[k]);
+        cover.values.push_back(mem(a));
+      }
     }
     covers.push_back(std::move(cover));
   }
@@ -138,8 +199,18 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     p.rows.push_back(std::move(cover));
   }
   for (std::size_t k = 0; k < gaps.size(); ++k) {
-    if (recompute[k] >= 0 && pagein[k] >= 0) p.rows.push_back({{recompute[k], pagein[k]}, {1, 1}, -INFINITY, 1});
-    if (pagein[k] >= 0) p.rows.push_back({{pagein[k], pageout[gaps[k].tensor]}, {1, -1}, -INFINITY, 0});
+    Row one_restoration{{}, {}, -INFINITY, 1};  // the last restoration in the gap, charged once
+    for (const Recompute& r : recompute[k]) {
+      one_restoration.columns.push_back(r.column);
+      one_restoration.values.push_back(1);
+      for (std::size_t x : r.restored) p.rows.push_back({{r.column, restore_input[x]}, {1, -1}, -INFINITY, 0});
+    }
+    if (pagein[k] >= 0) {
+      one_restoration.columns.push_back(pagein[k]);
+      one_restoration.values.push_back(1);
+      p.rows.push_back({{pagein[k], pageout[gaps[k].tensor]}, {1, -1}, -INFINITY, 0});
+    }
+    if (one_restoration.columns.size() > 1) p.rows.push_back(std::move(one_restoration));
   }
   if (o.deadline_s) {
     // In units of the compute-once time; a hair of slack for the MILP's own tolerance.
@@ -147,7 +218,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     Row deadline{{}, {}, -INFINITY, (*o.deadline_s - costs.total_compute_time_s) / once + 1e-9};
     for (std::size_t k = 0; k < gaps.size(); ++k) {
       const NodeCost& c = costs.nodes[gaps[k].tensor];
-      if (recompute[k] >= 0) deadline.columns.push_back(recompute[k]), deadline.values.push_back(c.compute_time_s / once);
+      for (const Recompute& r : recompute[k]) deadline.columns.push_back(r.column), deadline.values.push_back(c.compute_time_s / once);
       if (strict && pagein[k] >= 0) deadline.columns.push_back(pagein[k]), deadline.values.push_back(c.pagein_time_s / once);
     }
     for (std::size_t a = 0; a < n; ++a)

@@ -1,7 +1,8 @@
 // A lower bound on the POET MILP's optimum from the budget alone, far cheaper than the MILP:
 // the covering bound. Every node is computed once; on top of that, wherever the tensors
 // alive across a stage in compute-once order exceed the budget, some of them must be absent,
-// and each absence costs a restoration (a recomputation, or a page-in after a page-out).
+// and each absence costs a restoration (a recomputation, or a page-in after a page-out); a
+// recomputation also needs the inputs only it reads, kept (taking their memory) or restored.
 // Solving that small covering problem exactly gives the bound. The proof is in the .cpp.
 #pragma once
 
