@@ -72,6 +72,21 @@ TEST(Simulator, EarlierPageInHidesTheLatency) {
   EXPECT_EQ(r.peak_activation_bytes, 140);  // the page-in reuses x's buffer released at 7 s
 }
 
+TEST(Simulator, APageInFreedUnusedHoldsItsBufferUntilItEnds) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  // The page-in waits for the page-out (bus busy 4..7 s), runs 7..12 s, and is freed at
+  // once (the CPU is at 4 s): its buffer is taken at 7 s and released at 12 s, not at 4 s.
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\npagein 0\nfree 0\ncompute 2\ncompute 3\n"
+                             "free 1\nfree 2\npagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  const auto r = simulate(g, costs, plan);
+  for (const auto& b : r.buffers) EXPECT_LT(b.alloc_rank, b.release_rank) << "buffer of node " << b.node;
+  const auto held = std::find_if(r.buffers.begin(), r.buffers.end(),
+                                 [](const auto& b) { return b.node == 0 && b.created_by == 4; });
+  ASSERT_NE(held, r.buffers.end());
+  EXPECT_EQ(held->released_by, 5u);
+}
+
 TEST(Simulator, BudgetCountsFixedMemoryAndNamesTheInstruction) {
   const Graph g = hand_graph();
   const auto costs = estimate_costs(g, hand_device());

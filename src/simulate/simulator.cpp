@@ -124,8 +124,9 @@ class Simulation {
           if (s.freed_by != kNever) invalid(p, fmt::format("double free: already freed by instruction {}", s.freed_by));
           invalid(p, fmt::format("{} is not in RAM: {}", name(v), why_absent(v)));
         }
-        // A page-out still in flight keeps its buffer until the transfer ends.
-        events_.push_back({std::max(cpu_s_, s.pageout_end_s), -c.bytes, p, s.buffer, true});
+        // A transfer still in flight keeps its buffer until it ends: a page-out, or a page-in
+        // freed unused (its buffer was taken when it started, which may be after cpu_s_).
+        events_.push_back({std::max({cpu_s_, s.pageout_end_s, s.ready_s}), -c.bytes, p, s.buffer, true});
         result_.buffers[s.buffer].released_by = p;
         s.in_ram = false;
         s.freed_by = p;
