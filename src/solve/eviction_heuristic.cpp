@@ -122,8 +122,8 @@ class EvictionSearch {
         if (!computed_.at(t, k)) continue;
         u += bytes(k);
         peak = std::max(peak, u);
-        for (NodeId in : g_.node(static_cast<NodeId>(k)).inputs)  // repeats as the MILP's edges
-          if (freed_after(t, static_cast<std::size_t>(in), k)) u -= bytes(static_cast<std::size_t>(in));
+        for (std::size_t in : unique_inputs_[k])  // an input read twice is freed once, as in the MILP
+          if (freed_after(t, in, k)) u -= bytes(in);
       }
       peaks[t] = peak;
     }

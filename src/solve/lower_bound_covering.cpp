@@ -11,11 +11,12 @@
 // - a tensor a < t in a *gap* at t (its previous use, or a itself, before t, its next use
 //   after t): contributes >= mem(a) unless S_RAM[t][a] = 0, or it is freed before step t,
 //   which needs S_RAM[t+1][a] = 0. Either way a is *absent* at stage t or t+1 of its gap;
-// - any other tensor: >= -(m - 1) mem(a), where m is the largest number of edges from a to one
-//   consumer k < t: repeated edges (x * x) are all freed at once, and the model subtracts each.
-// So if a gap-at-t tensor set P stays present, mem(t) + mem(inputs of t) + mem(P) - correction
-// <= B: the tensors absent must cover demand(t) = mem(t) + mem(inputs) + mem(gap tensors at t)
-// - B - correction. This is the covering row of stage t.
+// - any other tensor: >= 0, since it is freed at most once in a stage (FREE needs no later
+//   consumer in the stage; an input read twice by one consumer is one edge) and only when
+//   resident (its consumer's input row).
+// So if a gap-at-t tensor set P stays present, mem(t) + mem(inputs of t) + mem(P) <= B: the
+// tensors absent must cover demand(t) = mem(t) + mem(inputs) + mem(gap tensors at t) - B.
+// This is the covering row of stage t.
 //
 // An absence at stage s (or s + 1) of the gap (p, u) of tensor a (p < s < u; u the next use)
 // forces a restoration R[s'][a] = 1 (s <= s' <= u) or M_in[s'][a] = 1 (s <= s' < u): at stage u
@@ -49,7 +50,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "cbc_runner.h"
 
@@ -95,19 +95,6 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
       }
       previous = u;
     }
-  }
-  // extra_frees[t]: what repeated edges into consumers before t can free twice.
-  std::map<std::pair<std::size_t, std::size_t>, int> multiplicity;  // (tensor, consumer)
-  for (std::size_t k = 0; k < n; ++k)
-    for (NodeId a : g.node(static_cast<NodeId>(k)).inputs) ++multiplicity[{static_cast<std::size_t>(a), k}];
-  std::erase_if(multiplicity, [](const auto& entry) { return entry.second < 2; });
-  std::vector<double> extra_frees(n, 0);
-  for (std::size_t t = 0; t < n; ++t) {
-    std::map<std::size_t, int> worst;
-    for (const auto& [edge, m] : multiplicity)
-      if (edge.second < t) worst[edge.first] = std::max(worst[edge.first], m - 1);
-    for (NodeId a : g.node(static_cast<NodeId>(t)).inputs) worst.erase(static_cast<std::size_t>(a));
-    for (const auto& [a, extra] : worst) extra_frees[t] += extra * mem(a);
   }
   CoveringProblem p;
   // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
@@ -168,7 +155,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (NodeId a : g.node(static_cast<NodeId>(t)).inputs) inputs.push_back(static_cast<std::size_t>(a));
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-    double demand = mem(t) - static_cast<double>(budget) / max_bytes - extra_frees[t];
+    double demand = mem(t) - static_cast<double>(budget) / max_bytes;
     for (std::size_t a : inputs) demand += mem(a);
     for (std::size_t k : gaps_at[t]) demand += mem(gaps[k].tensor);
     if (demand <= 1e-12) continue;

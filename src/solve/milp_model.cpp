@@ -51,11 +51,13 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
     : g_(g), n_(g.size()), begin_(w.begin), end_(w.end.value_or(g.size())), users_(g.size()) {
   POET_CHECK(begin_ < end_ && end_ <= n_, "a window's stages lie within the graph");
   const bool strict = o.accounting == Accounting::Strict;
+  // An input read twice (x * x) is one edge: freeing it once releases it once.
   for (NodeId v = 0; v < static_cast<NodeId>(n_); ++v)
     for (NodeId in : g.node(v).inputs) {
-      edges_.emplace_back(in, v);
       auto& u = users_[static_cast<std::size_t>(in)];
-      if (u.empty() || u.back() != static_cast<std::size_t>(v)) u.push_back(static_cast<std::size_t>(v));
+      if (!u.empty() && u.back() == static_cast<std::size_t>(v)) continue;
+      u.push_back(static_cast<std::size_t>(v));
+      edges_.emplace_back(in, v);
     }
   const bool whole = begin_ == 0 && end_ == n_;
   const bool entry_fixed = w.entry == Window::Boundary::Fixed, exit_fixed = w.exit == Window::Boundary::Fixed;

@@ -118,7 +118,7 @@ class MilpModel {
   const Graph& g_;
   std::size_t n_, begin_, end_;
   std::vector<char> in_;                           // in_[i]: tensor i has columns
-  std::vector<std::pair<NodeId, NodeId>> edges_;  // (input, consumer), repeats kept as in the graph
+  std::vector<std::pair<NodeId, NodeId>> edges_;  // (input, consumer), each pair once
   std::vector<std::vector<std::size_t>> users_;    // users_[i]: consumers of i, ascending, unique
   // Column grids indexed [t - begin][i], stages begin..end (the last row: the state at end).
   std::vector<std::vector<int>> r_, ram_, aux_, in_m_, out_, u_, free_;
