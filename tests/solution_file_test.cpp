@@ -86,6 +86,21 @@ TEST_F(SolutionFileTest, RejectsASolutionThatBreaksTheBudget) {
   EXPECT_THROW(solve(g, costs, o), InputError);
 }
 
+TEST_F(SolutionFileTest, RejectsAFolderAndAMissingFileByName) {
+  const std::pair<std::string, std::string> cases[] = {{std::filesystem::temp_directory_path().string(), "folder"},
+                                                       {path + ".missing", "no such file"}};
+  for (const auto& [bad, why] : cases) {
+    o.solution_path = bad;
+    try {
+      solve(g, costs, o);
+      ADD_FAILURE() << bad << " was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(SolutionFileTest, RejectsAValueThatIsNotANumber) {
   std::ofstream(path) << "R_0_0 yes\n";
   o.solution_path = path;
