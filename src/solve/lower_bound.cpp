@@ -10,12 +10,19 @@ std::int64_t fixed_bytes_in_budget(const Graph& g, const SolveOptions& o) {
   return fixed.parameter_bytes + (o.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
 }
 
+// The covering MILP's branch-and-bound stops here, deterministically; CBC's best possible
+// objective is a valid bound wherever it stops. Measured on the zoo at 50-70% budgets
+// (resnet18, transformer, vgg16_cifar, resnet18_cifar, mobilenet_v2): 1,000 nodes reach the
+// bound 100,000 do; with 100,000 a test solving resnet18_cifar at batch 2 took 94 s, with
+// 1,000 2.2 s.
+constexpr long kCoveringNodeLimit = 1000;
+
 LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds) {
   LowerBound out;
   out.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   if (!o.problem_bounds) return out;
   const auto covering =
-      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - fixed_bytes_in_budget(g, o), 100000, seconds);
+      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - fixed_bytes_in_budget(g, o), kCoveringNodeLimit, seconds);
   if (!covering) {
     out.infeasible = true;
     out.source = BoundSource::Covering;
