@@ -92,5 +92,23 @@ TEST_F(SolutionFileTest, RejectsAValueThatIsNotANumber) {
   EXPECT_THROW(solve(g, costs, o), InputError);
 }
 
+// read through read_input_file: a folder is not read as an empty solution ("names no
+// column"), and a missing file names the path.
+TEST_F(SolutionFileTest, RejectsAFolderAndAMissingFileByName) {
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  for (const auto& [given, why] : {std::pair{folder, std::string("it is a folder")},
+                                   std::pair{path + ".missing", std::string("no such file")}}) {
+    o.solution_path = given;
+    try {
+      solve(g, costs, o);
+      FAIL() << given << ": no error";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("--solution file '" + given + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace poet

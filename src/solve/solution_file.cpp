@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 
 namespace poet::milp {
 namespace {
@@ -25,8 +25,9 @@ bool parse_number(const std::string& word, double& value) {
 }  // namespace
 
 std::vector<double> read_solution_file(const MilpModel& model, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("--solution: cannot read '{}'; check the path", path));
+  // read_input_file refuses a folder, a device without end or a huge file with a message;
+  // an ifstream would open a folder and read it as empty ("names no column").
+  std::istringstream in(read_input_file(path, "--solution file"));
   std::unordered_map<std::string, int> column_of;
   for (int c = 0; c < model.columns(); ++c) column_of.emplace(model.column_name(c), c);
 
