@@ -111,6 +111,7 @@ expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds fro
 expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
 # Exit 2, not 1 (std::bad_alloc is "out of memory", exit 1): refused before any batch is allocated.
 expect 2 "lower --batch-size to at most 256" -- train --model lenet5 --dataset synthetic --batch-size 100000
+expect 2 "the folder '/proc' is not writable or not a regular folder" -- train --model lenet5 --dataset synthetic --page-file /proc/x
 # A label per token is refused from the graph alone: before the data (gigabytes), the plan and the arena.
 for model in transformer bert; do
   expect 2 "model '$model' predicts 512 labels per sample (one per token)" -- train --model $model --dataset synthetic

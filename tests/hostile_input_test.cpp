@@ -220,5 +220,35 @@ TEST(HostileFiles, APageFileInAFolderThatTakesNoFilesSaysSo) {
   }
 }
 
+// poet train checks --page-file before planning, with an InputError (exit 2) that tells a
+// virtual folder from a missing one.
+TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
+  const auto error_of = [](const std::string& requested) {
+    try {
+      check_page_file_location(requested);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string proc = error_of("/proc/x");
+  EXPECT_NE(proc.find("--page-file '/proc/x': the folder '/proc' is not writable or not a regular folder"),
+            std::string::npos)
+      << proc;
+  EXPECT_EQ(proc.find("does not exist"), std::string::npos) << proc;
+  EXPECT_NE(error_of("/nonexistent-poet-folder/x").find("the folder '/nonexistent-poet-folder' does not exist"),
+            std::string::npos);
+  const fs::path file = fs::temp_directory_path() / "poet_hostile_page_parent";
+  std::ofstream(file) << "x";
+  EXPECT_NE(error_of((file / "x").string()).find("is not a folder"), std::string::npos);
+  fs::remove(file);
+  const fs::path folder = fs::temp_directory_path() / "poet_hostile_page_folder";
+  fs::create_directories(folder);
+  EXPECT_EQ(error_of(folder.string()), "");
+  EXPECT_EQ(error_of((folder / "pages").string()), "");
+  EXPECT_TRUE(fs::is_empty(folder)) << "the probe file was left behind";
+  fs::remove_all(folder);
+}
+
 }  // namespace
 }  // namespace poet

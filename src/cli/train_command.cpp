@@ -294,6 +294,8 @@ void add_train_command(CLI::App& app) {
                 "With --report: predict from node times measured between the steps (one pass over the nodes per "
                 "round) instead of the --platform profile's, for machines whose speed drifts");
   cmd->callback([o] {
+    // Before the data and the plan: a page file that cannot be made is the user's to fix.
+    if (!o->page_file.empty()) check_page_file_location(o->page_file);
     if (o->report_dir.empty()) return train(*o);
     run_prediction_report({.model = o->model,
                            .batch_size = o->batch_size,
