@@ -149,6 +149,22 @@ TEST_F(HostileInput, NumbersBeyondADoubleAndFoldersAreRefusedInPlainWords) {
   }
 }
 
+// The depth is counted by a scan of the brackets before parsing: brackets inside strings,
+// after escaped quotes, do not count; 32 levels are read, 33 refused.
+TEST(HostileJson, TheDepthLimitCountsBracketsOutsideStringsOnly) {
+  const auto nested = [](int levels, const std::string& inner) {
+    return std::string(static_cast<std::size_t>(levels), '[') + inner + std::string(static_cast<std::size_t>(levels), ']');
+  };
+  EXPECT_NO_THROW(parse_json(nested(kMaxJsonDepth, "1"), "test", "t"));
+  EXPECT_THROW(parse_json(nested(kMaxJsonDepth + 1, "1"), "test", "t"), InputError);
+  const std::string brackets_in_strings = "\"" + std::string(100, '[') + "\\\"{{{{\"";
+  const json parsed = parse_json(nested(kMaxJsonDepth, brackets_in_strings), "test", "t");
+  json inner = parsed;
+  for (int level = 0; level < kMaxJsonDepth; ++level) inner = json(inner[0]);
+  EXPECT_EQ(inner.get<std::string>(), std::string(100, '[') + "\"{{{{");
+  EXPECT_THROW(parse_json(R"({"a": [1, 2})", "test", "t"), InputError);  // unbalanced: the parser's error
+}
+
 TEST_F(HostileInput, AScheduleIsBoundedByItsGraphBeforeItIsBuilt) {
   const Graph g = build_model_training_graph("lenet5", {}, BackwardMode::Autodiff);
   const std::string huge = write(
