@@ -6,12 +6,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
+last_output=""  # of the latest expect, for checks of what it must not print
 expect() {  # expect <exit-code> <substring> -- <args...>
   local code=$1 text=$2
   shift 3
   local out
   out=$("$poet" "$@" 2>&1)
   local got=$?
+  last_output=$out
   if [ "$got" -ne "$code" ] || [[ "$out" != *"$text"* ]]; then
     echo "FAIL: poet $* -> exit $got, expected $code and '$text'; output:"
     echo "$out" | head -20
@@ -107,6 +109,14 @@ expect 2 "has 10000000 stages but graph 'lenet5' has 31 nodes" -- simulate --mod
 printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_second":1e9,"flops_per_joule":1e9,"power_w":1},"storage":{"pagein_latency_s":1e308,"pagein_bytes_per_s":1e6,"pageout_latency_s":0,"pageout_bytes_per_s":1e6,"power_w":1}}' > "$tmp/dev.json"
 expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds from 0 to 1000" -- solve --model lenet5 --platform "$tmp/dev.json"
 expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
+# Exit 2, not 1 (std::bad_alloc is "out of memory", exit 1): refused before any batch is allocated.
+expect 2 "lower --batch-size to at most 256" -- train --model lenet5 --dataset synthetic --batch-size 100000
+expect 2 "the folder '/proc' is not writable or not a regular folder" -- train --model lenet5 --dataset synthetic --page-file /proc/x
+# A label per token is refused from the graph alone: before the data (gigabytes), the plan and the arena.
+for model in transformer bert; do
+  expect 2 "model '$model' predicts 512 labels per sample (one per token)" -- train --model $model --dataset synthetic
+  [[ "$last_output" != *"plan        "* ]] || { echo "FAIL: train --model $model planned before refusing"; failures=$((failures + 1)); }
+done
 
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]

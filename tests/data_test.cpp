@@ -98,6 +98,22 @@ TEST_F(DataFiles, IdxErrorsNameTheFileAndTheProblem) {
   EXPECT_NE(error_of([&] { read_idx_file((dir_ / "short.idx.gz").string()); }).find("truncated"), std::string::npos);
 }
 
+// A header's huge item count is named as such, and nothing near its promise is allocated.
+TEST_F(DataFiles, IdxWithAHugeItemCountNamesTheItemCount) {
+  write_plain(dir_ / "huge.idx", idx_bytes({4294967295u, 28, 28}, {1, 2, 3}));
+  const std::string huge = error_of([&] { read_idx_file((dir_ / "huge.idx").string()); });
+  EXPECT_NE(huge.find("4294967295x28x28 make more than 2^34 values"), std::string::npos) << huge;
+  EXPECT_NE(huge.find("the largest is dimension 1 of 3 (the item count), 4294967295"), std::string::npos) << huge;
+  write_plain(dir_ / "wide.idx", idx_bytes({3, 4294967295u, 28}, {1, 2, 3}));
+  const std::string wide = error_of([&] { read_idx_file((dir_ / "wide.idx").string()); });
+  EXPECT_NE(wide.find("the largest is dimension 2 of 3, 4294967295"), std::string::npos) << wide;
+  // Below the limit the header is believed only as far as the data go: a truncated file.
+  write_gzip(dir_ / "many.idx.gz", idx_bytes({20000000, 28, 28}, std::vector<std::uint8_t>(2 * 784 + 5, 7)));
+  const std::string many = error_of([&] { read_idx_file((dir_ / "many.idx.gz").string()); });
+  EXPECT_NE(many.find("promises 20000000 items (the first dimension) of 784 values"), std::string::npos) << many;
+  EXPECT_NE(many.find("it holds 1573 values (2 whole items)"), std::string::npos) << many;
+}
+
 TEST_F(DataFiles, FashionMnistLoadsBothSplitsScaled) {
   write_tiny_fashion_mnist(5);
   const DatasetSplits d = load_fashion_mnist(dir_.string());

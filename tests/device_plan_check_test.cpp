@@ -39,11 +39,12 @@ GraphCosts instant_paging_costs(const Graph& g) {
   return costs;
 }
 
-// What poet writes for `plan`: simulated, arena planned, encoded, and read back.
+// What poet writes for `plan` (src/cli/device_output.cpp): simulated, arena planned over
+// plan order, encoded, and read back.
 DevicePlan device_plan_of(const Graph& g, const GraphCosts& costs, const Plan& plan,
                           const SimulationOptions& options = {}) {
-  const SimulationResult r = simulate(g, costs, plan, options);
-  return decode_device_plan(encode_device_plan(plan, r.buffers, plan_memory_greedy(r.buffers), g.size()), "test");
+  const std::vector<BufferLife> buffers = in_plan_order(simulate(g, costs, plan, options).buffers);
+  return decode_device_plan(encode_device_plan(plan, buffers, plan_memory_greedy(buffers), g.size()), "test");
 }
 
 // A forger's plan: encoded with a correct CRC, then read back as a device would. Nothing
@@ -318,8 +319,13 @@ TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
         judged.ram_budget_bytes.reset();
       }
       const Plan moved = plan_transfers(g, costs, plan, judged).plan;
-      const DevicePlanVerdict v = check_device_plan(g, costs, device_plan_of(g, costs, moved, judged), judged);
+      const DevicePlan d = device_plan_of(g, costs, moved, judged);
+      const DevicePlanVerdict v = check_device_plan(g, costs, d, judged);
       ASSERT_TRUE(v.valid()) << "case " << c << ", " << name << ": " << v.error;
+      // And by the independent replay in plan order, the order a device runs: an arena
+      // planned over the simulator's time order failed it (a page-in that waits for the
+      // bus got the bytes of a tensor a later instruction still reads).
+      ASSERT_EQ(replay(g, d), "") << "case " << c << ", " << name;
       ++checked;
       ++checked_by_method[name];
     }

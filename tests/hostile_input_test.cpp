@@ -149,6 +149,22 @@ TEST_F(HostileInput, NumbersBeyondADoubleAndFoldersAreRefusedInPlainWords) {
   }
 }
 
+// The depth is counted by a scan of the brackets before parsing: brackets inside strings,
+// after escaped quotes, do not count; 32 levels are read, 33 refused.
+TEST(HostileJson, TheDepthLimitCountsBracketsOutsideStringsOnly) {
+  const auto nested = [](int levels, const std::string& inner) {
+    return std::string(static_cast<std::size_t>(levels), '[') + inner + std::string(static_cast<std::size_t>(levels), ']');
+  };
+  EXPECT_NO_THROW(parse_json(nested(kMaxJsonDepth, "1"), "test", "t"));
+  EXPECT_THROW(parse_json(nested(kMaxJsonDepth + 1, "1"), "test", "t"), InputError);
+  const std::string brackets_in_strings = "\"" + std::string(100, '[') + "\\\"{{{{\"";
+  const json parsed = parse_json(nested(kMaxJsonDepth, brackets_in_strings), "test", "t");
+  json inner = parsed;
+  for (int level = 0; level < kMaxJsonDepth; ++level) inner = json(inner[0]);
+  EXPECT_EQ(inner.get<std::string>(), std::string(100, '[') + "\"{{{{");
+  EXPECT_THROW(parse_json(R"({"a": [1, 2})", "test", "t"), InputError);  // unbalanced: the parser's error
+}
+
 TEST_F(HostileInput, AScheduleIsBoundedByItsGraphBeforeItIsBuilt) {
   const Graph g = build_model_training_graph("lenet5", {}, BackwardMode::Autodiff);
   const std::string huge = write(
@@ -218,6 +234,36 @@ TEST(HostileFiles, APageFileInAFolderThatTakesNoFilesSaysSo) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("the folder '/proc' does not take new files"), std::string::npos) << e.what();
   }
+}
+
+// poet train checks --page-file before planning, with an InputError (exit 2) that tells a
+// virtual folder from a missing one.
+TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
+  const auto error_of = [](const std::string& requested) {
+    try {
+      check_page_file_location(requested);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string proc = error_of("/proc/x");
+  EXPECT_NE(proc.find("--page-file '/proc/x': the folder '/proc' is not writable or not a regular folder"),
+            std::string::npos)
+      << proc;
+  EXPECT_EQ(proc.find("does not exist"), std::string::npos) << proc;
+  EXPECT_NE(error_of("/nonexistent-poet-folder/x").find("the folder '/nonexistent-poet-folder' does not exist"),
+            std::string::npos);
+  const fs::path file = fs::temp_directory_path() / "poet_hostile_page_parent";
+  std::ofstream(file) << "x";
+  EXPECT_NE(error_of((file / "x").string()).find("is not a folder"), std::string::npos);
+  fs::remove(file);
+  const fs::path folder = fs::temp_directory_path() / "poet_hostile_page_folder";
+  fs::create_directories(folder);
+  EXPECT_EQ(error_of(folder.string()), "");
+  EXPECT_EQ(error_of((folder / "pages").string()), "");
+  EXPECT_TRUE(fs::is_empty(folder)) << "the probe file was left behind";
+  fs::remove_all(folder);
 }
 
 }  // namespace

@@ -190,5 +190,34 @@ TEST(Train, DatasetOfTheWrongShapeIsRefused) {
   EXPECT_THROW(t.train_epoch(wrong.train, 0), InputError);
 }
 
+// poet train checks the data against the graph alone, before a plan or an arena exists.
+TEST(Train, DataThatDoNotFitAreRefusedFromTheGraphAlone) {
+  const Graph lenet = training_graph("lenet5", 4);
+  EXPECT_NO_THROW(data::check_one_label_per_sample(lenet));
+  EXPECT_NO_THROW(data::check_dataset_fits(lenet, lenet_data(8, 8).train));
+  const auto refused = [](const Graph& g, const data::Dataset& d, const std::string& why) {
+    try {
+      data::check_dataset_fits(g, d);
+      ADD_FAILURE() << g.name() << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(lenet, lenet_data(2, 8).train, "the batch of 4 samples is larger than the dataset's 2 samples");
+  refused(lenet, data::make_synthetic_dataset({.sample_shape = {1, 8, 8}, .classes = 10}).train,
+          "has 64 values but model 'lenet5' takes 784");
+  refused(lenet, data::make_synthetic_dataset({.sample_shape = {784}, .classes = 11}).train, "has 11 classes");
+  for (const char* model : {"transformer", "bert"}) {
+    const Graph g = training_graph(model, 1);
+    try {
+      data::check_one_label_per_sample(g);
+      ADD_FAILURE() << model << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("predicts 512 labels per sample (one per token)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace poet::testing

@@ -102,6 +102,7 @@ void train(const TrainOptions& o) {
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
   const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
+  data::check_one_label_per_sample(g);  // before its data are made: a transformer's are gigabytes
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
@@ -113,6 +114,10 @@ void train(const TrainOptions& o) {
                                  o.batch_size, data.name, data.train.count() < data.test.count() ? "training" : "test",
                                  smallest_split, data.train.count(), data.test.count(),
                                  data.train.count() < data.test.count() ? "trained" : "evaluated", smallest_split));
+  // Before planning: a model that does not fit the data (a label per token, another input
+  // size) must not first wait for a solve and allocate an arena of gigabytes.
+  data::check_dataset_fits(g, data.train);
+  data::check_dataset_fits(g, data.test);
 
   const train::TrainingPlan plan = plan_or_exit(g, costs, o);
   const SimulationResult& sim = plan.simulation;
@@ -289,6 +294,8 @@ void add_train_command(CLI::App& app) {
                 "With --report: predict from node times measured between the steps (one pass over the nodes per "
                 "round) instead of the --platform profile's, for machines whose speed drifts");
   cmd->callback([o] {
+    // Before the data and the plan: a page file that cannot be made is the user's to fix.
+    if (!o->page_file.empty()) check_page_file_location(o->page_file);
     if (o->report_dir.empty()) return train(*o);
     run_prediction_report({.model = o->model,
                            .batch_size = o->batch_size,

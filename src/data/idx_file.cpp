@@ -66,13 +66,25 @@ IdxArray read_idx_file(const std::string& path, const std::string& fix) {
   // Each size is below 2^32, so the product of four is checked step by step against 2^34.
   constexpr std::int64_t kMaxValues = std::int64_t{1} << 34;  // no real IDX file comes near
   std::int64_t elements = 1;
+  bool too_many = false;
   for (const std::int64_t n : out.dims) {
-    if (n == 0 || elements > kMaxValues / n)
-      throw InputError(with_fix(fmt::format("IDX file '{}' has a corrupt header: its dimensions {} {}", path,
-                                            fmt::join(out.dims, "x"),
-                                            n == 0 ? "include 0" : "make more than 2^34 values, beyond any dataset"),
-                                fix));
-    elements *= n;
+    if (n == 0)
+      throw InputError(with_fix(
+          fmt::format("IDX file '{}' has a corrupt header: its dimensions {} include 0", path, fmt::join(out.dims, "x")),
+          fix));
+    too_many = too_many || elements > kMaxValues / n;
+    if (!too_many) elements *= n;
+  }
+  if (too_many) {
+    // Name the largest dimension, the likely corrupt one, not the one at which the product
+    // passed the limit (for 4294967295x28x28, an innocent 28).
+    const auto largest = std::max_element(out.dims.begin(), out.dims.end()) - out.dims.begin();
+    throw InputError(with_fix(
+        fmt::format("IDX file '{}' has a corrupt header: its dimensions {} make more than 2^34 values, beyond any "
+                    "dataset; the largest is dimension {} of {}{}, {}",
+                    path, fmt::join(out.dims, "x"), largest + 1, out.dims.size(),
+                    largest == 0 ? " (the item count)" : "", out.dims[static_cast<std::size_t>(largest)]),
+        fix));
   }
   // Read in pieces, so that memory follows the data the file really holds, not its header's promise.
   constexpr std::size_t kPiece = std::size_t{1} << 24;
@@ -85,10 +97,15 @@ IdxArray read_idx_file(const std::string& path, const std::string& fix) {
     if (n < want) break;
   }
   out.values.resize(got);
-  if (got != static_cast<std::size_t>(elements))
+  if (got != static_cast<std::size_t>(elements)) {
+    // In items (the first dimension) as well as values: a huge item count shows as such.
+    const std::int64_t per_item = elements / out.dims.front();
     throw InputError(with_fix(
-        fmt::format("IDX file '{}' is truncated: its header promises {} values, it holds {}", path, elements, got),
+        fmt::format("IDX file '{}' is truncated: its header promises {} items (the first dimension) of {} values, {} "
+                    "values in all; it holds {} values ({} whole items)",
+                    path, out.dims.front(), per_item, elements, got, static_cast<std::int64_t>(got) / per_item),
         fix));
+  }
   return out;
 }
 

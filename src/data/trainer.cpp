@@ -23,26 +23,49 @@ Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::Executor
       batch_inputs_(executor_.input_elements()),
       batch_labels_(executor_.label_count()) {}
 
-void Trainer::check_dataset(const Dataset& d) const {
-  const Graph& g = executor_.graph();
+namespace {
+
+// The labels of one batch, as the executor counts them: the loss's elements per class.
+std::int64_t labels_per_batch(const Graph& g) {
+  const Shape& loss = g.node(g.loss()).shape;
+  return element_count(loss) / (loss.empty() ? 1 : std::max<std::int64_t>(loss.back(), 1));
+}
+
+}  // namespace
+
+void check_one_label_per_sample(const Graph& g) {
+  const std::int64_t labels = labels_per_batch(g);
   for (const Node& n : g.nodes())
-    if (n.op == OpKind::Input && !n.shape.empty() && n.shape.front() != batch_size_)
+    if (n.op == OpKind::Input && !n.shape.empty() && n.shape.front() != labels)
       throw InputError(fmt::format("model '{}' predicts {} labels per sample (one per token); poet train trains models "
                                    "that predict one label per sample (lenet5, the MLPs, VGG, ResNet, MobileNet)",
-                                   g.name(), batch_size_ / std::max<std::int64_t>(n.shape.front(), 1)));
-  if (d.sample_elements() != sample_elements_)
+                                   g.name(), labels / std::max<std::int64_t>(n.shape.front(), 1)));
+}
+
+void check_dataset_fits(const Graph& g, const Dataset& d) {
+  check_one_label_per_sample(g);
+  const std::int64_t labels = labels_per_batch(g);
+  const Shape& loss = g.node(g.loss()).shape;
+  const std::int64_t classes = loss.empty() ? 1 : loss.back();
+  std::int64_t sample_elements = -1;
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Input && !n.shape.empty())
+      sample_elements = element_count(n.shape) / std::max<std::int64_t>(labels, 1);
+  if (sample_elements >= 0 && d.sample_elements() != sample_elements)
     throw InputError(
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
                     "dataset that matches the model's input",
-                    d.sample_elements(), g.name(), sample_elements_));
-  if (d.count() < batch_size_)
+                    d.sample_elements(), g.name(), sample_elements));
+  if (d.count() < labels)
     throw InputError(fmt::format("the batch of {} samples is larger than the dataset's {} samples, so no batch would "
                                  "be trained; lower --batch-size to at most {}",
-                                 batch_size_, d.count(), d.count()));
-  if (d.classes > classes_)
+                                 labels, d.count(), d.count()));
+  if (d.classes > classes)
     throw InputError(fmt::format("the dataset has {} classes but model '{}' predicts {}; choose a matching model",
-                                 d.classes, g.name(), classes_));
+                                 d.classes, g.name(), classes));
 }
+
+void Trainer::check_dataset(const Dataset& d) const { check_dataset_fits(executor_.graph(), d); }
 
 EpochResult Trainer::train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
                                  const ProgressFn& progress) {

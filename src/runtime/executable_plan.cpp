@@ -1,17 +1,12 @@
+#include "poet/plan/memory_plan.h"
 #include "poet/runtime/executor.h"
 
 namespace poet::runtime {
 
 ExecutablePlan make_executable_plan(const Graph& g, const GraphCosts& costs, Plan plan, std::int64_t alignment) {
-  SimulationResult sim = simulate(g, costs, plan);
-  // The simulator ranks buffers by time, where a page-in that waits for the bus starts after
-  // the free of a later instruction; the executor runs in plan order (and waits for any
-  // transfer still touching bytes it reuses), so the arena is planned over plan order.
-  for (BufferLife& b : sim.buffers) {
-    b.alloc_rank = b.created_by;
-    b.release_rank = b.released_by;
-  }
-  ExecutablePlan p{std::move(plan), std::move(sim.buffers), {}};
+  // Planned over plan order, the order the executor runs (in_plan_order says why).
+  std::vector<BufferLife> buffers = in_plan_order(simulate(g, costs, plan).buffers);
+  ExecutablePlan p{std::move(plan), std::move(buffers), {}};
   p.memory = plan_memory_greedy(p.buffers, alignment);
   return p;
 }

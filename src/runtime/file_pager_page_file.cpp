@@ -471,3 +471,33 @@ std::string PageFile::read_failure(int err, std::uint64_t offset, std::uint64_t 
 }
 
 }  // namespace poet::paging
+
+namespace poet {
+
+void check_page_file_location(const std::string& requested) {
+  namespace fs = std::filesystem;
+  const bool in_folder = requested.empty() || paging::is_directory(requested);
+  const std::string folder = in_folder ? paging::absolute(requested.empty() ? "." : requested)
+                                       : paging::parent_of(paging::absolute(requested));
+  const auto refuse = [&](const std::string& why) {
+    return InputError(fmt::format("--page-file '{}': {}; choose a --page-file in a writable folder on real storage",
+                                  requested, why));
+  };
+  std::error_code ec;
+  const fs::file_status status = fs::status(folder, ec);
+  if (!fs::exists(status)) throw refuse(fmt::format("the folder '{}' does not exist (create it)", folder));
+  if (!fs::is_directory(status)) throw refuse(fmt::format("'{}' is not a folder", folder));
+  std::string name_template = (fs::path(folder) / "poet-probe-XXXXXX").string();
+  const int fd = ::mkostemp(name_template.data(), O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    // ENOENT from a folder that exists: a virtual file system (/proc, /sys) that makes no files.
+    throw refuse(fmt::format("the folder '{}' is not writable or not a regular folder{}", folder,
+                             err == ENOENT ? " (a virtual file system such as /proc takes no new files)"
+                                           : fmt::format(" ({})", std::strerror(err))));
+  }
+  ::close(fd);
+  ::unlink(name_template.c_str());
+}
+
+}  // namespace poet

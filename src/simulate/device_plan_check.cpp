@@ -36,7 +36,8 @@ DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, con
     verdict.error = fmt::format("the plan has {} arena offsets for {} buffers", plan.offsets.size(), r.buffers.size());
     return verdict;
   }
-  if (const auto fault = find_arena_fault(r.buffers, memory, plan.alignment)) {
+  // Held to the lifetimes the arena was planned over: plan order, the order a device runs.
+  if (const auto fault = find_arena_fault(in_plan_order(r.buffers), memory, plan.alignment)) {
     const std::size_t p = r.buffers[fault->buffer].created_by;
     verdict.error = fmt::format("instruction {} ({}): {}", p, describe(plan.plan.instructions[p], g), fault->message);
     verdict.instruction = p;

@@ -9,6 +9,15 @@
 
 namespace poet::milp {
 
+std::int64_t whole_model_columns(const Graph& g) {
+  const auto n = static_cast<std::int64_t>(g.size());
+  // Per stage t: R of t + 1 tensors, four more of t tensors, U of t + 1: 6t + 2 in all.
+  std::int64_t columns = 3 * n * (n - 1) + 2 * n;
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v)
+    columns += static_cast<std::int64_t>(g.node(v).inputs.size()) * (n - v);  // FREE of each edge into v
+  return columns;
+}
+
 int MilpModel::add_column(std::string name, double lower, double upper, double cost, bool integer) {
   names_.push_back(std::move(name));
   lower_.push_back(lower);

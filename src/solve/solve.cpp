@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "cbc_runner.h"
 #include "guarded_solve.h"
@@ -118,52 +120,68 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   std::vector<std::optional<double>> start_milp_objectives(starts.size());
   const bool start_reaches_bound = !starts.empty() && starts.front().objective <= result.best_bound * (1 + 1e-12);
   if (!o.heuristic_only) {
+    // Counted before the model is built: on a large graph building it takes longer than the
+    // limit, and a model too large for CBC is not solved whole (the windows below build their own).
+    const std::int64_t columns = milp::whole_model_columns(g);
+    const bool too_large = static_cast<double>(columns) > kCbcColumnsPerSecond * o.time_limit_s;
+    result.variables = static_cast<int>(std::min<std::int64_t>(columns, std::numeric_limits<int>::max()));
     const auto model_began = Clock::now();
-    const milp::MilpModel model(g, costs, o, o.ram_budget_bytes - fixed_bytes);
-    result.variables = model.columns();
-    result.constraints = model.rows();
-    if (!o.write_model_path.empty()) milp::write_model(model, o.write_model_path);
-    const double scale = model.objective_scale();
-    const bool cbc_fits = model.columns() <= kCbcColumnsPerSecond * o.time_limit_s;
-    bool cbc_left_gap = false;             // CBC ran and did not prove an optimum
-    std::optional<Schedule> cbc_unproven;  // its incumbent then
-    // CBC's start: the cheapest start the model accepts (the baselines' may count a
-    // deadline or memory otherwise than the MILP).
-    std::optional<std::vector<double>> mip_start;
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-      auto x = model.assignment(starts[k].schedule);
-      const bool accepted = model.satisfied_by(x);
-      POET_CHECK(accepted || starts[k].schedule.method != "eviction",
-                 "the eviction heuristic counts memory as the MILP does");
-      if (!accepted) continue;
-      start_milp_objectives[k] = model.objective_value(x) * scale;
-      if (!mip_start) mip_start = std::move(x);
+    std::optional<milp::MilpModel> model;
+    std::optional<std::size_t> search_start;  // the cheapest start the model accepts
+    bool cbc_left_gap = false;                // CBC ran and did not prove an optimum
+    std::optional<Schedule> cbc_unproven;     // its incumbent then
+    if (!too_large || !o.solution_path.empty() || !o.write_model_path.empty()) {
+      model.emplace(g, costs, o, o.ram_budget_bytes - fixed_bytes);
+      POET_CHECK(model->columns() == columns, "whole_model_columns counts the model's columns");
+      result.constraints = model->rows();
+      if (!o.write_model_path.empty()) milp::write_model(*model, o.write_model_path);
+      const double scale = model->objective_scale();
+      for (std::size_t k = 0; k < starts.size(); ++k) {
+        auto x = model->assignment(starts[k].schedule);
+        const bool accepted = model->satisfied_by(x);
+        POET_CHECK(accepted || starts[k].schedule.method != "eviction",
+                   "the eviction heuristic counts memory as the MILP does");
+        if (!accepted) continue;
+        start_milp_objectives[k] = model->objective_value(x) * scale;
+        if (!search_start) search_start = k;
+      }
+    } else {
+      // Unbuilt, the model accepts the eviction heuristic's start (held by the check above).
+      for (std::size_t k = 0; k < starts.size() && !search_start; ++k)
+        if (starts[k].schedule.method == "eviction") search_start = k;
     }
     result.model_time_s = seconds_since(model_began);
     if (!o.solution_path.empty()) {
       // Another solver's answer: rounded to a schedule, then held to this model's constraints.
-      const auto x = model.assignment(model.schedule(milp::read_solution_file(model, o.solution_path)));
-      if (!model.satisfied_by(x))
+      const double scale = model->objective_scale();
+      const auto x = model->assignment(model->schedule(milp::read_solution_file(*model, o.solution_path)));
+      if (!model->satisfied_by(x))
         throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
                                      "for the same graph, platform, budget, deadline and options",
                                      o.solution_path));
-      candidates.push_back({model.schedule(x), model.objective_value(x) * scale, false, model.objective_value(x) * scale});
-    } else if (!cbc_fits) {
+      candidates.push_back(
+          {model->schedule(x), model->objective_value(x) * scale, false, model->objective_value(x) * scale});
+    } else if (too_large) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
-                                   model.columns(), o.time_limit_s,
+                                   columns, o.time_limit_s,
                                    starts.empty() ? std::string("no start was found either")
                                                   : "the best start (" + starts.front().schedule.method + ") stands",
-                                   std::ceil(model.columns() / kCbcColumnsPerSecond));
+                                   std::ceil(static_cast<double>(columns) / kCbcColumnsPerSecond));
     } else if (!start_reaches_bound) {  // a start at the bound is optimal already
       if (!starts.empty() && o.progress)
         fmt::print(stderr, "  start: {} {:.6g} ({} bound {:.6g}); CBC has up to {:.0f} s\n",
                    starts.front().schedule.method, starts.front().objective, bound_source_name(result.bound_source),
                    result.best_bound, o.time_limit_s - seconds_since(began));
+      const double scale = model->objective_scale();
+      // CBC's start: the cheapest start the model accepts (the baselines' may count a
+      // deadline or memory otherwise than the MILP).
+      std::optional<std::vector<double>> mip_start;
+      if (search_start) mip_start = model->assignment(starts[*search_start].schedule);
       const auto run_cbc = [&](bool preprocess) {
         SolveOptions remaining = o;
         remaining.time_limit_s = std::max(0.1, kCbcTimeShare * (o.time_limit_s - seconds_since(began)));
-        return milp::run_cbc_guarded(model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
+        return milp::run_cbc_guarded(*model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
       const auto cbc_began = Clock::now();
       milp::GuardedOutcome guarded = run_cbc(true);
@@ -185,7 +203,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       }
       if (cbc.solution) {
         candidates.push_back(
-            {model.schedule(*cbc.solution), cbc.objective * scale, cbc.proven_optimal, cbc.objective * scale});
+            {model->schedule(*cbc.solution), cbc.objective * scale, cbc.proven_optimal, cbc.objective * scale});
         if (!cbc.proven_optimal) cbc_unproven = candidates.back().schedule;
       }
       if (cbc.proven_infeasible && !guarded.timed_out && starts.empty()) {
@@ -195,35 +213,33 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       }
     }
     // Too large for CBC within the limit, or CBC stopped short of a proof: large-neighbourhood
-    // search with the MILP's windows from the cheapest schedule the model accepts.
-    std::optional<std::pair<Schedule, double>> search_start;  // and its objective, the simulator's
-    for (std::size_t k = 0; k < starts.size() && !search_start; ++k)
-      if (start_milp_objectives[k]) search_start.emplace(starts[k].schedule, starts[k].objective);
-    if (cbc_unproven && model.satisfied_by(model.assignment(*cbc_unproven))) {
+    // search with the MILP's windows from the cheaper of the best start the model accepts and
+    // CBC's incumbent.
+    std::optional<std::pair<Schedule, double>> from;  // and its objective, the simulator's
+    if (search_start) from.emplace(starts[*search_start].schedule, starts[*search_start].objective);
+    if (cbc_unproven && model->satisfied_by(model->assignment(*cbc_unproven))) {
       try {  // the MILP counts memory per stage; the simulator also counts transfers in flight
         const SimulationResult simulated = judge(*cbc_unproven);
         const double objective = o.objective == SolveObjective::Energy ? simulated.total_energy_j() : simulated.compute_time_s;
-        if (!search_start || objective < search_start->second) search_start.emplace(*cbc_unproven, objective);
+        if (!from || objective < from->second) from.emplace(*cbc_unproven, objective);
       } catch (const InvalidPlan&) {
       }
     }
-    const bool search = !cbc_fits || cbc_left_gap;
-    if (o.solution_path.empty() && search && search_start && !start_reaches_bound) {
+    if (o.solution_path.empty() && (too_large || cbc_left_gap) && from && !start_reaches_bound) {
       const auto margin = std::chrono::duration<double>(0.2 + 0.02 * o.time_limit_s);
       const milp::SearchLimits limits{began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                    std::chrono::duration<double>(o.time_limit_s) - margin),
                                       o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt};
       const milp::SearchResult found =
-          milp::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, search_start->first, judge, limits);
+          milp::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, from->first, judge, limits);
       result.search_time_s = found.seconds;
       result.windows_solved = found.windows_solved;
       result.windows_improved = found.windows_improved;
       if (found.windows_improved > 0) {
         candidates.push_back({found.schedule, found.objective, false, found.milp_objective});
         result.message = fmt::format("{}; its windows improved the best schedule in {} of {} solved",
-                                     cbc_fits ? "CBC did not prove its schedule optimal"
-                                              : fmt::format("CBC not run on the whole model ({} variables)",
-                                                            model.columns()),
+                                     too_large ? fmt::format("CBC not run on the whole model ({} variables)", columns)
+                                               : "CBC did not prove its schedule optimal",
                                      found.windows_improved, found.windows_solved);
       }
     }

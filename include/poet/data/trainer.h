@@ -32,6 +32,16 @@ struct Evaluation {
 // Called after each batch with (batches done, batches in the epoch, that batch's loss).
 using ProgressFn = std::function<void(std::int64_t, std::int64_t, float)>;
 
+// Throws InputError if `g` predicts more than one label per sample (a label per token, as
+// the transformer and BERT do): the trainer feeds one label per sample. Needs the graph
+// alone, so `poet train` refuses such a model before it makes data, plans or allocates.
+void check_one_label_per_sample(const Graph& g);
+
+// check_one_label_per_sample, and throws InputError if a sample of `d` does not have the
+// graph's input size, `d` holds fewer samples than a batch, or its classes exceed the
+// loss's. `poet train` calls it before planning, the trainer before each pass.
+void check_dataset_fits(const Graph& g, const Dataset& d);
+
 class Trainer {
  public:
   // `shuffle_seed` keys the batch order of every epoch.
@@ -41,8 +51,7 @@ class Trainer {
   runtime::Executor& executor() { return executor_; }
   const runtime::Executor& executor() const { return executor_; }
 
-  // Throws InputError if one sample of `d` does not have the graph's input size or its
-  // classes exceed the loss's.
+  // check_dataset_fits for this trainer's graph.
   void check_dataset(const Dataset& d) const;
 
   // Epoch `epoch` (from 0) over `d`: at most `max_batches` batches (0: all).

@@ -7,7 +7,8 @@
 // fragmentation measured is that of the placement alone, not of the rounding.
 //
 // Files: memory_plan_greedy.cpp (the planner), memory_plan_linear.cpp (the oracle),
-// memory_plan_check.cpp (peak, overlap check, ASCII dump).
+// memory_plan_check.cpp (peak, overlap check, ASCII dump), memory_plan_order.cpp (the
+// lifetimes in plan order that every arena is planned over).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,13 @@ inline std::int64_t align_up(std::int64_t bytes, std::int64_t alignment) {
 inline bool live_together(const BufferLife& a, const BufferLife& b) {
   return a.bytes > 0 && b.bytes > 0 && a.alloc_rank < b.release_rank && b.alloc_rank < a.release_rank;
 }
+
+// `buffers` with their ranks set to plan order, [created_by, released_by), instead of the
+// simulator's time order. The executor and a device run instructions in plan order and wait
+// for a transfer still touching bytes they reuse; in time order a page-in that waits for
+// the bus starts after the free of a later instruction, so an arena planned over time
+// order gives its bytes to a tensor still live in plan order. Plan every arena over these.
+std::vector<BufferLife> in_plan_order(std::vector<BufferLife> buffers);
 
 // The most aligned bytes live at once (a sweep over allocation and release ranks): the
 // lower bound of any arena.

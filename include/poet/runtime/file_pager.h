@@ -30,6 +30,12 @@ class PageFile;
 enum class InjectedFault;
 }  // namespace paging
 
+// Checks, before any planning, that a page file can be made where `requested` (a
+// FilePagerOptions::path; empty: the working folder) says: its folder exists, is a folder
+// and takes a new file (tried by making and removing one: /proc passes every permission
+// check and takes none). Throws InputError naming --page-file, the folder and the fix.
+void check_page_file_location(const std::string& requested);
+
 struct FilePagerOptions {
   // Empty: a uniquely named file in the working directory. An existing directory: a
   // uniquely named file in it. Otherwise a new file at this path (it must not exist).

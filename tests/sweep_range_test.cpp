@@ -1,0 +1,66 @@
+// The ranges of `poet sweep` (--budgets, --ablation-deadlines): the good forms give their
+// values, every bad one an InputError naming the option, before a value is made.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "poet/sweep/sweep_range.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+// The message of parse_range's InputError on `text` (empty if it was accepted).
+std::string range_error(const std::string& text, const std::string& unit) {
+  try {
+    parse_range(text, "--budgets", unit);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepRange, GoodFormsGiveTheirValues) {
+  EXPECT_EQ(parse_range("30%:50%:10%", "--budgets", "%"), (std::vector<double>{30, 40, 50}));
+  EXPECT_EQ(parse_range("30:50:10", "--budgets", "%"), (std::vector<double>{30, 40, 50}));
+  EXPECT_EQ(parse_range("50%,70%", "--budgets", "%"), (std::vector<double>{50, 70}));
+  EXPECT_EQ(parse_range("1:2:0.5", "--ablation-deadlines", ""), (std::vector<double>{1, 1.5, 2}));
+  EXPECT_EQ(parse_range("1.5", "--runtime-budget", ""), (std::vector<double>{1.5}));
+  EXPECT_EQ(parse_range("10%:10%:1%", "--budgets", "%"), (std::vector<double>{10}));
+}
+
+TEST(SweepRange, BadFormsAreInputErrorsNamingTheOptionAndTheFix) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "is not a percent"},
+      {"%", "is not a percent"},
+      {"100%:30%:10%", "ends below where it starts; write first:last:step with first <= last"},
+      {"30%:100%:0%", "is not a percent"},
+      {"30%:100%", "must be first:last:step"},
+      {"30%:100%:10%:5%", "must be first:last:step"},
+      {"30%::10%", "is not a percent"},
+      {"abc", "is not a percent"},
+      {"0x10%", "is not a percent"},
+      {"inf%:inf%:1%", "is not a percent"},
+      {"50%,,70%", "is not a percent"},
+      {"30%:100%,5%:10%", "is not a percent"},
+      {"30%:100%:0.0000001%", "makes 700000001 values; at most 200"},
+      {"0.001%:1000%:0.001%", "makes 1000000 values"},
+      {std::string(1000, ',') , "makes 1001 values"},
+  };
+  for (const auto& [text, why] : bad) {
+    const std::string message = range_error(text, "%");
+    EXPECT_NE(message.find("--budgets: "), std::string::npos) << "'" << text << "': " << message;
+    EXPECT_NE(message.find(why), std::string::npos) << "'" << text << "': " << message;
+  }
+  for (const std::string text : {"", "0", "-1", "1:2:0", "2:1:0.5", "1e7", "nan", "1:2", "x:2:1"})
+    EXPECT_NE(range_error(text, ""), "") << "'" << text << "'";
+}
+
+TEST(SweepRange, AMessageQuotesALongInputShortened) {
+  const std::string message = range_error(std::string(100000, '9') + "%:1%:1%", "%");
+  EXPECT_LT(message.size(), 300u) << message;
+}
+
+}  // namespace
+}  // namespace poet
