@@ -27,8 +27,8 @@ TEST(MilpColumns, TheCountFromTheGraphIsTheBuiltModelsOnZooModels) {
     }
 }
 
-// Columns fixed to zero (remat or paging off) are columns still; a repeated input is an
-// edge each time (random graphs repeat inputs, up to 4 times).
+// Columns fixed to zero (remat or paging off) are columns still; a repeated input is one
+// edge, however often it is read (random graphs repeat inputs, up to 4 times).
 TEST(MilpColumns, TheCountHoldsForEveryModeAndForRepeatedInputs) {
   std::mt19937 rng(7);
   int repeats = 0;

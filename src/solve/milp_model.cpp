@@ -13,8 +13,12 @@ std::int64_t whole_model_columns(const Graph& g) {
   const auto n = static_cast<std::int64_t>(g.size());
   // Per stage t: R of t + 1 tensors, four more of t tensors, U of t + 1: 6t + 2 in all.
   std::int64_t columns = 3 * n * (n - 1) + 2 * n;
-  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v)
-    columns += static_cast<std::int64_t>(g.node(v).inputs.size()) * (n - v);  // FREE of each edge into v
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
+    std::vector<NodeId> inputs = g.node(v).inputs;  // an input read twice is one edge
+    std::sort(inputs.begin(), inputs.end());
+    const auto edges = std::unique(inputs.begin(), inputs.end()) - inputs.begin();
+    columns += edges * (n - v);  // FREE of each edge into v
+  }
   return columns;
 }
 

@@ -67,7 +67,7 @@ struct Window {
 // The columns of the whole model (MilpModel(g, ...) with the default window), counted from
 // the graph alone in O(edges): R, Sram, Saux, Min and Mout of every tensor i < t at stage t
 // (R alone for i = t), U of every tensor <= t, and FREE of every edge (u, v) at each stage
-// t >= v. Exact, whatever the costs and options: solve() decides from it whether CBC could
+// t >= v (an input read twice is one edge). Exact, whatever the costs and options: solve() decides from it whether CBC could
 // take the model within the limit before spending the time to build it.
 std::int64_t whole_model_columns(const Graph& g);
 
