@@ -57,6 +57,22 @@ TEST(SweepRange, BadFormsAreInputErrorsNamingTheOptionAndTheFix) {
     EXPECT_NE(range_error(text, ""), "") << "'" << text << "'";
 }
 
+// --runtime-budget and --ablation-budget take one value: a list or a range is refused, not
+// cut to its first value.
+TEST(SweepRange, AnOptionOfOneValueRefusesAListOrARange) {
+  EXPECT_EQ(parse_one_value("70%", "--ablation-budget", "%"), 70);
+  EXPECT_EQ(parse_one_value("1.5", "--runtime-budget", ""), 1.5);
+  for (const std::string text : {"50%,70%", "30%:50%:10%"}) {
+    try {
+      parse_one_value(text, "--ablation-budget", "%");
+      ADD_FAILURE() << text << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--ablation-budget: '" + text + "' makes"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("it takes one, e.g. 70%"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SweepRange, AMessageQuotesALongInputShortened) {
   const std::string message = range_error(std::string(100000, '9') + "%:1%:1%", "%");
   EXPECT_LT(message.size(), 300u) << message;

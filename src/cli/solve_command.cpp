@@ -96,8 +96,8 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
   cmd->add_flag("--heuristic", opts->solve.heuristic_only,
-                "Skip the MILP: the eviction heuristic's schedule in about a second, with the compute-once bound "
-                "(for graphs too large for CBC)");
+                "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "
+                "cheap lower bound (compute-once or covering), in about a second");
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
                   "--write-model wrote with the same options")

@@ -62,7 +62,7 @@ void add_sweep_command(CLI::App& app) {
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
-    const double deadline = opts->runtime_budget.empty() ? 0 : parse_range(opts->runtime_budget, "--runtime-budget", "")[0];
+    const double deadline = opts->runtime_budget.empty() ? 0 : parse_one_value(opts->runtime_budget, "--runtime-budget", "");
     const SimulationOptions counting;  // the parameters count against every budget
     const auto bytes_for = [&](double percent) {
       return parse_ram_budget(fmt::format("{}%", percent), g, costs, counting);
@@ -73,7 +73,7 @@ void add_sweep_command(CLI::App& app) {
       for (const auto& m : methods) tasks.push_back({m, percent, bytes_for(percent), deadline});
     const std::size_t memory_tasks = tasks.size();
     if (!opts->ablation_deadlines.empty()) {
-      const double percent = parse_range(opts->ablation_budget, "--ablation-budget", "%")[0];
+      const double percent = parse_one_value(opts->ablation_budget, "--ablation-budget", "%");
       for (const double d : parse_range(opts->ablation_deadlines, "--ablation-deadlines", ""))
         for (const char* m : {"poet_remat", "poet_paging", "poet"}) tasks.push_back({m, percent, bytes_for(percent), d});
     }

@@ -50,4 +50,12 @@ std::vector<double> parse_range(const std::string& text, const std::string& opti
   return values;
 }
 
+double parse_one_value(const std::string& text, const std::string& option, const std::string& unit) {
+  const std::vector<double> values = parse_range(text, option, unit);
+  if (values.size() != 1)
+    throw InputError(fmt::format("{}: '{}' makes {} values; it takes one, e.g. {}", option, text_excerpt(text),
+                                 values.size(), unit == "%" ? "70%" : "1.5"));
+  return values.front();
+}
+
 }  // namespace poet

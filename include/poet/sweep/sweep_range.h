@@ -16,4 +16,8 @@ inline constexpr std::size_t kMaxSweepRangeValues = 200;
 // values; anything else throws InputError naming `option` and the form to write.
 std::vector<double> parse_range(const std::string& text, const std::string& option, const std::string& unit);
 
+// One value of the same forms (--runtime-budget, --ablation-budget): a range or a list
+// throws InputError, rather than running its first value alone.
+double parse_one_value(const std::string& text, const std::string& option, const std::string& unit);
+
 }  // namespace poet
