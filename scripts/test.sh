@@ -3,6 +3,9 @@
 # AddressSanitizer + UBSan (clang), whose tree also holds the fuzz targets, which then run
 # for POET_FUZZ_SECONDS each (scripts/fuzz.sh). This is the command CI runs.
 set -euo pipefail
+# Under `bash -x` (CI), each step is logged with its start time. Set here: bash does not
+# take PS4 from the environment when run as root.
+PS4='+ [$(date -u +%T)] '
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build

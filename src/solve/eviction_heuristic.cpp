@@ -35,7 +35,7 @@ struct Eviction {
 class EvictionSearch {
  public:
   EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget)
-      : g_(g), costs_(costs), o_(o), budget_(budget), n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_),
+      : costs_(costs), o_(o), budget_(budget), n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_),
         out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
     for (Stage t = 0; t < n_; ++t) computed_.at(t, t) = 1;
     for (std::size_t k = 0; k < n_; ++k) {
@@ -217,7 +217,6 @@ class EvictionSearch {
     return s;
   }
 
-  const Graph& g_;
   const GraphCosts& costs_;
   const SolveOptions& o_;
   std::int64_t budget_;

@@ -61,7 +61,7 @@ int MilpModel::at(const std::vector<std::vector<int>>& grid, std::size_t t, std:
 
 MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t activation_budget,
                      const Window& w)
-    : g_(g), n_(g.size()), begin_(w.begin), end_(w.end.value_or(g.size())), users_(g.size()) {
+    : n_(g.size()), begin_(w.begin), end_(w.end.value_or(g.size())), users_(g.size()) {
   POET_CHECK(begin_ < end_ && end_ <= n_, "a window's stages lie within the graph");
   const bool strict = o.accounting == Accounting::Strict;
   // An input read twice (x * x) is one edge: freeing it once releases it once.

@@ -122,7 +122,6 @@ class MilpModel {
   // FREE(t, e): the input of edge e is freed after its consumer is computed in stage t.
   bool frees(const Schedule& s, std::size_t t, std::size_t e) const;
 
-  const Graph& g_;
   std::size_t n_, begin_, end_;
   std::vector<char> in_;                           // in_[i]: tensor i has columns
   std::vector<std::pair<NodeId, NodeId>> edges_;  // (input, consumer), each pair once
