@@ -40,8 +40,8 @@ struct Attempt {
   std::size_t begin = 0, end = 0;
   std::optional<MilpModel> model;
   std::vector<double> incumbent_x;
-  // False where the start counts memory otherwise than the MILP (a baseline's): the window is
-  // then skipped. Spliced windows keep holding: each splice is held to its window's model.
+  // False where the window's MILP does not accept the incumbent (a baseline's start may count
+  // memory otherwise): the window is skipped.
   bool holds_incumbent = false;
   double incumbent_cost = 0;  // the incumbent's window objective, scaled as the model's
   GuardedOutcome solved;

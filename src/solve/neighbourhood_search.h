@@ -1,7 +1,7 @@
 // Large-neighbourhood search with the exact MILP: from a valid schedule, fix everything
 // outside a window (milp_model.h's Window), solve the window's MILP exactly with CBC from
-// the incumbent, splice an improvement in when the simulator confirms it,
-// slide on and repeat. Two kinds of window:
+// the incumbent, splice an improvement in when the simulator confirms it, slide on and
+// repeat. Two kinds of window:
 // - stage windows: every decision in stages [begin, end), both boundary states fixed; two
 //   disjoint ones run at once, one CBC child per core, with the deadline's slack split;
 // - tensor windows: a group of consecutive long-lived tensors free in every stage from the
@@ -43,8 +43,8 @@ struct SearchResult {
 };
 
 // `start` is a schedule the simulator accepts; windows where the MILP does not accept it (a
-// baseline's start may count memory otherwise) are skipped. `judge` simulates a schedule (throwing InvalidPlan when the simulator rejects
-// it). Every schedule kept has been judged.
+// baseline's start may count memory otherwise) are skipped. `judge` simulates a schedule
+// (throwing InvalidPlan when the simulator rejects it). Every schedule kept has been judged.
 SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
                                   std::int64_t activation_budget, const Schedule& start,
                                   const std::function<SimulationResult(const Schedule&)>& judge,

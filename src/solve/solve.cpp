@@ -52,7 +52,6 @@ std::string_view bound_source_name(BoundSource s) {
   switch (s) {
     case BoundSource::ComputeOnce: return "compute-once";
     case BoundSource::Covering: return "covering";
-    case BoundSource::Lagrangian: return "Lagrangian";
     case BoundSource::Cbc: return "CBC";
   }
   return "unknown";
@@ -127,7 +126,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     result.variables = static_cast<int>(std::min<std::int64_t>(columns, std::numeric_limits<int>::max()));
     const auto model_began = Clock::now();
     std::optional<milp::MilpModel> model;
-    std::optional<std::size_t> search_start;  // the cheapest start the model accepts, or when unbuilt the cheapest
+    std::optional<std::size_t> search_start;  // the cheapest start (the model accepts, if built)
     bool cbc_left_gap = false;                // CBC ran and did not prove an optimum
     std::optional<Schedule> cbc_unproven;     // its incumbent then
     if (!too_large || !o.solution_path.empty() || !o.write_model_path.empty()) {

@@ -63,9 +63,9 @@ enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };
 std::string_view solve_status_name(SolveStatus s);
 
 // Where the proven lower bound comes from: every node computed once; the covering bound
-// (tensors that cannot all stay in RAM, src/solve/lower_bound_covering.h); the Lagrangian
-// window decomposition; CBC's own bound on the full MILP.
-enum class BoundSource { ComputeOnce, Covering, Lagrangian, Cbc };
+// (tensors that cannot all stay in RAM, src/solve/lower_bound_covering.h); CBC's own bound
+// on the full MILP.
+enum class BoundSource { ComputeOnce, Covering, Cbc };
 std::string_view bound_source_name(BoundSource s);
 
 struct SolveResult {
