@@ -239,12 +239,16 @@ TEST(SolveByHand, WithoutPagingItRecomputes) {
   EXPECT_EQ(r.simulation->recomputes, 1u);
 }
 
-TEST(SolveByHand, StrictAccountingChargesThePageInAndSoRecomputes) {
-  // A page-in holds its 40 B for its whole stage: paging x back in for d_x needs 140 B in
-  // stage 3, so within 139 B the only schedule left recomputes x.
+TEST(SolveByHand, StrictAccountingPagesInDuringTheStageThatReadsIt) {
+  // A page-in holds its 40 B from the start of its stage, and the stage's nodes may read it
+  // (Algorithm 2 pages in before computing): x paged back in during d_x's stage needs
+  // d_relu + x + d_x = 120 B. In the stage before (the paper's rows) it would need 140 B,
+  // over the 139 B budget, and x would be recomputed for 50 J.
   const SolveResult r = solve_hand(Accounting::Strict, SolveMode::RematAndPaging, 139);
   ASSERT_EQ(r.status, SolveStatus::Optimal) << r.message;
-  EXPECT_NEAR(r.milp_objective_j, 61 + 50, 1e-9);
+  EXPECT_NEAR(r.milp_objective_j, 61 + 4, 1e-9);
+  EXPECT_EQ(r.simulation->pageins, 1u);
+  EXPECT_EQ(r.simulation->recomputes, 0u);
   EXPECT_LE(r.simulation->peak_bytes, 139);
 }
 

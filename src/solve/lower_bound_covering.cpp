@@ -5,9 +5,10 @@
 // strict]) - sum over edges (a, k), k < t, of FREE[t][a,k] mem(a), and U[t][t] <= B (the
 // activation budget). Split the sum by tensor:
 // - node t itself: R[t][t] = 1, never freed before step t: contributes mem(t);
-// - an input a of t: resident (the input row: S_RAM[t][a] or R[t][a]), and never freed before
-//   step t, since FREE[t][a,k] needs no later consumer of a computed in stage t, and t is
-//   one: contributes >= mem(a);
+// - an input a of t: resident (the input row: S_RAM[t][a] or R[t][a], or in strict
+//   accounting M_in[t][a], whose buffer the row counts), and never freed before step t,
+//   since FREE[t][a,k] needs no later consumer of a computed in stage t, and t is one:
+//   contributes >= mem(a);
 // - a tensor a < t in a *gap* at t (its previous use, or a itself, before t, its next use
 //   after t): contributes >= mem(a) unless S_RAM[t][a] = 0, or it is freed before step t,
 //   which needs S_RAM[t+1][a] = 0. Either way a is *absent* at stage t or t+1 of its gap;
@@ -19,9 +20,9 @@
 // This is the covering row of stage t.
 //
 // An absence at stage s (or s + 1) of the gap (p, u) of tensor a (p < s < u; u the next use)
-// forces a restoration R[s'][a] = 1 (s <= s' <= u) or M_in[s'][a] = 1 (s <= s' < u): at stage u
-// a is resident (input row) or recomputed; if resident, follow S_RAM back to the absence: the
-// first stage where it turns 1 has R or M_in (the keep row). These R and M_in lie in stages
+// forces a restoration R[s'][a] = 1 or M_in[s'][a] = 1 (s <= s' <= u): at stage u a is
+// resident (input row), recomputed or (strict) paged in; if resident, follow S_RAM back to
+// the absence: the first stage where it turns 1 follows one with R or M_in (the keep row). These R and M_in lie in stages
 // p+1..u, which are disjoint for the gaps of one tensor: distinct gaps need distinct
 // restorations, each costing compute(a) or pagein(a) (column r or p of the gap, at most one
 // counted, since one restoration suffices for the covering row). A page-in needs S_AUX, which

@@ -211,10 +211,19 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
 
   for (std::size_t t = begin_; t < end_; ++t) {
     const std::size_t s = t - begin_;
-    // Inputs resident: R[t][v] <= R[t][u] + S_RAM[t][u].
+    // Inputs resident: R[t][v] <= R[t][u] + S_RAM[t][u] (+ M_in[t][u] in strict accounting).
+    // Algorithm 2 pages a tensor in before the stage's computations, and strict accounting
+    // holds the page-in's buffer from the start of its stage (the memory rows below), so
+    // the stage's nodes may read it. The paper's rows (and reference accounting, which does
+    // not count page-in buffers) make it wait for the next stage: one stage longer in RAM.
     for (const auto& [u, v] : edges_) {
       if (static_cast<std::size_t>(v) > t || !in_[static_cast<std::size_t>(v)]) continue;
-      add_row({{r(t, v), r(t, u), s_ram(t, u)}, {1, -1, -1}, -INFINITY, 0});
+      Row inputs{{r(t, v), r(t, u), s_ram(t, u)}, {1, -1, -1}, -INFINITY, 0};
+      if (strict) {
+        inputs.columns.push_back(m_in(t, u));
+        inputs.values.push_back(-1);
+      }
+      add_row(std::move(inputs));
     }
     for (std::size_t i = 0; i <= t && t + 1 < n_; ++i) {
       if (!in_[i]) continue;

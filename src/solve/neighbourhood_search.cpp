@@ -8,6 +8,7 @@
 
 #include "guarded_solve.h"
 #include "milp_model.h"
+#include "unread_page_outs.h"
 #include "poet/util/error.h"
 
 namespace poet::milp {
@@ -139,6 +140,10 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
         candidate = attempt.size() == 1 ? *a->spliced : a->model->splice(candidate, *a->solved.outcome.solution);
         milp_objective += (a->spliced_cost - a->incumbent_cost) * a->model->objective_scale();
       }
+      if (o.objective == SolveObjective::Energy)
+        for (NodeId i : drop_unread_page_outs(candidate)) milp_objective -= costs.nodes[static_cast<std::size_t>(i)].pageout_energy_j;
+      else
+        drop_unread_page_outs(candidate);  // page-outs cost no compute time
       SimulationResult simulated;
       try {
         simulated = judge(candidate);

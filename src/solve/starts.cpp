@@ -4,6 +4,7 @@
 
 #include "eviction_heuristic.h"
 #include "milp_model.h"
+#include "unread_page_outs.h"
 #include "poet/baselines/capuchin.h"
 #include "poet/baselines/dtr.h"
 #include "poet/plan/plan.h"
@@ -24,6 +25,7 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
   unbounded.ram_budget_bytes.reset();
   std::vector<StartSchedule> out;
   const auto consider = [&](Schedule s) {
+    drop_unread_page_outs(s);
     if (o.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
     if (!meets_deadline(s, costs, o)) return;
     SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);

@@ -3,7 +3,8 @@
 // Stage semantics (Checkmate's): in stage t the nodes i with R[t][i] = 1 are evaluated in
 // topological order, node t last. S_RAM[t][i]: i is in RAM at the start of stage t.
 // S_AUX[t][i]: i is on secondary storage at the start of stage t. M_in[t][i]: i is paged
-// in during stage t (resident from stage t + 1). M_out[t][i]: i is paged out during stage t.
+// in during stage t, before the stage's computations (Algorithm 2), and resident from stage
+// t + 1 if kept. M_out[t][i]: i is paged out during stage t.
 // All matrices are lower-triangular: nothing happens to node i before stage i.
 #pragma once
 
