@@ -20,8 +20,9 @@ enum class SolveMode { RematAndPaging, RematOnly, PagingOnly };
 enum class SolveObjective { Energy, Time };
 // reference: the reference implementation's model exactly (the deadline counts compute
 //   only, the budget activations only, a page-in is charged from the next stage).
-// strict: the budget also holds fixed memory, a page-in takes RAM during its whole stage,
-//   and the deadline counts paging time too (none of it assumed hidden).
+// strict: the budget also holds fixed memory, a page-in takes RAM during its whole stage
+//   (and that stage's nodes may read it), and the deadline counts paging time too (none of
+//   it assumed hidden).
 enum class Accounting { Reference, Strict };
 
 struct SolveOptions {
