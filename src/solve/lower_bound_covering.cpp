@@ -22,12 +22,13 @@
 // An absence at stage s (or s + 1) of the gap (p, u) of tensor a (p < s < u; u the next use)
 // forces a restoration R[s'][a] = 1 or M_in[s'][a] = 1 (s <= s' <= u): at stage u a is
 // resident (input row), recomputed or (strict) paged in; if resident, follow S_RAM back to
-// the absence: the first stage where it turns 1 follows one with R or M_in (the keep row). These R and M_in lie in stages
-// p+1..u, which are disjoint for the gaps of one tensor: distinct gaps need distinct
-// restorations, each costing compute(a) or pagein(a) (column r or p of the gap, at most one
-// counted, since one restoration suffices for the covering row). A page-in needs S_AUX, which
-// needs one page-out of a at some stage: column z_a, shared by all gaps of a. R[t][t] = 1 costs
-// the compute-once total, which the restorations (all with i < t) do not touch.
+// the absence: the first stage where it turns 1 follows one with R or M_in (the keep row).
+// These R and M_in lie in stages p+1..u, which are disjoint for the gaps of one tensor:
+// distinct gaps need distinct restorations, each costing compute(a) or pagein(a) (column r
+// or p of the gap, at most one counted, since one restoration suffices for the covering
+// row). A page-in needs S_AUX, which needs one page-out of a at some stage: column z_a,
+// shared by all gaps of a. R[t][t] = 1 costs the compute-once total, which the
+// restorations (all with i < t) do not touch.
 //
 // A recomputation needs its inputs resident. Take the last restoration of a gap (p, u) of a
 // (it makes a resident for u; before it a may be absent, after it a is present) and let it

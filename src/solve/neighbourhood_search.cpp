@@ -140,10 +140,9 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
         candidate = attempt.size() == 1 ? *a->spliced : a->model->splice(candidate, *a->solved.outcome.solution);
         milp_objective += (a->spliced_cost - a->incumbent_cost) * a->model->objective_scale();
       }
-      if (o.objective == SolveObjective::Energy)
-        for (NodeId i : drop_unread_page_outs(candidate)) milp_objective -= costs.nodes[static_cast<std::size_t>(i)].pageout_energy_j;
-      else
-        drop_unread_page_outs(candidate);  // page-outs cost no compute time
+      const std::vector<NodeId> dropped = drop_unread_page_outs(candidate);
+      if (o.objective == SolveObjective::Energy)  // a page-out costs no compute time
+        for (NodeId i : dropped) milp_objective -= costs.nodes[static_cast<std::size_t>(i)].pageout_energy_j;
       SimulationResult simulated;
       try {
         simulated = judge(candidate);
