@@ -25,6 +25,7 @@ class Grid {
 
 struct Eviction {
   double score = std::numeric_limits<double>::infinity();
+  double cost = 0;  // energy (J), or time (s) for the time objective
   std::size_t tensor = 0;
   Stage next_use = 0;
   bool page = false;
@@ -34,9 +35,9 @@ struct Eviction {
 
 class EvictionSearch {
  public:
-  EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget)
-      : costs_(costs), o_(o), budget_(budget), n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_),
-        out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
+  EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget, bool guard_peaks)
+      : costs_(costs), o_(o), budget_(budget), guard_peaks_(guard_peaks), n_(g.size()), computed_(n_), ram_(n_),
+        aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
     for (Stage t = 0; t < n_; ++t) computed_.at(t, t) = 1;
     for (std::size_t k = 0; k < n_; ++k) {
       std::set<std::size_t> inputs;
@@ -54,18 +55,49 @@ class EvictionSearch {
       const auto over = std::find_if(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p > budget_; });
       const double slack = deadline ? *o_.deadline_s - schedule_time() : std::numeric_limits<double>::infinity();
       if (slack < 0) return std::nullopt;
-      if (over == peaks.end()) return schedule();
+      if (over == peaks.end()) {
+        undo_needless_evictions();
+        return schedule();
+      }
       const auto best = cheapest_eviction(static_cast<Stage>(over - peaks.begin()), peaks, slack);
       if (!best) return std::nullopt;
-      if (best->page)
-        paged_[best->tensor].insert(best->next_use);
-      else
-        for (std::size_t j : best->recomputed) computed_.at(best->next_use, j) = 1;
+      apply(*best, true);
+      evictions_.push_back(*best);
     }
     return std::nullopt;
   }
 
  private:
+  void apply(const Eviction& e, bool on) {
+    if (e.page) {
+      if (on)
+        paged_[e.tensor].insert(e.next_use);
+      else
+        paged_[e.tensor].erase(e.next_use);
+    } else {
+      for (std::size_t j : e.recomputed) computed_.at(e.next_use, j) = on;
+    }
+  }
+
+  // An eviction chosen early, for the stage over the budget then, may be needless once
+  // later ones freed that stage too: undo them, the costliest first, wherever every stage
+  // stays within the budget (undoing never adds time). A tensor that another eviction's
+  // recomputation reads stays resident instead (materialize() keeps what is not recomputed).
+  void undo_needless_evictions() {
+    std::vector<std::size_t> order(evictions_.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return evictions_[a].cost > evictions_[b].cost; });
+    for (std::size_t k : order) {
+      apply(evictions_[k], false);
+      materialize();
+      const std::vector<std::int64_t> peaks = stage_peaks();
+      if (std::any_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p > budget_; }))
+        apply(evictions_[k], true);
+    }
+    materialize();
+  }
+
   bool strict() const { return o_.accounting == Accounting::Strict; }
   double cost(double energy_j, double time_s) const {
     return o_.objective == SolveObjective::Energy ? energy_j : time_s;
@@ -104,9 +136,13 @@ class EvictionSearch {
           out_.at(o, i) = 1;
           stored_from_[i] = o + 1;
         }
-        for (Stage s = *stored_from_[i]; s < q; ++s) aux_.at(s, i) = 1;
-        in_.at(q - 1, i) = 1;
-        ram_.at(q, i) = 1;
+        // Strict accounting holds a page-in's buffer from the start of its stage, so the
+        // stage that reads it may page it in; the paper's rows (reference) page in a stage
+        // earlier and keep it resident.
+        const Stage page_in = strict() ? q : q - 1;
+        for (Stage s = *stored_from_[i]; s <= page_in; ++s) aux_.at(s, i) = 1;
+        in_.at(page_in, i) = 1;
+        if (!strict()) ram_.at(q, i) = 1;
       }
     }
   }
@@ -114,29 +150,37 @@ class EvictionSearch {
   // The most activation memory each stage holds at once, as the MILP's U rows count it.
   std::vector<std::int64_t> stage_peaks() const {
     std::vector<std::int64_t> peaks(n_, 0);
-    for (Stage t = 0; t < n_; ++t) {
-      std::int64_t u = 0;
-      for (std::size_t i = 0; i < t; ++i) u += (ram_.at(t, i) + (strict() ? in_.at(t, i) : 0)) * bytes(i);
-      std::int64_t peak = u;
-      for (std::size_t k = 0; k <= t; ++k) {
-        if (!computed_.at(t, k)) continue;
-        u += bytes(k);
-        peak = std::max(peak, u);
-        for (std::size_t in : unique_inputs_[k])  // an input read twice is freed once, as in the MILP
-          if (freed_after(t, in, k)) u -= bytes(in);
-      }
-      peaks[t] = peak;
-    }
+    for (Stage t = 0; t < n_; ++t) peaks[t] = stage_peak(t);
     return peaks;
   }
 
-  // The MILP's FREE: input i of k is released once k is done in stage t, unless a later
-  // node of the stage reads it or the next stage keeps it.
-  bool freed_after(Stage t, std::size_t i, std::size_t k) const {
-    if (t + 1 < n_ && ram_.at(t + 1, i)) return false;
-    for (std::size_t j : users_[i])
-      if (j > k && j <= t && computed_.at(t, j)) return false;
-    return true;
+  // Stage t's peak; with `recomputed` (a candidate eviction of recomputed[0] before t, which
+  // t recomputes), as it would be after that eviction.
+  std::int64_t stage_peak(Stage t, const std::vector<std::size_t>& recomputed = {}) const {
+    const auto in_candidate = [&](std::size_t k) {
+      return std::find(recomputed.begin(), recomputed.end(), k) != recomputed.end();
+    };
+    const auto computed = [&](std::size_t k) { return computed_.at(t, k) || in_candidate(k); };
+    std::int64_t u = 0;
+    for (std::size_t i = 0; i < t; ++i) {
+      const bool resident = ram_.at(t, i) && !(!recomputed.empty() && i == recomputed.front());
+      u += (resident + (strict() ? in_.at(t, i) : 0)) * bytes(i);
+    }
+    std::int64_t peak = u;
+    for (std::size_t k = 0; k <= t; ++k) {
+      if (!computed(k)) continue;
+      u += bytes(k);
+      peak = std::max(peak, u);
+      for (std::size_t in : unique_inputs_[k]) {  // an input read twice is freed once, as in the MILP
+        // The MILP's FREE: released once k is done, unless a later node of the stage reads
+        // it or the next stage keeps it.
+        const bool kept = t + 1 < n_ && ram_.at(t + 1, in);
+        if (!kept && std::none_of(users_[in].begin(), users_[in].end(),
+                                  [&](std::size_t j) { return j > k && j <= t && computed(j); }))
+          u -= bytes(in);
+      }
+    }
+    return peak;
   }
 
   double schedule_time() const {
@@ -185,19 +229,21 @@ class EvictionSearch {
       if (paging) {
         const bool stored = stored_from_[i] && *stored_from_[i] <= p + 1;
         const Stage first_free = stored ? p + 1 : computed_.at(p, i) ? p + 2 : p + 1;
-        const Stage last_free = strict() ? q - 2 : q - 1;  // strict: the page-in holds RAM in q - 1
+        const Stage last_free = q - 1;
         if (q >= 2 && first_free <= over && over <= last_free) {
           const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
           const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
-          consider({.score = cost(energy, time) / relief(i, first_free, last_free), .tensor = i, .next_use = q,
-                    .page = true, .recomputed = {}, .extra_time_s = strict() ? time : 0});
+          consider({.score = cost(energy, time) / relief(i, first_free, last_free), .cost = cost(energy, time),
+                    .tensor = i, .next_use = q, .page = true, .recomputed = {}, .extra_time_s = strict() ? time : 0});
         }
       }
       if (remat) {
-        Eviction e{.score = 0, .tensor = i, .next_use = q, .page = false, .recomputed = {}, .extra_time_s = 0};
-        const double total = add_recomputation(i, q, e.recomputed, e.extra_time_s);
-        e.score = total / relief(i, p + 1, q - 1);
-        consider(std::move(e));
+        Eviction e{.tensor = i, .next_use = q, .page = false, .recomputed = {}, .extra_time_s = 0};
+        e.cost = add_recomputation(i, q, e.recomputed, e.extra_time_s);
+        e.score = e.cost / relief(i, p + 1, q - 1);
+        // A recomputation holds its inputs in stage q: one that would push q over the budget
+        // (or further over) trades one over-budget stage for another, and piles up.
+        if (!guard_peaks_ || stage_peak(q, e.recomputed) <= std::max(budget_, peaks[q])) consider(std::move(e));
       }
     }
     return best;
@@ -220,19 +266,21 @@ class EvictionSearch {
   const GraphCosts& costs_;
   const SolveOptions& o_;
   std::int64_t budget_;
+  bool guard_peaks_;
   std::size_t n_;
   Grid computed_, ram_, aux_, in_, out_;
   std::vector<std::set<Stage>> paged_;  // per tensor: the uses reached by a page-in
   std::vector<std::vector<Stage>> events_;  // per tensor: stages that compute or read it, ascending
   std::vector<std::optional<Stage>> stored_from_;
   std::vector<std::vector<std::size_t>> users_, unique_inputs_;
+  std::vector<Eviction> evictions_;  // applied, in order
 };
 
 }  // namespace
 
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
-                                          std::int64_t activation_budget) {
-  return EvictionSearch(g, costs, options, activation_budget).run();
+                                          std::int64_t activation_budget, bool guard_peaks) {
+  return EvictionSearch(g, costs, options, activation_budget, guard_peaks).run();
 }
 
 }  // namespace poet::milp

@@ -40,23 +40,25 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
   // The eviction heuristic counts memory per stage as the MILP does; where the simulator,
   // which also holds a page-out's RAM until its transfer ends, finds it over the budget,
   // it tries again with less. In POET's mode it also runs restricted to recomputation and
-  // to paging: one greedy choice does not suit every budget and deadline.
+  // to paging, and each with and without its guard on stage peaks: one greedy choice does
+  // not suit every budget and deadline.
   std::vector<SolveMode> modes = {o.mode};
   if (o.mode == SolveMode::RematAndPaging) modes.insert(modes.end(), {SolveMode::RematOnly, SolveMode::PagingOnly});
   for (const SolveMode mode : modes) {
     SolveOptions restricted = o;
     restricted.mode = mode;
-    for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
-      const auto s = eviction_schedule(g, costs, restricted, target);
-      if (!s) break;
-      const std::int64_t peak = strict ? simulate(g, costs, plan_from_schedule(*s, g), unbounded).peak_bytes
-                                       : o.ram_budget_bytes;  // reference: the MILP's count is the budget's
-      if (peak <= o.ram_budget_bytes) {
-        consider(*s);
-        break;
+    for (const bool guard_peaks : {false, true})
+      for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
+        const auto s = eviction_schedule(g, costs, restricted, target, guard_peaks);
+        if (!s) break;
+        const std::int64_t peak = strict ? simulate(g, costs, plan_from_schedule(*s, g), unbounded).peak_bytes
+                                         : o.ram_budget_bytes;  // reference: the MILP's count is the budget's
+        if (peak <= o.ram_budget_bytes) {
+          consider(*s);
+          break;
+        }
+        target -= peak - o.ram_budget_bytes;
       }
-      target -= peak - o.ram_budget_bytes;
-    }
   }
   // The baselines take the budget as the simulator counts it.
   SimulationOptions budgeted = simulation;
