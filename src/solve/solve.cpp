@@ -241,7 +241,8 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       std::vector<std::pair<Schedule, double>> froms{*from};
       if (too_large)
         for (const milp::StartSchedule& other : starts)
-          if (other.schedule.method != from->first.method && other.objective <= from->second * (1 + kSecondStartWithin)) {
+          if (other.schedule.method != from->first.method &&
+              other.objective <= from->second * (1 + kSecondStartWithin)) {
             froms.emplace_back(other.schedule, other.objective);
             break;
           }
@@ -257,7 +258,8 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
         result.search_time_s += found.seconds;
         result.windows_solved += found.windows_solved;
         result.windows_improved += found.windows_improved;
-        if (found.windows_improved > 0) candidates.push_back({found.schedule, found.objective, false, found.milp_objective});
+        if (found.windows_improved > 0)
+          candidates.push_back({found.schedule, found.objective, false, found.milp_objective});
       }
       if (result.windows_improved > 0)
         result.message = fmt::format("{}; its windows improved the starts in {} of {} solved",
