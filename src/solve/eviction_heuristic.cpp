@@ -161,9 +161,10 @@ class EvictionSearch {
       return std::find(recomputed.begin(), recomputed.end(), k) != recomputed.end();
     };
     const auto computed = [&](std::size_t k) { return computed_.at(t, k) || in_candidate(k); };
+    const std::size_t evicted = recomputed.empty() ? n_ : recomputed.front();  // n_: none
     std::int64_t u = 0;
     for (std::size_t i = 0; i < t; ++i) {
-      const bool resident = ram_.at(t, i) && !(!recomputed.empty() && i == recomputed.front());
+      const bool resident = ram_.at(t, i) && i != evicted;
       u += (resident + (strict() ? in_.at(t, i) : 0)) * bytes(i);
     }
     std::int64_t peak = u;

@@ -27,6 +27,8 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
   const auto consider = [&](Schedule s) {
     drop_unread_page_outs(s);
     if (o.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
+    // The heuristic's variants often agree: one copy each (the method is part of a schedule).
+    if (std::any_of(out.begin(), out.end(), [&](const StartSchedule& kept) { return kept.schedule == s; })) return;
     if (!meets_deadline(s, costs, o)) return;
     SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);
     if (o.mode == SolveMode::PagingOnly && r.recomputes > 0) return;
@@ -47,7 +49,8 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
   for (const SolveMode mode : modes) {
     SolveOptions restricted = o;
     restricted.mode = mode;
-    for (const bool guard_peaks : {false, true})
+    for (const bool guard_peaks : {false, true}) {
+      if (guard_peaks && mode == SolveMode::PagingOnly) continue;  // the guard weighs recomputations only
       for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
         const auto s = eviction_schedule(g, costs, restricted, target, guard_peaks);
         if (!s) break;
@@ -59,6 +62,7 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
         }
         target -= peak - o.ram_budget_bytes;
       }
+    }
   }
   // The baselines take the budget as the simulator counts it.
   SimulationOptions budgeted = simulation;
