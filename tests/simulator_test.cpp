@@ -60,6 +60,26 @@ TEST(Simulator, PagingOverlapsComputeAndReleasesRamWhenThePageOutEnds) {
   EXPECT_EQ(r.pageouts, 1u);
 }
 
+TEST(Simulator, UnderABudgetAComputeWaitsForThePageOutWhoseRamItNeeds) {
+  const Graph g = hand_graph();
+  const auto costs = estimate_costs(g, hand_device());
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
+                             "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  // Without a budget d_relu takes its 40 B at 6 s, beside x's until its page-out ends at 7 s.
+  EXPECT_EQ(simulate(g, costs, plan).peak_activation_bytes, 140);
+  // With 120 B (what d_x needs with its inputs) d_relu waits for that end: it runs 7..15 s,
+  // the page-in 15..20 s, d_x 20..28 s.
+  const auto r = simulate(g, costs, plan, {.ram_budget_bytes = 120});
+  EXPECT_EQ(r.peak_activation_bytes, 120);
+  EXPECT_DOUBLE_EQ(r.stall_s, 6);  // 1 s for the page-out, 5 s for the page-in
+  EXPECT_DOUBLE_EQ(r.makespan_s, 28);
+  EXPECT_DOUBLE_EQ(r.total_energy_j(), 15);  // waiting changes time, never energy
+  // Below what d_x needs, no wait helps: rejected as before, and simulate_for_budget says by how much.
+  EXPECT_THROW(simulate(g, costs, plan, {.ram_budget_bytes = 119}), InvalidPlan);
+  EXPECT_EQ(simulate_for_budget(g, costs, plan, {.ram_budget_bytes = 119}).peak_activation_bytes, 140);
+  EXPECT_DOUBLE_EQ(simulate_for_budget(g, costs, plan, {.ram_budget_bytes = 120}).stall_s, 6);
+}
+
 TEST(Simulator, EarlierPageInHidesTheLatency) {
   const Graph g = hand_graph();
   const auto costs = estimate_costs(g, hand_device());

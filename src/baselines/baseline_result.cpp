@@ -33,10 +33,8 @@ std::optional<std::string> below_smallest_working_set(const Graph& g, const Simu
 
 SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s,
                                    const SimulationOptions& options) {
-  SimulationOptions unconstrained = options;
-  unconstrained.ram_budget_bytes.reset();
   try {
-    return simulate(g, costs, plan_from_schedule(s, g), unconstrained);
+    return simulate_for_budget(g, costs, plan_from_schedule(s, g), options);
   } catch (const InvalidPlan& e) {
     fail_internal(__FILE__, __LINE__, fmt::format("baseline '{}' made an invalid plan: {}", s.method, e.what()));
   }

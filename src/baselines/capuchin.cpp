@@ -157,7 +157,12 @@ class Capuchin {
   Attempt evaluate(const Residency& r) const {
     Attempt a{lay_out(g_, r), {}, {}, 0};
     const Plan plan = plan_from_schedule(a.schedule, g_);
-    a.sim = simulate_baseline(g_, costs_, a.schedule, options_);
+    // Capuchin swaps only where compute hides the transfer: judged without the budget, a
+    // page-out keeps its RAM until its transfer ends, where under the budget a compute
+    // would wait for it (simulator.h). A swap that needs such a wait is recomputed instead.
+    SimulationOptions unbudgeted = options_;
+    unbudgeted.ram_budget_bytes.reset();
+    a.sim = simulate_baseline(g_, costs_, a.schedule, unbudgeted);
     a.stages = instruction_stages(a.schedule, plan);
     if (options_.ram_budget_bytes)
       for (const MemoryPoint& p : a.sim.timeline)

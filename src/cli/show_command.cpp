@@ -32,9 +32,7 @@ void add_show_command(CLI::App& app) {
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule s = opts->schedule.load(g);
     // Drawn even when over budget: that is when the picture is most useful.
-    SimulationOptions unbounded = options;
-    unbounded.ram_budget_bytes.reset();
-    const SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);
+    const SimulationResult r = simulate_for_budget(g, costs, plan_from_schedule(s, g), options);
     if (options.ram_budget_bytes && r.peak_bytes > *options.ram_budget_bytes)
       fmt::print(stderr, "warning: this schedule needs {}, over the budget of {}\n", format_bytes_exact(r.peak_bytes),
                  format_bytes_exact(*options.ram_budget_bytes));

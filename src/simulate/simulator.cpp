@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <queue>
 
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -39,6 +40,10 @@ class Simulation {
 
   SimulationResult run(const SimulationOptions& options) {
     POET_CHECK(costs_.nodes.size() == g_.size(), "costs belong to another graph");
+    const FixedMemory fixed = g_.fixed_memory(options.optimizer);
+    result_.fixed_bytes = (options.count_parameters ? fixed.parameter_bytes : 0) +
+                          (options.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
+    if (options.ram_budget_bytes) activation_budget_ = *options.ram_budget_bytes - result_.fixed_bytes;
     for (std::size_t p = 0; p < plan_.instructions.size(); ++p) step(p);
     for (NodeId v = 0; v < static_cast<NodeId>(g_.size()); ++v)
       if (!state_[v].computed)
@@ -81,6 +86,7 @@ class Simulation {
           start = std::max(start, state_[in].ready_s);
         }
         if (s.in_ram) invalid(p, fmt::format("{} is already in RAM; free it before computing it again", name(v)));
+        start = wait_for_memory(start, c.bytes);
         result_.stall_s += start - cpu_s_;
         cpu_s_ = start + c.compute_time_s;
         result_.compute_time_s += c.compute_time_s;
@@ -126,7 +132,7 @@ class Simulation {
         }
         // A transfer still in flight keeps its buffer until it ends: a page-out, or a page-in
         // freed unused (its buffer was taken when it started, which may be after cpu_s_).
-        events_.push_back({std::max({cpu_s_, s.pageout_end_s, s.ready_s}), -c.bytes, p, s.buffer, true});
+        add_event({std::max({cpu_s_, s.pageout_end_s, s.ready_s}), -c.bytes, p, s.buffer, true});
         result_.buffers[s.buffer].released_by = p;
         s.in_ram = false;
         s.freed_by = p;
@@ -139,13 +145,41 @@ class Simulation {
   void allocate(TensorState& s, NodeId v, double start_s, std::size_t p) {
     s.buffer = result_.buffers.size();
     result_.buffers.push_back({v, costs_.nodes[v].bytes, 0, 0, p, plan_.instructions.size()});
-    events_.push_back({start_s, costs_.nodes[v].bytes, p, s.buffer, false});
+    add_event({start_s, costs_.nodes[v].bytes, p, s.buffer, false});
+  }
+
+  void add_event(const MemoryEvent& e) {
+    events_.push_back(e);
+    if (activation_budget_) pending_.push({e.time_s, e.instruction, e.delta});
+  }
+
+  // A compute that needs `bytes` at `start_s` beyond the budget waits for page-outs in
+  // flight to release theirs, as the executor waits before reusing their bytes; the MILP
+  // counts a page-out's buffer free from the stage after it, not from the transfer's end.
+  // Every event already known lies at or after the CPU's clock, which never goes back, so
+  // the memory in use at any later start is the events applied up to it.
+  double wait_for_memory(double start_s, std::int64_t bytes) {
+    if (!activation_budget_) return start_s;
+    while (!pending_.empty() && pending_.top().time_s <= start_s) apply_pending();
+    if (live_ + bytes <= *activation_budget_) return start_s;
+    double waited_to = start_s;
+    std::int64_t live = live_;
+    auto later = pending_;
+    while (live + bytes > *activation_budget_ && !later.empty()) {
+      waited_to = later.top().time_s;
+      while (!later.empty() && later.top().time_s <= waited_to) live += later.top().delta, later.pop();
+    }
+    if (live + bytes > *activation_budget_) return start_s;  // waiting would not help: the sweep rejects it
+    while (!pending_.empty() && pending_.top().time_s <= waited_to) apply_pending();
+    return waited_to;
+  }
+
+  void apply_pending() {
+    live_ += pending_.top().delta;
+    pending_.pop();
   }
 
   void sweep_memory(const SimulationOptions& options) {
-    const FixedMemory fixed = g_.fixed_memory(options.optimizer);
-    result_.fixed_bytes = (options.count_parameters ? fixed.parameter_bytes : 0) +
-                          (options.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
     // Events at the same instant apply in plan order: a zero-time compute still holds its
     // inputs and output together, and a buffer released by an earlier instruction can be
     // reused by a later one.
@@ -182,6 +216,17 @@ class Simulation {
   const Plan& plan_;
   std::vector<TensorState> state_;
   std::vector<MemoryEvent> events_;
+  // With a budget: the events not yet reached by the CPU's clock, earliest first (ties in
+  // plan order), and the activation bytes in use at the clock.
+  struct Pending {
+    double time_s;
+    std::size_t instruction;
+    std::int64_t delta;
+    bool operator>(const Pending& o) const { return time_s != o.time_s ? time_s > o.time_s : instruction > o.instruction; }
+  };
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
+  std::optional<std::int64_t> activation_budget_;
+  std::int64_t live_ = 0;
   double cpu_s_ = 0, bus_s_ = 0;
   SimulationResult result_;
 };
@@ -190,6 +235,20 @@ class Simulation {
 
 SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options) {
   return Simulation(g, costs, plan).run(options);
+}
+
+SimulationResult simulate_for_budget(const Graph& g, const GraphCosts& costs, const Plan& plan,
+                                     const SimulationOptions& options) {
+  SimulationOptions unbounded = options;
+  unbounded.ram_budget_bytes.reset();
+  SimulationResult r = simulate(g, costs, plan, unbounded);
+  // Where it fits without waiting, nothing waits under the budget either: the same result.
+  if (!options.ram_budget_bytes || r.peak_bytes <= *options.ram_budget_bytes) return r;
+  try {
+    return simulate(g, costs, plan, options);  // validity does not depend on timing: only the budget can fail
+  } catch (const InvalidPlan&) {
+    return r;
+  }
 }
 
 }  // namespace poet

@@ -21,8 +21,9 @@ bool meets_deadline(const Schedule& s, const GraphCosts& costs, const SolveOptio
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes) {
   const bool strict = o.accounting == Accounting::Strict;
-  SimulationOptions unbounded = simulation;
-  unbounded.ram_budget_bytes.reset();
+  SimulationOptions budgeted = simulation;
+  budgeted.ram_budget_bytes = o.ram_budget_bytes;
+  const auto judge = [&](const Schedule& s) { return simulate_for_budget(g, costs, plan_from_schedule(s, g), budgeted); };
   std::vector<StartSchedule> out;
   const auto consider = [&](Schedule s) {
     drop_unread_page_outs(s);
@@ -30,7 +31,7 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
     // The heuristic's variants often agree: one copy each (the method is part of a schedule).
     if (std::any_of(out.begin(), out.end(), [&](const StartSchedule& kept) { return kept.schedule == s; })) return;
     if (!meets_deadline(s, costs, o)) return;
-    SimulationResult r = simulate(g, costs, plan_from_schedule(s, g), unbounded);
+    SimulationResult r = judge(s);
     if (o.mode == SolveMode::PagingOnly && r.recomputes > 0) return;
     // Reference accounting: the budget is the MILP's count, which the heuristic keeps and
     // the baselines are stricter than; strict: what the simulator counts.
@@ -39,9 +40,9 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
     out.push_back({std::move(s), std::move(r), objective});
   };
 
-  // The eviction heuristic counts memory per stage as the MILP does; where the simulator,
-  // which also holds a page-out's RAM until its transfer ends, finds it over the budget,
-  // it tries again with less. In POET's mode it also runs restricted to recomputation and
+  // The eviction heuristic counts memory per stage as the MILP does (the simulator makes
+  // computes wait for page-outs in flight to match); where the simulator still finds it
+  // over the budget (a stage's transient peak), it tries again with less. In POET's mode it also runs restricted to recomputation and
   // to paging, and each with and without its guard on stage peaks: one greedy choice does
   // not suit every budget and deadline.
   std::vector<SolveMode> modes = {o.mode};
@@ -54,8 +55,7 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
       for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
         const auto s = eviction_schedule(g, costs, restricted, target, guard_peaks);
         if (!s) break;
-        const std::int64_t peak = strict ? simulate(g, costs, plan_from_schedule(*s, g), unbounded).peak_bytes
-                                         : o.ram_budget_bytes;  // reference: the MILP's count is the budget's
+        const std::int64_t peak = strict ? judge(*s).peak_bytes : o.ram_budget_bytes;  // reference: the MILP's count
         if (peak <= o.ram_budget_bytes) {
           consider(*s);
           break;
@@ -65,8 +65,6 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
     }
   }
   // The baselines take the budget as the simulator counts it.
-  SimulationOptions budgeted = simulation;
-  budgeted.ram_budget_bytes = o.ram_budget_bytes;
   if (o.mode != SolveMode::RematOnly)
     if (auto r = capuchin_for_budget(g, costs, budgeted); r.found()) consider(std::move(*r.schedule));
   if (o.mode != SolveMode::PagingOnly)

@@ -67,7 +67,11 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     PredictionRow& row = rows[planned_rows[k]];
     const StepTiming& t = timings.plans[k];
     row.ran = true;
-    if (!timings.node_seconds.empty()) row.predicted_s = simulate(g, alongside, plans[k].executable.plan, {}).makespan_s;
+    if (!timings.node_seconds.empty()) {
+      SimulationOptions budgeted;
+      budgeted.ram_budget_bytes = plans[k].budget_bytes;
+      row.predicted_s = simulate_for_budget(g, alongside, plans[k].executable.plan, budgeted).makespan_s;
+    }
     row.bytes_paged_per_step = t.bytes_paged_out + t.bytes_paged_in;
     row.measured_s = t.median_s;
     row.spread_s = t.spread_s;

@@ -79,7 +79,7 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
   // Page-ins just in time, page-outs overlapping compute, still within the budget.
   const Plan plan = plan_transfers(g, costs, plan_from_schedule(schedule, g), options).plan;
   TrainingPlan out{runtime::make_executable_plan(g, costs, plan), {}, budget, detail, {}};
-  out.simulation = simulate(g, costs, out.executable.plan, {});
+  out.simulation = simulate(g, costs, out.executable.plan, options);  // with the waits for memory the executor makes
   const std::int64_t room = budget - out.simulation.fixed_bytes;
   const std::int64_t arena = out.executable.memory.arena_bytes;
   if (arena > room)

@@ -15,7 +15,7 @@ namespace poet {
 
 struct BaselineResult {
   std::optional<Schedule> schedule;            // none: see `reason`
-  std::optional<SimulationResult> simulation;  // of `schedule`, without a budget
+  std::optional<SimulationResult> simulation;  // of `schedule`, judged by simulate_for_budget
   std::string choice;                          // the parameter the method settled on
   std::string reason;                          // why there is no schedule
   bool found() const { return schedule.has_value(); }
@@ -30,8 +30,9 @@ std::int64_t counted_fixed_bytes(const Graph& g, const SimulationOptions& option
 // memory. Returns the reason a budget below it fails, or nothing if the budget is not below.
 std::optional<std::string> below_smallest_working_set(const Graph& g, const SimulationOptions& options);
 
-// Simulates `s` without a budget. A baseline's schedule that the simulator rejects is a
-// bug in the baseline, so that throws InternalError rather than InvalidPlan.
+// Simulates `s` as simulate_for_budget does (fits_budget says whether it fits). A
+// baseline's schedule that the simulator rejects is a bug in the baseline, so that throws
+// InternalError rather than InvalidPlan.
 SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s,
                                    const SimulationOptions& options);
 

@@ -2,7 +2,8 @@
 //
 // Timing model: compute runs on the CPU one node at a time in plan order; paging runs on
 // its own DMA channel in parallel with compute, one transfer at a time on the bus, started
-// in plan order. A compute waits for its inputs' page-ins to finish (stall time).
+// in plan order. A compute waits for its inputs' page-ins to finish (stall time), and
+// under a RAM budget also for page-outs in flight whose RAM it needs.
 // Memory model: fixed memory is always resident; a computed tensor occupies RAM from the
 // start of its compute; a page-in occupies RAM from the start of its transfer; a freed
 // tensor releases RAM at once, unless it is being paged out, in which case it releases RAM
@@ -75,5 +76,11 @@ class InvalidPlan : public InputError {
 
 SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan,
                           const SimulationOptions& options = {});
+
+// The plan judged against options' budget without throwing for the budget: the simulation
+// under the budget where the plan fits it, else the one without, whose peak says by how much
+// it misses (compare peak_bytes with the budget). Other invalidity throws InvalidPlan.
+SimulationResult simulate_for_budget(const Graph& g, const GraphCosts& costs, const Plan& plan,
+                                     const SimulationOptions& options);
 
 }  // namespace poet
