@@ -119,5 +119,19 @@ TEST(Sweep, FiguresDrawOneLinePerMethodWithASchedule) {
   EXPECT_NE(poet_vs_pofo_table(rows).find("| 50% |"), std::string::npos);
 }
 
+TEST(Sweep, OverheadTableGivesPoetsProvenGapBesideItsPoint) {
+  std::vector<SweepRow> rows;
+  for (const char* m : {"capuchin", "poet", "dtr"}) {
+    SweepRow r;
+    r.task = {m, 50, 0, 0};
+    r.found = std::string(m) != "dtr";
+    r.energy_j = 10.5;
+    r.gap = 0.0123;  // a baseline's gap means nothing and is not shown
+    rows.push_back(r);
+  }
+  EXPECT_EQ(overhead_table(rows, {"capuchin", "poet", "dtr"}, 10),
+            "| budget | capuchin | poet | dtr |\n| --- | --- | --- | --- |\n| 50% | 5.00% | 5.00% (gap 1.23%) | - |\n");
+}
+
 }  // namespace
 }  // namespace poet

@@ -249,10 +249,13 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       const auto margin = std::chrono::duration<double>(0.2 + 0.02 * o.time_limit_s);
       const auto search_end = began + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(o.time_limit_s) - margin);
+      // A schedule within the gap asked of the bound ends the search: it would be reported optimal.
+      const double good_enough = o.relative_gap < 1 ? result.best_bound / (1 - o.relative_gap) : INFINITY;
       for (std::size_t k = 0; k < froms.size(); ++k) {
         // An equal share of the time left; a search that ends early leaves its time to the next.
         const milp::SearchLimits limits{Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
-                                        o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt};
+                                        o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt,
+                                        good_enough};
         const milp::SearchResult found =
             milp::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, froms[k].first, judge, limits);
         result.search_time_s += found.seconds;
@@ -260,6 +263,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
         result.windows_improved += found.windows_improved;
         if (found.windows_improved > 0)
           candidates.push_back({found.schedule, found.objective, false, found.milp_objective});
+        if (found.objective <= good_enough) break;
       }
       if (result.windows_improved > 0)
         result.message = fmt::format("{}; its windows improved the starts in {} of {} solved",
