@@ -113,6 +113,19 @@ std::vector<Case> cases() {
   return out;
 }
 
+// How solve() has the simulator judge a case's schedules: against the budget in strict
+// accounting (the MILP's count is the budget in reference accounting).
+SimulationOptions simulation_of(const Case& c) {
+  SimulationOptions sim;
+  sim.count_parameters = c.o.accounting == Accounting::Strict;
+  if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
+  return sim;
+}
+
+std::vector<milp::StartSchedule> starts_of(const Case& c) {
+  return milp::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget);
+}
+
 // Energy of stages [begin, end): computes and transfers, counted from the costs directly.
 double window_energy(const Schedule& s, const GraphCosts& costs, std::size_t begin, std::size_t end) {
   double j = 0;
@@ -202,10 +215,7 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
   int improved = 0;
   for (const Case& c : cases()) {
     const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
-    SimulationOptions sim;
-    sim.count_parameters = c.o.accounting == Accounting::Strict;
-    const auto starts =
-        milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    const auto starts = starts_of(c);
     // The costliest start the model accepts: the most for the windows to improve.
     const auto start = std::find_if(starts.rbegin(), starts.rend(),
                                     [&](const auto& s) { return full.satisfied_by(full.assignment(s.schedule)); });
@@ -227,9 +237,7 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
       ASSERT_TRUE(full.satisfied_by(full.assignment(spliced))) << where;
       EXPECT_NEAR(full.objective_value(full.assignment(spliced)) * full.objective_scale(), predicted, 1e-9 * energy)
           << where;
-      SimulationOptions budgeted = sim;
-      if (c.o.accounting == Accounting::Strict) budgeted.ram_budget_bytes = c.o.ram_budget_bytes;
-      const SimulationResult judged = simulate(c.g, c.costs, plan_from_schedule(spliced, c.g), budgeted);
+      const SimulationResult judged = simulate(c.g, c.costs, plan_from_schedule(spliced, c.g), simulation_of(c));
       EXPECT_NEAR(judged.total_energy_j(), predicted, 1e-9 * energy) << where;
       if (predicted < energy * (1 - 1e-9)) ++improved;
       incumbent = spliced;
@@ -252,10 +260,8 @@ TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
     const SolveMode mode = c.o.mode;
     const std::string where = c.name + " mode " + std::to_string(static_cast<int>(mode));
     const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
-    SimulationOptions sim;
-    sim.count_parameters = c.o.accounting == Accounting::Strict;
-    if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
-    const auto starts = milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    const SimulationOptions sim = simulation_of(c);
+    const auto starts = starts_of(c);
     const auto start = std::find_if(starts.rbegin(), starts.rend(),
                                     [&](const auto& s) { return full.satisfied_by(full.assignment(s.schedule)); });
     if (start == starts.rend()) continue;
@@ -294,10 +300,8 @@ TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
 // optimal then): a start that good is not searched from at all.
 TEST(NeighbourhoodSearch, EndsAtAGoodEnoughObjective) {
   for (const Case& c : cases()) {
-    SimulationOptions sim;
-    sim.count_parameters = c.o.accounting == Accounting::Strict;
-    if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
-    const auto starts = milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    const SimulationOptions sim = simulation_of(c);
+    const auto starts = starts_of(c);
     if (starts.empty()) continue;
     const auto judge = [&](const Schedule& s) { return simulate(c.g, c.costs, plan_from_schedule(s, c.g), sim); };
     const milp::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30,
@@ -317,10 +321,8 @@ TEST(NeighbourhoodSearch, EndsAtAGoodEnoughObjective) {
 TEST(NeighbourhoodSearch, SkipsTheWindowsWhoseMilpRejectsTheStart) {
   int solved = 0;
   for (const Case& c : cases()) {
-    SimulationOptions sim;
-    sim.count_parameters = c.o.accounting == Accounting::Strict;
-    if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
-    const auto starts = milp::start_schedules(c.g, c.costs, c.o, sim, c.o.ram_budget_bytes - c.activation_budget);
+    const SimulationOptions sim = simulation_of(c);
+    const auto starts = starts_of(c);
     if (starts.empty()) continue;
     const milp::StartSchedule& start = starts.front();
     const auto accepts = [&](std::int64_t budget) {
