@@ -11,7 +11,7 @@
 #include "poet/baselines/by_name.h"
 #include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/memory_plan.h"
-#include "poet/plan/transfer_planner.h"
+#include "poet/lower/transfer_planner.h"
 #include "poet/solve/solve.h"
 #include "random_graphs.h"
 #include "test_scale.h"

@@ -28,8 +28,9 @@ inline Graph training_graph(const std::string& model, int batch) {
 // a72: paging is cheap enough beside compute that the solver mixes it with recomputation.
 inline GraphCosts test_costs(const Graph& g) { return estimate_costs(g, builtin_platform("a72")); }
 
-inline runtime::ExecutablePlan executable(const Graph& g, const Schedule& s) {
-  return runtime::make_executable_plan(g, test_costs(g), plan_from_schedule(s, g));
+// The schedule as it is (no transfer planning), with no budget.
+inline LoweredPlan executable(const Graph& g, const Schedule& s) {
+  return lower(g, test_costs(g), s, {.plan_transfers = false});
 }
 
 // A node of a small hand-built forward graph: FLOPs = output elements; a dropout drops half.
@@ -71,7 +72,7 @@ struct Snapshot {
   std::vector<float> parameters, gradients, optimizer_state;
 };
 
-inline Snapshot one_step(const Graph& g, runtime::ExecutablePlan plan, runtime::ExecutorOptions options = {}) {
+inline Snapshot one_step(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions options = {}) {
   runtime::Executor e(g, std::move(plan), options);
   const Batch b = synthetic_batch(e, 1);
   const runtime::StepResult r = e.train_step(b.inputs, b.labels);

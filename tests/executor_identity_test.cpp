@@ -80,13 +80,13 @@ std::vector<Strategy> strategies(const Graph& g, const Budgets& budgets) {
 // Runs every strategy and compares with checkpoint-all; reports what each plan did.
 void expect_all_identical(const std::string& model, int batch, const Budgets& budgets) {
   const Graph g = training_graph(model, batch);
-  runtime::ExecutablePlan all = executable(g, checkpoint_all_schedule(g));
+  LoweredPlan all = executable(g, checkpoint_all_schedule(g));
   const std::int64_t all_arena = all.memory.arena_bytes;
   const Snapshot expected = one_step(g, std::move(all));
   ASSERT_TRUE(std::isfinite(expected.loss));
   std::size_t paging_plans = 0, recomputing_plans = 0;
   for (const Strategy& s : strategies(g, budgets)) {
-    runtime::ExecutablePlan p = executable(g, s.schedule);
+    LoweredPlan p = executable(g, s.schedule);
     const std::size_t pageins = count(p.plan, InstrKind::PageIn);
     const std::size_t computes = count(p.plan, InstrKind::Compute);
     paging_plans += pageins > 0;
@@ -175,7 +175,7 @@ TEST(ExecutorIdentity, RecomputedDropoutRegeneratesItsMask) {
   const Graph g = dropout_chain();
   const BaselineResult revolve = revolve_schedule(g, 1);
   ASSERT_TRUE(revolve.found()) << revolve.reason;
-  runtime::ExecutablePlan p = executable(g, *revolve.schedule);
+  LoweredPlan p = executable(g, *revolve.schedule);
   NodeId dropout = 2;
   ASSERT_EQ(g.node(dropout).op, OpKind::Dropout);
   int computes = 0;
@@ -194,7 +194,7 @@ TEST(ExecutorIdentity, RecomputedDropoutRegeneratesItsMask) {
 // because the solver's heuristic finds no plan for them at the budgets tried.
 void expect_chen_identical(const std::string& model) {
   const Graph g = training_graph(model, 1);
-  runtime::ExecutablePlan chen = executable(g, chen_sqrt_schedule(g));
+  LoweredPlan chen = executable(g, chen_sqrt_schedule(g));
   ASSERT_GT(count(chen.plan, InstrKind::Compute), g.size()) << model << ": Chen's plan recomputes nothing";
   expect_bit_identical(one_step(g, executable(g, checkpoint_all_schedule(g))), one_step(g, std::move(chen)), model);
 }

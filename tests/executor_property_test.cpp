@@ -81,7 +81,7 @@ TEST(ExecutorProperty, EveryStrategyMatchesCheckpointAllBitForBitOnRandomNetwork
     for (const auto& [name, schedule] : schedules) {
       const std::string what = label + " " + name;
       try {
-        runtime::ExecutablePlan plan = executable(g, schedule);
+        LoweredPlan plan = executable(g, schedule);
         std::size_t computes = 0, pageins = 0;
         for (const Instruction& i : plan.plan.instructions) {
           computes += i.kind == InstrKind::Compute;

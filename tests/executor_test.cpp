@@ -107,7 +107,7 @@ TEST(Executor, AllocationCounterSeesAnAllocation) {
   delete v;
 }
 
-void expect_no_allocation_after_warm_up(const Graph& g, runtime::ExecutablePlan plan, Pager* pager,
+void expect_no_allocation_after_warm_up(const Graph& g, LoweredPlan plan, Pager* pager,
                                        const std::string& what) {
   runtime::ExecutorOptions o;
   o.pager = pager;
@@ -162,7 +162,7 @@ TEST(Executor, SgdStepsReduceTheLossOnATinyDataset) {
 
 TEST(Executor, RejectsAPlanThatReadsAFreedTensorBeforeRunning) {
   const Graph g = training_graph("linear", 2);
-  runtime::ExecutablePlan p = executable(g, checkpoint_all_schedule(g));
+  LoweredPlan p = executable(g, checkpoint_all_schedule(g));
   // Move the first free before the compute that reads the freed tensor last.
   auto& ins = p.plan.instructions;
   std::size_t free_at = 0;
@@ -190,7 +190,7 @@ TEST(Executor, RejectsAPlanThatReadsAFreedTensorBeforeRunning) {
 
 TEST(Executor, RejectsAMemoryPlanThatSharesBytesBetweenLiveTensors) {
   const Graph g = training_graph("linear", 2);
-  runtime::ExecutablePlan p = executable(g, checkpoint_all_schedule(g));
+  LoweredPlan p = executable(g, checkpoint_all_schedule(g));
   std::fill(p.memory.offsets.begin(), p.memory.offsets.end(), 0);  // everything at offset 0
   EXPECT_THROW(runtime::Executor(g, std::move(p)), InputError);
 }
@@ -343,7 +343,7 @@ TEST(Executor, FilePagerStepMatchesCheckpointAll) {
 
 TEST(Executor, RecomputedBatchNormStatisticsUpdateRunningStatisticsOnce) {
   const Graph g = training_graph("resnet18_cifar", 2);
-  runtime::ExecutablePlan chen = executable(g, chen_sqrt_schedule(g));
+  LoweredPlan chen = executable(g, chen_sqrt_schedule(g));
   std::vector<int> computes(g.size(), 0);
   for (const Instruction& i : chen.plan.instructions) computes[i.node] += i.kind == InstrKind::Compute;
   NodeId recomputed = -1;
@@ -413,7 +413,7 @@ std::size_t count_in_forward(const Graph& g, const Plan& p, InstrKind kind) {
 
 // After an Adam step (running statistics and moments off their initial values), two
 // evaluations of another batch: their result, and the bytes they paged out.
-std::pair<runtime::StepResult, std::size_t> evaluate_after_a_step(const Graph& g, runtime::ExecutablePlan plan,
+std::pair<runtime::StepResult, std::size_t> evaluate_after_a_step(const Graph& g, LoweredPlan plan,
                                                                   const std::string& what) {
   runtime::ExecutorOptions o;
   o.optimizer.kind = Optimizer::Adam;
@@ -434,7 +434,7 @@ std::pair<runtime::StepResult, std::size_t> evaluate_after_a_step(const Graph& g
 TEST(Executor, EvaluationChangesNoParameterStatisticOptimizerStateOrStepCount) {
   // resnet18_cifar has batch norms; the solver's plan at 60% pages out in the forward.
   const Graph g = training_graph("resnet18_cifar", 2);
-  const runtime::ExecutablePlan paging = executable(g, poet_heuristic(g, 0.6));
+  const LoweredPlan paging = executable(g, poet_heuristic(g, 0.6));
   ASSERT_GT(count_in_forward(g, paging.plan, InstrKind::PageOut), 0u);
   const auto [all, all_bytes] = evaluate_after_a_step(g, executable(g, checkpoint_all_schedule(g)), "checkpoint-all");
   const auto [paged, paged_bytes] = evaluate_after_a_step(g, paging, "paging");
@@ -508,7 +508,7 @@ TEST(Executor, EvaluationNormalizesWithTheRunningStatisticsAndDropsNothing) {
 
 TEST(Executor, EvaluationErrorsLeaveTheModelUnchanged) {
   const Graph g = training_graph("resnet18_cifar", 2);
-  const runtime::ExecutablePlan paging = executable(g, poet_heuristic(g, 0.6));
+  const LoweredPlan paging = executable(g, poet_heuristic(g, 0.6));
   ASSERT_GE(count_in_forward(g, paging.plan, InstrKind::PageOut), 2u);
   FailingPager pager(2, InstrKind::PageOut);  // while the first page-out may be in flight
   runtime::ExecutorOptions o;

@@ -8,6 +8,7 @@
 
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
+#include "poet/cost/graph_costs_json.h"
 #include "poet/graph/graph_json.h"
 #include "poet/util/error.h"
 
@@ -42,11 +43,23 @@ TEST(GraphJson, ZooGraphsRoundTripExactly) {
       const Graph g = build_model_training_graph(model, {.batch_size = 1}, mode);
       const std::string path = temp_path("graph.json");
       const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
-      save_graph(g, path, &costs);
+      save_graph_with_costs(g, costs, path);
       expect_same(g, load_graph(path));
       fs::remove(path);
     }
   }
+}
+
+TEST(GraphJson, WithCostsEveryNodeCarriesItsCostsOnTheDevice) {
+  const Graph g = build_model_training_graph("lenet5", {.batch_size = 1}, BackwardMode::Autodiff);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+  const nlohmann::json j = graph_with_costs_to_json(g, costs);
+  ASSERT_EQ(j["nodes"].size(), g.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(j["nodes"][i]["cost"]["compute_energy_j"].get<double>(), costs.nodes[i].compute_energy_j);
+    EXPECT_EQ(j["nodes"][i]["cost"]["pagein_time_s"].get<double>(), costs.nodes[i].pagein_time_s);
+  }
+  EXPECT_FALSE(graph_to_json(g)["nodes"][0].contains("cost"));
 }
 
 std::string read_text(const fs::path& p) {

@@ -10,7 +10,10 @@
 
 #include "poet/backward/backward.h"
 #include "poet/baselines/checkpoint_all.h"
+#include "poet/cost/device.h"
 #include "poet/models/zoo.h"
+#include "poet/simulate/simulator.h"
+#include "poet/util/error.h"
 
 namespace poet {
 namespace {

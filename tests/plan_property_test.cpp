@@ -6,7 +6,7 @@
 #include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/plan/plan.h"
-#include "poet/plan/transfer_planner.h"
+#include "poet/lower/transfer_planner.h"
 #include "poet/simulate/simulator.h"
 #include "random_graphs.h"
 

@@ -31,9 +31,9 @@ TEST(TrainingPlan, EveryStrategyAtTheUnconstrainedPeakPlansWithoutRecomputingOrP
   const GraphCosts costs = test_costs(g);
   for (const std::string strategy : {"checkpoint_all", "poet", "dtr", "capuchin"}) {
     const train::TrainingPlan p = train::plan_training(g, costs, {.strategy = strategy, .budget_bytes = budget_at(g, costs, 100)});
-    EXPECT_EQ(p.simulation.recomputes, 0) << strategy;
-    EXPECT_EQ(p.simulation.pageouts, 0) << strategy;
-    EXPECT_LE(p.simulation.peak_bytes, p.budget_bytes) << strategy;
+    EXPECT_EQ(p.lowered.simulation.recomputes, 0) << strategy;
+    EXPECT_EQ(p.lowered.simulation.pageouts, 0) << strategy;
+    EXPECT_LE(p.lowered.simulation.peak_bytes, p.budget_bytes) << strategy;
   }
 }
 
@@ -60,17 +60,17 @@ TEST(TrainingPlan, StrategyThatCannotFitSaysWhyAndUnknownOnesAreRefused) {
 TEST(StepTiming, PlansRunSideBySideAndPageTheBytesTheirPlansSay) {
   const Graph g = training_graph("resnet18_cifar", 2);
   const GraphCosts costs = test_costs(g);
-  const runtime::ExecutablePlan all = executable(g, checkpoint_all_schedule(g));
+  const LoweredPlan all = executable(g, checkpoint_all_schedule(g));
   // On a72 paging is cheap beside compute, so poet pages at 60%.
   const train::TrainingPlan paging = train::plan_training(
       g, costs, {.strategy = "poet", .budget_bytes = budget_at(g, costs, 60), .time_limit_s = 5});
-  ASSERT_GT(paging.simulation.pageouts, 0);
+  ASSERT_GT(paging.lowered.simulation.pageouts, 0);
   train::StepTimingOptions o;
   o.warmup_steps = 1;
   o.steps = 3;
   o.page_dir = ::testing::TempDir();
   int rounds = 0;
-  const std::vector<const runtime::ExecutablePlan*> plans = {&all, &paging.executable};
+  const std::vector<const LoweredPlan*> plans = {&all, &paging.lowered};
   o.time_nodes_alongside = true;
   const train::SideBySideTiming timing = train::time_training_steps(g, plans, o, [&](int done, int total) {
     EXPECT_EQ(total, 3);
@@ -86,9 +86,9 @@ TEST(StepTiming, PlansRunSideBySideAndPageTheBytesTheirPlansSay) {
     EXPECT_EQ(s.steps, 3);
   }
   EXPECT_EQ(t[0].bytes_paged_out, 0u);
-  EXPECT_EQ(t[1].bytes_paged_out, static_cast<std::size_t>(paged_out_bytes(g, paging.executable.plan)));
+  EXPECT_EQ(t[1].bytes_paged_out, static_cast<std::size_t>(paged_out_bytes(g, paging.lowered.plan)));
   EXPECT_EQ(t[1].bytes_paged_in, t[1].bytes_paged_out);  // everything paged out comes back
-  EXPECT_LE(t[1].peak_live_bytes, paging.executable.memory.arena_bytes);
+  EXPECT_LE(t[1].peak_live_bytes, paging.lowered.memory.arena_bytes);
 }
 
 TEST(Prediction, RowsAreBudgetMajorAndThoseWithoutAPlanSayWhy) {

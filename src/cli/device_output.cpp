@@ -16,17 +16,15 @@ void DeviceOutputs::add_options(CLI::App& cmd) {
   cmd.add_option("--c-header", c_header, "Also write the device plan as a C header for firmware");
 }
 
-void write_device_outputs(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options,
-                          const DeviceOutputs& out) {
-  // The device runs in plan order, as the executor does: its arena is planned the same way.
-  const std::vector<BufferLife> buffers = in_plan_order(simulate(g, costs, plan, options).buffers);
-  const MemoryPlan memory = plan_memory_greedy(buffers);
-  if (const auto overlap = find_overlap(buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
+void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out) {
+  const MemoryPlan& memory = lowered.memory;
+  if (const auto overlap = find_overlap(lowered.buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
   fmt::print(stderr, "static memory plan: arena {} for a live peak of {} (+{:.2f}% fragmentation)\n",
              format_bytes_exact(memory.arena_bytes), format_bytes_exact(memory.peak_live_bytes),
              100 * memory.fragmentation());
   if (!out.wanted()) return;
-  const auto bytes = encode_device_plan(plan, buffers, memory, g.size());
+  const Plan& plan = lowered.plan;
+  const auto bytes = encode_device_plan(plan, lowered.buffers, memory, g.size());
   if (!out.device_plan.empty()) save_device_plan(bytes, out.device_plan);
   if (!out.c_header.empty()) write_file_atomically(out.c_header, device_plan_c_header(bytes, "poet_plan"));
   fmt::print(stderr, "device plan: {} bytes ({} instructions)\n", bytes.size(), plan.instructions.size());

@@ -6,9 +6,8 @@
 
 #include <string>
 
-#include "poet/cost/cost_model.h"
-#include "poet/plan/plan.h"
-#include "poet/simulate/simulator.h"
+#include "poet/graph/graph.h"
+#include "poet/lower/lower.h"
 
 namespace poet::cli {
 
@@ -19,9 +18,8 @@ struct DeviceOutputs {
   void add_options(CLI::App& cmd);
 };
 
-// Plans the arena of `plan` (greedy best fit, checked for overlaps), reports it on stderr,
-// and writes the files `out` names, each atomically.
-void write_device_outputs(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options,
-                          const DeviceOutputs& out);
+// Reports the lowered plan's arena on stderr (checked for overlaps) and writes the files
+// `out` names, each atomically.
+void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out);
 
 }  // namespace poet::cli

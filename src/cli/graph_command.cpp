@@ -6,7 +6,7 @@
 #include "commands.h"
 #include "graph_source.h"
 #include "poet/cost/cost_model.h"
-#include "poet/graph/graph_json.h"
+#include "poet/cost/graph_costs_json.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -44,7 +44,7 @@ void add_graph_command(CLI::App& app) {
     const GraphCosts costs = costs_for(graph, device);
     print_summary(graph, costs, device);
     if (!opts->json_file.empty()) {
-      save_graph(graph, opts->json_file, &costs);
+      save_graph_with_costs(graph, costs, opts->json_file);
       fmt::print("wrote       {}\n", opts->json_file);
     }
   });

@@ -5,8 +5,7 @@
 #include "commands.h"
 #include "device_output.h"
 #include "graph_source.h"
-#include "poet/plan/plan.h"
-#include "poet/plan/transfer_planner.h"
+#include "poet/lower/lower.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -36,16 +35,16 @@ void add_plan_command(CLI::App& app) {
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule schedule = opts->schedule.load(g);
-    Plan plan = plan_from_schedule(schedule, g);
+    const LoweredPlan lowered = lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
+    const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {
-      const TransferPlanResult t = plan_transfers(g, costs, plan, options);
-      plan = t.plan;
+      const TransferPlanResult& t = lowered.transfers;
       fmt::print(stderr, "transfer planner: moved {} page-ins and {} page-outs; stall {} -> {}, makespan {} -> {}\n",
                  t.moved_pageins, t.moved_pageouts, format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
                  format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
     }
     if (!opts->save_schedule.empty()) save_schedule(schedule, opts->save_schedule);
-    write_device_outputs(g, costs, plan, options, opts->device);
+    write_device_outputs(g, lowered, opts->device);
     if (opts->output.empty()) {
       fmt::print("{}", plan_to_text(plan, g));
     } else {

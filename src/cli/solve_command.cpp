@@ -8,8 +8,7 @@
 #include "commands.h"
 #include "device_output.h"
 #include "graph_source.h"
-#include "poet/plan/plan.h"
-#include "poet/plan/transfer_planner.h"
+#include "poet/lower/lower.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -125,8 +124,7 @@ void add_solve_command(CLI::App& app) {
     if (r.simulation && opts->device.wanted()) {
       SimulationOptions sim = counting;
       if (o.accounting == Accounting::Strict) sim.ram_budget_bytes = o.ram_budget_bytes;
-      const Plan plan = plan_transfers(g, costs, plan_from_schedule(*r.schedule, g), sim).plan;
-      write_device_outputs(g, costs, plan, sim, opts->device);
+      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = sim}), opts->device);
     }
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},

@@ -120,9 +120,9 @@ void train(const TrainOptions& o) {
   data::check_dataset_fits(g, data.test);
 
   const train::TrainingPlan plan = plan_or_exit(g, costs, o);
-  const SimulationResult& sim = plan.simulation;
-  const bool pages = plan_pages(plan.executable.plan);
-  const std::int64_t arena = plan.executable.memory.arena_bytes;
+  const SimulationResult& sim = plan.lowered.simulation;
+  const bool pages = plan_pages(plan.lowered.plan);
+  const std::int64_t arena = plan.lowered.memory.arena_bytes;
   check_fits_in_ram(arena + g.fixed_memory(optimizer_named(o.optimizer)).total(), o);
   if (!o.json) {
     fmt::print(
@@ -151,7 +151,7 @@ void train(const TrainOptions& o) {
                                                                                               : 0.01f);
   runtime::validate(eo.optimizer);
   eo.pager = pager.get();
-  data::Trainer trainer(g, plan.executable, eo, o.seed);
+  data::Trainer trainer(g, plan.lowered, eo, o.seed);
   trainer.check_dataset(data.train);
 
   std::uint64_t first_epoch = 0;

@@ -11,7 +11,7 @@
 
 namespace poet::data {
 
-Trainer::Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::ExecutorOptions options,
+Trainer::Trainer(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions options,
                  std::uint64_t shuffle_seed)
     : executor_(g, std::move(plan), options),
       optimizer_(options.optimizer.kind),

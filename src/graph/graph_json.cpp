@@ -161,7 +161,7 @@ std::optional<std::vector<std::size_t>> find_cycle(const std::vector<std::vector
 
 }  // namespace
 
-json graph_to_json(const Graph& g, const GraphCosts* costs) {
+json graph_to_json(const Graph& g) {
   json nodes = json::array();
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
     const Node& n = g.node(id);
@@ -177,12 +177,6 @@ json graph_to_json(const Graph& g, const GraphCosts* costs) {
               {"inputs", n.inputs}};
     if (json a = attrs_to_json(n.attrs); !a.empty()) j["attrs"] = std::move(a);
     if (n.role == Role::Backward && n.grad.node >= 0) j["grad"] = {{"node", n.grad.node}, {"slot", n.grad.slot}};
-    if (costs != nullptr) {
-      const NodeCost& c = costs->nodes.at(static_cast<std::size_t>(id));
-      j["cost"] = {{"compute_time_s", c.compute_time_s},   {"compute_energy_j", c.compute_energy_j},
-                   {"pageout_time_s", c.pageout_time_s},   {"pagein_time_s", c.pagein_time_s},
-                   {"pageout_energy_j", c.pageout_energy_j}, {"pagein_energy_j", c.pagein_energy_j}};
-    }
     nodes.push_back(std::move(j));
   }
   const FixedMemory fixed = g.fixed_memory();
@@ -275,8 +269,8 @@ Graph load_graph(const std::string& path) {
   return convert_json("graph", path, [&] { return graph_from_json(j, path); });
 }
 
-void save_graph(const Graph& g, const std::string& path, const GraphCosts* costs) {
-  write_file_atomically(path, graph_to_json(g, costs).dump(1) + "\n");
+void save_graph(const Graph& g, const std::string& path) {
+  write_file_atomically(path, graph_to_json(g).dump(1) + "\n");
 }
 
 }  // namespace poet

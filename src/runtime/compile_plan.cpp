@@ -20,7 +20,7 @@ struct Residency {
 };
 
 // Index of the buffer each Compute / PageIn instruction creates.
-std::vector<std::size_t> buffer_per_instruction(const ExecutablePlan& p) {
+std::vector<std::size_t> buffer_per_instruction(const LoweredPlan& p) {
   std::vector<std::size_t> of(p.plan.instructions.size(), kNone);
   for (std::size_t b = 0; b < p.buffers.size(); ++b) {
     const std::size_t at = p.buffers[b].created_by;
@@ -37,7 +37,7 @@ std::vector<std::size_t> buffer_per_instruction(const ExecutablePlan& p) {
 // Plan order is the executor's clock: a buffer holds its bytes from the instruction that
 // creates it through the one that frees it. Buffers whose bytes meet must not overlap in
 // that clock, or a step would overwrite a tensor still to be read.
-void check_no_shared_bytes_while_live(const Graph& g, const ExecutablePlan& p) {
+void check_no_shared_bytes_while_live(const Graph& g, const LoweredPlan& p) {
   struct Span {
     std::int64_t begin, end;
     std::size_t first, last, buffer;
@@ -69,7 +69,7 @@ std::int64_t tensor_bytes(const Node& n) {
   return n.op == OpKind::GradParam ? 0 : element_count(n.shape) * static_cast<std::int64_t>(sizeof(float));
 }
 
-CompiledPlan compile_plan(const Graph& g, const ExecutablePlan& p) {
+CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p) {
   const auto& ins = p.plan.instructions;
   if (p.memory.offsets.size() != p.buffers.size())
     throw InputError(fmt::format("the memory plan has {} offsets for {} buffers; build it from these buffers",

@@ -33,6 +33,6 @@ std::int64_t tensor_bytes(const Node& n);
 
 // Throws InvalidPlan naming the instruction for a plan that cannot run, InputError for a
 // memory plan that does not fit it.
-CompiledPlan compile_plan(const Graph& g, const ExecutablePlan& p);
+CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p);
 
 }  // namespace poet::runtime::detail

@@ -33,7 +33,7 @@ std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes) {
 struct Executor::State {
   NodeId input;  // first: finding it checks the graph before anything is built from it
   Graph graph;
-  ExecutablePlan plan;
+  LoweredPlan plan;
   ExecutorOptions options;
   detail::CompiledPlan compiled;
   ParameterStore parameters;
@@ -51,7 +51,7 @@ struct Executor::State {
   std::int64_t live_bytes = 0, peak_live_bytes = 0;
   std::uint64_t steps = 0;
 
-  State(const Graph& g, ExecutablePlan p, ExecutorOptions o)
+  State(const Graph& g, LoweredPlan p, ExecutorOptions o)
       : input(detail::check_trainable(g)),
         graph(g),
         plan(std::move(p)),
@@ -190,7 +190,7 @@ struct Executor::State {
   }
 };
 
-Executor::Executor(const Graph& g, ExecutablePlan plan, ExecutorOptions options)
+Executor::Executor(const Graph& g, LoweredPlan plan, ExecutorOptions options)
     : state_(std::make_unique<State>(g, std::move(plan), options)) {}
 Executor::~Executor() = default;
 

@@ -17,9 +17,9 @@ std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, do
   try {
     TrainingPlan plan = plan_training(
         g, costs, {.strategy = row.strategy, .budget_bytes = row.budget_bytes, .time_limit_s = time_limit_s, .progress = false});
-    row.recomputes = plan.simulation.recomputes;
-    row.pageouts = plan.simulation.pageouts;
-    row.predicted_s = plan.simulation.makespan_s;
+    row.recomputes = plan.lowered.simulation.recomputes;
+    row.pageouts = plan.lowered.simulation.pageouts;
+    row.predicted_s = plan.lowered.simulation.makespan_s;
     row.note = plan.note;
     return plan;
   } catch (const NoSchedule& e) {
@@ -54,8 +54,8 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     }
   if (progress) progress("planning", total, total, fmt::format("{} plans", plans.size()));
 
-  std::vector<const runtime::ExecutablePlan*> executables;
-  for (const TrainingPlan& p : plans) executables.push_back(&p.executable);
+  std::vector<const LoweredPlan*> executables;
+  for (const TrainingPlan& p : plans) executables.push_back(&p.lowered);
   const SideBySideTiming timings = time_training_steps(g, executables, request.timing, [&](int done, int rounds) {
     if (progress) progress("steps", done, rounds, "one step of each plan");
   });
@@ -70,7 +70,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     if (!timings.node_seconds.empty()) {
       SimulationOptions budgeted;
       budgeted.ram_budget_bytes = plans[k].budget_bytes;
-      row.predicted_s = simulate_for_budget(g, alongside, plans[k].executable.plan, budgeted).makespan_s;
+      row.predicted_s = simulate_for_budget(g, alongside, plans[k].lowered.plan, budgeted).makespan_s;
     }
     row.bytes_paged_per_step = t.bytes_paged_out + t.bytes_paged_in;
     row.measured_s = t.median_s;

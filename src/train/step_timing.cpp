@@ -27,7 +27,7 @@ struct Run {
   std::size_t out_before = 0, in_before = 0;
 };
 
-Run make_run(const Graph& g, const runtime::ExecutablePlan& plan, const StepTimingOptions& options) {
+Run make_run(const Graph& g, const LoweredPlan& plan, const StepTimingOptions& options) {
   Run run;
   if (plan_pages(plan.plan)) {
     FilePagerOptions po;
@@ -44,10 +44,10 @@ Run make_run(const Graph& g, const runtime::ExecutablePlan& plan, const StepTimi
 
 }  // namespace
 
-SideBySideTiming time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan* const> plans,
                                      const StepTimingOptions& options, const std::function<void(int, int)>& progress) {
   std::vector<Run> runs;
-  for (const runtime::ExecutablePlan* plan : plans) runs.push_back(make_run(g, *plan, options));
+  for (const LoweredPlan* plan : plans) runs.push_back(make_run(g, *plan, options));
   if (runs.empty()) return {};
   std::unique_ptr<runtime::NodeRunner> nodes;
   std::vector<std::vector<double>> node_samples(g.size());

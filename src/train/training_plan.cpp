@@ -7,7 +7,6 @@
 #include "poet/baselines/by_name.h"
 #include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
-#include "poet/plan/transfer_planner.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -76,12 +75,9 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
     detail = r.choice;
   }
 
-  // Page-ins just in time, page-outs overlapping compute, still within the budget.
-  const Plan plan = plan_transfers(g, costs, plan_from_schedule(schedule, g), options).plan;
-  TrainingPlan out{runtime::make_executable_plan(g, costs, plan), {}, budget, detail, {}};
-  out.simulation = simulate(g, costs, out.executable.plan, options);  // with the waits for memory the executor makes
-  const std::int64_t room = budget - out.simulation.fixed_bytes;
-  const std::int64_t arena = out.executable.memory.arena_bytes;
+  TrainingPlan out{lower(g, costs, schedule, {.simulation = options}), budget, detail, {}};
+  const std::int64_t room = budget - out.lowered.simulation.fixed_bytes;
+  const std::int64_t arena = out.lowered.memory.arena_bytes;
   if (arena > room)
     out.note = fmt::format(
         "the arena ({}) exceeds the budget's {} for activations by {}: alignment and fragmentation of the static "

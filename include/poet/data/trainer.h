@@ -45,7 +45,7 @@ void check_dataset_fits(const Graph& g, const Dataset& d);
 class Trainer {
  public:
   // `shuffle_seed` keys the batch order of every epoch.
-  Trainer(const Graph& g, runtime::ExecutablePlan plan, runtime::ExecutorOptions options, std::uint64_t shuffle_seed);
+  Trainer(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions options, std::uint64_t shuffle_seed);
 
   std::int64_t batch_size() const { return batch_size_; }
   runtime::Executor& executor() { return executor_; }

@@ -7,15 +7,14 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
 
 namespace poet {
 
-// With costs, every node also carries its compute / page-out / page-in time and energy.
-nlohmann::json graph_to_json(const Graph& g, const GraphCosts* costs = nullptr);
+// cost/graph_costs_json.h writes the same with every node's costs on a device.
+nlohmann::json graph_to_json(const Graph& g);
 Graph graph_from_json(const nlohmann::json& j, std::string_view origin);
 Graph load_graph(const std::string& path);
-void save_graph(const Graph& g, const std::string& path, const GraphCosts* costs = nullptr);
+void save_graph(const Graph& g, const std::string& path);
 
 }  // namespace poet

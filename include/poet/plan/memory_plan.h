@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "poet/simulate/simulator.h"
+#include "poet/plan/buffer_life.h"
 
 namespace poet {
 

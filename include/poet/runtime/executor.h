@@ -19,25 +19,13 @@
 
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
-#include "poet/plan/memory_plan.h"
-#include "poet/plan/plan.h"
+#include "poet/lower/lower.h"
 #include "poet/runtime/optimizer.h"
 #include "poet/runtime/pager.h"
 #include "poet/runtime/parameters.h"
 #include "poet/simulate/simulator.h"
 
 namespace poet::runtime {
-
-// A plan with the RAM buffers simulate() found for it and their arena offsets.
-struct ExecutablePlan {
-  Plan plan;
-  std::vector<BufferLife> buffers;  // SimulationResult::buffers of `plan`
-  MemoryPlan memory;                // over `buffers`
-};
-
-// simulate(g, costs, plan), then plan_memory_greedy over its buffers. Throws InvalidPlan
-// if the simulator rejects the plan.
-ExecutablePlan make_executable_plan(const Graph& g, const GraphCosts& costs, Plan plan, std::int64_t alignment = 16);
 
 struct ExecutorOptions {
   std::uint64_t seed = 0;  // initial parameters and dropout masks
@@ -64,7 +52,7 @@ class Executor {
   //  - each buffer the plan makes has an offset, and no two buffers that are live at
   //    once in plan order share bytes.
   // Copies the graph and plan; allocates the arena, scratch and fixed region.
-  Executor(const Graph& g, ExecutablePlan plan, ExecutorOptions options = {});
+  Executor(const Graph& g, LoweredPlan plan, ExecutorOptions options = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

@@ -17,6 +17,7 @@
 
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
+#include "poet/plan/buffer_life.h"
 #include "poet/plan/plan.h"
 #include "poet/util/error.h"
 
@@ -32,18 +33,6 @@ struct SimulationOptions {
 struct MemoryPoint {
   double time_s;
   std::int64_t bytes;  // activations resident or in transfer, after this event
-};
-
-// One RAM copy of a tensor, from the event that takes its buffer (a compute or page-in
-// start) to the event that releases it (its free, or the end of its page-out). Events are
-// ranked in the order the memory sweep applies them, so two buffers overlap in time exactly
-// when their [alloc_rank, release_rank) ranges intersect. A buffer never freed is released
-// at rank = number of events.
-struct BufferLife {
-  NodeId node;
-  std::int64_t bytes;
-  std::size_t alloc_rank, release_rank;
-  std::size_t created_by, released_by;  // instruction indices (released_by = plan size if never freed)
 };
 
 struct SimulationResult {

@@ -50,7 +50,7 @@ struct SideBySideTiming {
 // each, so that a machine whose load changes during the run slows them alike and their
 // times compare side by side. Throws what the executor and pager throw. `progress` is
 // called after each round with (rounds done, rounds).
-SideBySideTiming time_training_steps(const Graph& g, std::span<const runtime::ExecutablePlan* const> plans,
+SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan* const> plans,
                                             const StepTimingOptions& options,
                                             const std::function<void(int, int)>& progress = {});
 

@@ -10,8 +10,7 @@
 
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
-#include "poet/runtime/executor.h"
-#include "poet/simulate/simulator.h"
+#include "poet/lower/lower.h"
 
 namespace poet::train {
 
@@ -26,8 +25,7 @@ struct PlanRequest {
 };
 
 struct TrainingPlan {
-  runtime::ExecutablePlan executable;
-  SimulationResult simulation;  // of the plan: the predicted step
+  LoweredPlan lowered;          // its simulation is the predicted step
   std::int64_t budget_bytes = 0;
   std::string detail;           // what the strategy chose or how the solve went
   std::string note;             // empty, or why the arena exceeds the budget's room

@@ -1,4 +1,4 @@
-#include "poet/plan/transfer_planner.h"
+#include "poet/lower/transfer_planner.h"
 
 #include <optional>
 
