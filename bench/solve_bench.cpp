@@ -17,8 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
-#include "poet/plan/plan.h"
+#include "poet/budget/budget.h"
 #include "poet/solve/solve.h"
 
 namespace poet {
@@ -50,13 +49,7 @@ void run(benchmark::State& state, const Instance& in) {
   o.time_limit_s = in.time_limit_s;
   o.progress = false;
   o.ram_budget_bytes = in.budget_bytes;
-  if (in.budget_bytes == 0) {
-    SimulationOptions counting;
-    counting.count_parameters = in.accounting == Accounting::Strict;
-    const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting);
-    o.ram_budget_bytes = ckpt.fixed_bytes +
-                         static_cast<std::int64_t>(in.budget_percent / 100 * static_cast<double>(ckpt.peak_activation_bytes));
-  }
+  if (in.budget_bytes == 0) o.ram_budget_bytes = budget_scale(g, costs, o.counting()).bytes_at(in.budget_percent);
   if (in.deadline_multiple > 0) o.deadline_s = in.deadline_multiple * costs.total_compute_time_s;
   SolveResult r;
   for (auto _ : state) r = solve(g, costs, o);

@@ -25,8 +25,7 @@
 #include <map>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
-#include "poet/plan/plan.h"
+#include "poet/budget/budget.h"
 #include "poet/runtime/measure_device.h"
 #include "poet/train/prediction_report.h"
 #include "poet/util/atomic_file.h"
@@ -102,12 +101,9 @@ void run(benchmark::State& state, const Case& c) {
     std::vector<std::vector<train::PredictionRow>> runs;
     for (int round = 0; round < rounds(); ++round) {
       const GraphCosts costs = costs_for(g, runtime::measure_device(g, measure));
-      const SimulationResult all = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), {});
+      const BudgetScale scale = budget_scale(g, costs, {});
       request.budgets.clear();
-      for (double percent : c.budget_percents)
-        request.budgets.push_back({fmt::format("{:g}%", percent),
-                                   all.fixed_bytes + static_cast<std::int64_t>(
-                                                         percent / 100 * static_cast<double>(all.peak_activation_bytes))});
+      for (double percent : c.budget_percents) request.budgets.push_back({fmt::format("{:g}%", percent), scale.bytes_at(percent)});
       runs.push_back(train::predict_and_measure(g, costs, request));
     }
     result = median_over_rounds(runs);

@@ -1,10 +1,10 @@
 // A RAM budget string (`--ram-budget`): bytes with a unit (parse_bytes, the units parser)
-// or a percent of LeNet-5's checkpoint-all peak (the CLI's parse_ram_budget); and the same
+// or a percent of LeNet-5's checkpoint-all peak (budget.h's parse_ram_budget); and the same
 // text as one of sweep's ranges of budgets or deadlines (parse_range).
 #include <string>
 
-#include "../src/cli/graph_source.h"
 #include "fuzz_support.h"
+#include "poet/budget/budget.h"
 #include "poet/sweep/sweep_range.h"
 #include "poet/util/units.h"
 
@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   poet::fuzz::expect_value_or_input_error([&] { poet::parse_bytes(text, "--ram-budget"); });
   poet::fuzz::expect_value_or_input_error([&] { poet::parse_range(text, "--budgets", "%"); });
   poet::fuzz::expect_value_or_input_error([&] { poet::parse_range(text, "--ablation-deadlines", ""); });
-  return poet::fuzz::expect_value_or_input_error([&] {
-    poet::cli::parse_ram_budget(text, poet::fuzz::lenet5_graph(), poet::fuzz::lenet5_costs(), {});
-  });
+  static const poet::BudgetScale lenet5 = poet::budget_scale(poet::fuzz::lenet5_graph(), poet::fuzz::lenet5_costs(), {});
+  return poet::fuzz::expect_value_or_input_error([&] { poet::parse_ram_budget(text, lenet5); });
 }

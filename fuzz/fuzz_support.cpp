@@ -9,10 +9,10 @@
 #include <fstream>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/cost/device.h"
 #include "poet/plan/plan.h"
 #include "poet/runtime/checksum.h"
+#include "poet/schedule/checkpoint_all.h"
 
 namespace poet::fuzz {
 

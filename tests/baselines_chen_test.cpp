@@ -9,9 +9,9 @@
 
 #include "poet/backward/backward.h"
 #include "poet/baselines/articulation.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/baselines/segments.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
 

@@ -9,8 +9,8 @@
 
 #include "poet/backward/backward.h"
 #include "poet/baselines/chen.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 
 namespace poet {

@@ -39,6 +39,10 @@ expect 0 "Usage" -- graph --help
 expect 0 "peak RAM" -- simulate --model lenet5 --platform m4
 expect 0 '"total_energy_j"' -- simulate --model lenet5 --platform m4 --json
 expect 2 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
+# Any strategy makes the schedule plan, simulate and show work on; one that cannot fit says why.
+expect 0 "1 recomputations" -- simulate --model lenet5 --ram-budget 97% --strategy poet
+expect 2 "--strategy chen_sqrt found no schedule" -- plan --model lenet5 --ram-budget 50% --strategy chen_sqrt
+expect 2 "magic not in {checkpoint_all,chen_sqrt" -- train --model lenet5 --strategy magic
 expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"

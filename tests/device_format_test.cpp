@@ -10,8 +10,8 @@
 
 #include "hand_graph.h"
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/cost/device.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "random_graphs.h"
 

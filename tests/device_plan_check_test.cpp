@@ -8,11 +8,11 @@
 #include <random>
 
 #include "hand_graph.h"
-#include "poet/baselines/by_name.h"
-#include "poet/baselines/checkpoint_all.h"
-#include "poet/plan/memory_plan.h"
 #include "poet/lower/transfer_planner.h"
+#include "poet/plan/memory_plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
+#include "poet/strategy/strategy.h"
 #include "random_graphs.h"
 #include "test_scale.h"
 
@@ -302,8 +302,9 @@ TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
         least + static_cast<std::int64_t>(static_cast<double>(peak.peak_bytes - least) *
                                           std::uniform_real_distribution<double>(0.0, 1.0)(rng));
     std::vector<std::pair<std::string, Schedule>> schedules;
-    for (const auto& [name, method] : baselines_for_budget())
-      if (BaselineResult r = method(g, costs, options); r.found()) schedules.emplace_back(name, *r.schedule);
+    for (const std::string& name : strategy_names(StrategyKind::Baseline))
+      if (StrategyResult r = schedule_for_budget(name, g, costs, {.budget = options}); r.found())
+        schedules.emplace_back(name, *r.schedule);
     SolveOptions so;
     so.ram_budget_bytes = *options.ram_budget_bytes;
     so.heuristic_only = true;
@@ -333,7 +334,7 @@ TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
   std::cout << "  " << checked << " device plans checked:";
   for (const auto& [name, count] : checked_by_method) std::cout << " " << name << " " << count;
   std::cout << "\n";
-  EXPECT_EQ(checked_by_method.size(), baselines_for_budget().size() + 1) << "every strategy found some schedule";
+  EXPECT_EQ(checked_by_method.size(), strategy_names(StrategyKind::Baseline).size() + 1) << "every strategy found some schedule";
   EXPECT_GT(checked, 250 * graphs / 120);
 }
 

@@ -7,8 +7,8 @@
 
 #include "../src/solve/eviction_heuristic.h"
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
 #include "random_graphs.h"
 #include "work_limit.h"

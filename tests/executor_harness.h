@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/baselines/chen.h"
 #include "poet/baselines/revolve.h"
 #include "poet/cost/device.h"
 #include "poet/runtime/executor.h"
 #include "poet/runtime/rng.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
 
 namespace poet::testing {

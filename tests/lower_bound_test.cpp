@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <random>
 
-#include "poet/baselines/checkpoint_all.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "poet/plan/plan.h"
 #include "random_graphs.h"

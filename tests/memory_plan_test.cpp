@@ -9,9 +9,9 @@
 #include <random>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/cost/device.h"
 #include "poet/models/zoo.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "poet/util/error.h"
 

@@ -3,10 +3,10 @@
 
 #include <random>
 
-#include "poet/baselines/checkpoint_all.h"
+#include "poet/lower/transfer_planner.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/plan/plan.h"
-#include "poet/lower/transfer_planner.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "random_graphs.h"
 

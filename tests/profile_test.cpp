@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/cost/cost_model.h"
 #include "poet/plan/plan.h"
 #include "poet/runtime/measure_device.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "poet/util/error.h"
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/graph/graph.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/schedule/schedule.h"
 
 namespace poet::testing {

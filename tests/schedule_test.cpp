@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hand_graph.h"
-#include "poet/baselines/checkpoint_all.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/util/error.h"
 
 namespace poet {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/device_format.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 
 namespace poet {

@@ -7,13 +7,13 @@
 
 #include <random>
 
-#include "poet/baselines/by_name.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/baselines/chen.h"
 #include "poet/cost/device.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "poet/solve/solve.h"
+#include "poet/strategy/strategy.h"
 #include "random_graphs.h"
 
 namespace poet {
@@ -92,8 +92,8 @@ TEST(StrategyProperty, EveryBaselineScheduleIsValidAndFitsItsBudget) {
   std::map<std::string, int> found;
   for (int c = 0; c < kBaselineCases; ++c) {
     const Instance x = random_instance(rng, c, c < kBaselineCases - 20 ? 30 : 80);
-    for (const auto& [name, for_budget] : baselines_for_budget()) {
-      const BaselineResult r = for_budget(x.graph, x.costs, x.options);
+    for (const std::string& name : strategy_names(StrategyKind::Baseline)) {
+      const StrategyResult r = schedule_for_budget(name, x.graph, x.costs, {.budget = x.options});
       if (!r.found()) continue;
       ++found[name];
       expect_valid_within_budget(x, *r.schedule, std::nullopt, name);
@@ -102,7 +102,7 @@ TEST(StrategyProperty, EveryBaselineScheduleIsValidAndFitsItsBudget) {
   }
   // A property that held over no schedule proves nothing: each baseline must have answered
   // in some cases (POFO, for chains, answers least often: in 33 of 1,000 cases).
-  for (const auto& [name, for_budget] : baselines_for_budget()) {
+  for (const std::string& name : strategy_names(StrategyKind::Baseline)) {
     EXPECT_GT(found[name], kBaselineCases / 100) << name << " found a schedule in only " << found[name] << " of "
                                                 << kBaselineCases << " cases";
     std::cout << fmt::format("[ found    ] {}: {} of {} cases\n", name, found[name], kBaselineCases);

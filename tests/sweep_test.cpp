@@ -5,9 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
+#include "poet/strategy/strategy.h"
 #include "poet/sweep/sweep.h"
 #include "poet/util/error.h"
 #include "random_graphs.h"
@@ -30,7 +31,7 @@ TEST(Sweep, EveryMethodValidatesOrSaysWhyAndOptimalPoetIsNeverBeaten) {
       const auto budget =
           least + static_cast<std::int64_t>(fraction * static_cast<double>(ckpt.peak_bytes - least));
       std::vector<SweepRow> rows;
-      for (const auto& method : sweep_method_names()) rows.push_back(run_sweep_task(g, costs, {method, 0, budget, 0}, settings));
+      for (const auto& method : strategy_names()) rows.push_back(run_sweep_task(g, costs, {method, 0, budget, 0}, settings));
       const SweepRow* poet = nullptr;
       for (const SweepRow& r : rows) {
         const std::string where = "case " + std::to_string(c) + " " + r.task.method + " at " + std::to_string(budget);
@@ -92,7 +93,7 @@ TEST(Sweep, RowsRoundTripThroughJsonAndCsvQuotesReasons) {
 }
 
 TEST(Sweep, UnknownMethodIsNamed) {
-  EXPECT_EQ(parse_sweep_methods("all"), sweep_method_names());
+  EXPECT_EQ(parse_sweep_methods("all"), strategy_names());
   EXPECT_EQ(parse_sweep_methods("poet,dtr"), (std::vector<std::string>{"poet", "dtr"}));
   try {
     parse_sweep_methods("poet,chekmate");

@@ -3,9 +3,9 @@
 #include "../src/solve/milp_model.h"
 #include "../src/solve/unread_page_outs.h"
 #include "hand_graph.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/cost/cost_model.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 
 namespace poet {

@@ -7,9 +7,9 @@
 
 #include "commands.h"
 #include "poet/backward/backward.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/graph/graph_json.h"
-#include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
+#include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -51,14 +51,23 @@ Graph GraphSource::load() const {
 
 void ScheduleSource::add_options(CLI::App& cmd) {
   cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)");
-  cmd.add_option("--strategy", strategy, "Strategy that makes the schedule when no --schedule is given")
+  cmd.add_option("--strategy", strategy,
+                 "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()
-      ->check(CLI::IsMember({"checkpoint_all"}));
+      ->check(CLI::IsMember(strategy_names()));
 }
 
-Schedule ScheduleSource::load(const Graph& g) const {
-  if (schedule_file.empty()) return checkpoint_all_schedule(g);
-  return load_schedule(schedule_file, g);
+Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {
+  if (!schedule_file.empty()) return load_schedule(schedule_file, g);
+  // Checkpoint-all is one schedule at any budget: the simulator, not the strategy, says
+  // whether it fits (and by how much it does not).
+  if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
+  StrategyResult r = schedule_for_budget(strategy, g, costs, {.budget = options, .progress = true});
+  if (!r.found())
+    throw InputError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}; raise the budget or "
+                                 "choose another strategy",
+                                 strategy, format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail));
+  return std::move(*r.schedule);
 }
 
 void BudgetOptions::add_options(CLI::App& cmd) {
@@ -80,22 +89,11 @@ Optimizer optimizer_named(const std::string& name) {
   return name == "adam" ? Optimizer::Adam : name == "momentum" ? Optimizer::Momentum : Optimizer::SGD;
 }
 
-std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
-                              const SimulationOptions& counting) {
-  if (text.empty() || text.back() != '%') return parse_bytes(text, "--ram-budget");
-  const double percent = parse_percent(text, "--ram-budget");
-  SimulationOptions unbounded = counting;
-  unbounded.ram_budget_bytes.reset();
-  const auto r = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), unbounded);
-  return r.fixed_bytes +
-         static_cast<std::int64_t>(std::floor(static_cast<double>(r.peak_activation_bytes) * percent / 100));
-}
-
 SimulationOptions BudgetOptions::resolve(const Graph& g, const GraphCosts& costs) const {
   SimulationOptions options;
   options.count_gradients = count_gradients;
   options.optimizer = optimizer_named(optimizer);
-  if (!ram_budget.empty()) options.ram_budget_bytes = parse_ram_budget(ram_budget, g, costs, options);
+  if (!ram_budget.empty()) options.ram_budget_bytes = parse_ram_budget(ram_budget, budget_scale(g, costs, options));
   return options;
 }
 

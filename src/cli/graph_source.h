@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "poet/budget/budget.h"
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
 #include "poet/schedule/schedule.h"
@@ -41,14 +42,10 @@ struct ScheduleSource {
   std::string strategy = "checkpoint_all";
 
   void add_options(CLI::App& cmd);
-  Schedule load(const Graph& g) const;
+  // The schedule file, else the strategy's schedule for the budget `options` gives
+  // (InputError when it finds none, with its reason).
+  Schedule load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
 };
-
-// A RAM budget from the command line: bytes with a suffix, or "70%": the fixed memory that
-// `counting` counts plus that percent of checkpoint-all's activation peak (the part of
-// memory remat and paging can shrink).
-std::int64_t parse_ram_budget(const std::string& text, const Graph& g, const GraphCosts& costs,
-                              const SimulationOptions& counting);
 
 // The optimizers a command line can name ("sgd", "momentum", "adam"), and the one a name
 // means (names are checked by CLI11 against optimizer_names()).

@@ -34,7 +34,7 @@ void add_plan_command(CLI::App& app) {
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
-    const Schedule schedule = opts->schedule.load(g);
+    const Schedule schedule = opts->schedule.load(g, costs, options);
     const LoweredPlan lowered = lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
     const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {

@@ -30,7 +30,7 @@ void add_show_command(CLI::App& app) {
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
-    const Schedule s = opts->schedule.load(g);
+    const Schedule s = opts->schedule.load(g, costs, options);
     // Drawn even when over budget: that is when the picture is most useful.
     const SimulationResult r = simulate_for_budget(g, costs, plan_from_schedule(s, g), options);
     if (options.ram_budget_bytes && r.peak_bytes > *options.ram_budget_bytes)

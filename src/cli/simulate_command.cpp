@@ -77,7 +77,7 @@ void add_simulate_command(CLI::App& app) {
                          "reference schedule); drop --ram-budget and --count-gradients, or use --accounting strict");
       options.count_parameters = false;
     }
-    const Plan plan = opts->plan_file.empty() ? plan_from_schedule(opts->schedule.load(g), g)
+    const Plan plan = opts->plan_file.empty() ? plan_from_schedule(opts->schedule.load(g, costs, options), g)
                                               : load_plan_text(opts->plan_file, g);
     const SimulationResult r = simulate(g, costs, plan, options);
     if (opts->json)

@@ -112,10 +112,8 @@ void add_solve_command(CLI::App& app) {
              : opts->mode == "remat" || opts->mode == "checkmate" ? SolveMode::RematOnly
                                                                   : SolveMode::RematAndPaging;
     o.objective = opts->mode == "checkmate" ? SolveObjective::Time : SolveObjective::Energy;
-    SimulationOptions counting;
-    counting.count_parameters = o.accounting == Accounting::Strict;
-    counting.count_gradients = counting.count_parameters && o.count_gradients;
-    o.ram_budget_bytes = parse_ram_budget(opts->ram_budget, g, costs, counting);
+    const SimulationOptions counting = o.counting();
+    o.ram_budget_bytes = parse_ram_budget(opts->ram_budget, budget_scale(g, costs, counting));
     if (!opts->runtime_budget.empty()) o.deadline_s = parse_deadline(opts->runtime_budget, costs.total_compute_time_s);
     o.progress = !opts->json;
 

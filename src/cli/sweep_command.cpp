@@ -6,8 +6,8 @@
 
 #include "commands.h"
 #include "graph_source.h"
-#include "poet/baselines/checkpoint_all.h"
 #include "poet/plan/plan.h"
+#include "poet/schedule/checkpoint_all.h"
 #include "poet/sweep/sweep.h"
 #include "poet/sweep/sweep_range.h"
 #include "poet/util/atomic_file.h"
@@ -64,9 +64,8 @@ void add_sweep_command(CLI::App& app) {
     const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
     const double deadline = opts->runtime_budget.empty() ? 0 : parse_one_value(opts->runtime_budget, "--runtime-budget", "");
     const SimulationOptions counting;  // the parameters count against every budget
-    const auto bytes_for = [&](double percent) {
-      return parse_ram_budget(fmt::format("{}%", percent), g, costs, counting);
-    };
+    const BudgetScale scale = budget_scale(g, costs, counting);
+    const auto bytes_for = [&](double percent) { return scale.bytes_at(percent); };
 
     std::vector<SweepTask> tasks;
     for (const double percent : parse_range(opts->budgets, "--budgets", "%"))

@@ -21,6 +21,7 @@
 #include "poet/data/trainer.h"
 #include "poet/runtime/file_pager.h"
 #include "poet/runtime/profiling.h"
+#include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
@@ -70,7 +71,7 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
 
 train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const TrainOptions& o) {
   try {
-    const std::int64_t budget = parse_ram_budget(o.ram_budgets.front(), g, costs, {});
+    const std::int64_t budget = parse_ram_budget(o.ram_budgets.front(), budget_scale(g, costs, {}));
     train::TrainingPlan plan = train::plan_training(
         g, costs, {.strategy = o.strategies.front(), .budget_bytes = budget, .time_limit_s = o.time_limit_s, .progress = !o.json});
     if (!plan.note.empty()) fmt::print(stderr, "poet: note: {}\n", plan.note);
@@ -240,8 +241,6 @@ void train(const TrainOptions& o) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model for real under a RAM budget, by recomputation and paging");
-  std::string strategies;
-  for (const auto& s : train::strategy_names()) strategies += (strategies.empty() ? "" : ", ") + s;
   cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
   cmd->add_option("--dataset", o->dataset, "fashion-mnist (Debian's dataset-fashion-mnist) or synthetic")
       ->capture_default_str()
@@ -253,10 +252,10 @@ void add_train_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--strategy", o->strategies,
-                  "How to fit the budget: " + strategies + " (with --report: a comma-separated list)")
+                  "How to fit the budget: " + strategy_list() + " (with --report: a comma-separated list)")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember(train::strategy_names()));
+      ->check(CLI::IsMember(strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
       ->capture_default_str();
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")

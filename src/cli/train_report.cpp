@@ -43,8 +43,8 @@ void run_prediction_report(const ReportRequest& r) {
 
   train::PredictionRequest request;
   request.strategies = r.strategies;
-  for (const std::string& budget : r.ram_budgets)
-    request.budgets.push_back({budget, parse_ram_budget(budget, g, costs, {})});
+  const BudgetScale scale = budget_scale(g, costs, {});
+  for (const std::string& budget : r.ram_budgets) request.budgets.push_back({budget, parse_ram_budget(budget, scale)});
   request.time_limit_s = r.time_limit_s;
   request.timing.steps = r.steps;
   request.timing.page_dir = r.page_dir;

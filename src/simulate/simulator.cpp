@@ -40,9 +40,7 @@ class Simulation {
 
   SimulationResult run(const SimulationOptions& options) {
     POET_CHECK(costs_.nodes.size() == g_.size(), "costs belong to another graph");
-    const FixedMemory fixed = g_.fixed_memory(options.optimizer);
-    result_.fixed_bytes = (options.count_parameters ? fixed.parameter_bytes : 0) +
-                          (options.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
+    result_.fixed_bytes = counted_fixed_bytes(g_, options);
     if (options.ram_budget_bytes) activation_budget_ = *options.ram_budget_bytes - result_.fixed_bytes;
     for (std::size_t p = 0; p < plan_.instructions.size(); ++p) step(p);
     for (NodeId v = 0; v < static_cast<NodeId>(g_.size()); ++v)
@@ -232,6 +230,12 @@ class Simulation {
 };
 
 }  // namespace
+
+std::int64_t counted_fixed_bytes(const Graph& g, const SimulationOptions& options) {
+  const FixedMemory fixed = g.fixed_memory(options.optimizer);
+  return (options.count_parameters ? fixed.parameter_bytes : 0) +
+         (options.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
+}
 
 SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& plan, const SimulationOptions& options) {
   return Simulation(g, costs, plan).run(options);

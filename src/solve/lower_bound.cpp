@@ -4,12 +4,6 @@
 
 namespace poet {
 
-std::int64_t fixed_bytes_in_budget(const Graph& g, const SolveOptions& o) {
-  if (o.accounting != Accounting::Strict) return 0;
-  const FixedMemory fixed = g.fixed_memory(o.optimizer);
-  return fixed.parameter_bytes + (o.count_gradients ? fixed.gradient_bytes + fixed.optimizer_state_bytes : 0);
-}
-
 // The covering MILP's branch-and-bound stops here, deterministically; CBC's best possible
 // objective is a valid bound wherever it stops. Measured on the zoo at 50-70% budgets
 // (resnet18, transformer, vgg16_cifar, resnet18_cifar, mobilenet_v2): 1,000 nodes reach the
@@ -22,7 +16,7 @@ LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptio
   out.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   if (!o.problem_bounds) return out;
   const auto covering =
-      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - fixed_bytes_in_budget(g, o), kCoveringNodeLimit, seconds);
+      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - counted_fixed_bytes(g, o.counting()), kCoveringNodeLimit, seconds);
   if (!covering) {
     out.infeasible = true;
     out.source = BoundSource::Covering;

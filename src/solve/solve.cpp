@@ -15,6 +15,7 @@
 #include "neighbourhood_search.h"
 #include "solution_file.h"
 #include "starts.h"
+#include "poet/budget/budget.h"
 #include "poet/plan/plan.h"
 #include "poet/solve/lower_bound.h"
 #include "poet/util/error.h"
@@ -53,6 +54,14 @@ std::string_view solve_status_name(SolveStatus s) {
   return "unknown";
 }
 
+SimulationOptions SolveOptions::counting() const {
+  SimulationOptions c;
+  c.count_parameters = accounting == Accounting::Strict;
+  c.count_gradients = c.count_parameters && count_gradients;
+  c.optimizer = optimizer;
+  return c;
+}
+
 std::string_view bound_source_name(BoundSource s) {
   switch (s) {
     case BoundSource::ComputeOnce: return "compute-once";
@@ -69,8 +78,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                           std::chrono::steady_clock::time_point began) {
   SolveResult result;
   const bool strict = o.accounting == Accounting::Strict;
-  const std::int64_t fixed_bytes = fixed_bytes_in_budget(g, o);
-  const std::int64_t needed = g.largest_footprint().bytes + fixed_bytes;
+  const SimulationOptions sim = o.counting();  // the simulator judges every schedule; its figures are reported
+  const std::int64_t fixed_bytes = counted_fixed_bytes(g, sim);
+  const std::int64_t needed = smallest_workable_budget(g, sim).bytes;
   if (o.ram_budget_bytes < needed) {
     result.status = SolveStatus::Infeasible;
     result.smallest_feasible_budget = needed;
@@ -81,11 +91,6 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     return result;
   }
 
-  // The simulator judges every schedule; its figures are the ones reported.
-  SimulationOptions sim;
-  sim.count_parameters = strict;
-  sim.count_gradients = strict && o.count_gradients;
-  sim.optimizer = o.optimizer;
   const auto judge = [&](const Schedule& s) {
     SimulationOptions options = sim;
     if (strict) options.ram_budget_bytes = o.ram_budget_bytes;

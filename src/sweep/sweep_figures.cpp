@@ -4,6 +4,7 @@
 #include <map>
 
 #include "poet/report/chart.h"
+#include "poet/strategy/strategy.h"
 #include "poet/sweep/sweep.h"
 #include "poet/util/units.h"
 
@@ -14,7 +15,7 @@ double overhead_percent(const SweepRow& r, double reference_energy_j) {
   return 100 * (r.energy_j / reference_energy_j - 1);
 }
 
-// One series per method (in sweep_method_names order) of the rows `keep` selects.
+// One series per method (in strategy_names order) of the rows `keep` selects.
 std::vector<ChartSeries> series_by_method(const std::vector<SweepRow>& rows, double reference_energy_j,
                                           const std::vector<std::string>& methods, bool x_is_deadline) {
   std::vector<ChartSeries> out;
@@ -37,7 +38,7 @@ std::string energy_overhead_svg(const std::vector<SweepRow>& rows, double refere
   c.title = title;
   c.x_label = "RAM budget (% of the checkpoint-all activation peak, on top of the parameters)";
   c.y_label = "energy overhead over checkpoint-all (%)";
-  c.series = series_by_method(rows, reference_energy_j, sweep_method_names(), false);
+  c.series = series_by_method(rows, reference_energy_j, strategy_names(), false);
   return line_chart_svg(c);
 }
 

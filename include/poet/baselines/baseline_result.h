@@ -23,11 +23,8 @@ struct BaselineResult {
 
 BaselineResult no_schedule(std::string reason);
 
-// Fixed memory as the simulator counts it under these options.
-std::int64_t counted_fixed_bytes(const Graph& g, const SimulationOptions& options);
-
-// The least RAM any schedule needs: the largest node's output plus its inputs, plus fixed
-// memory. Returns the reason a budget below it fails, or nothing if the budget is not below.
+// The reason a budget below budget.h's smallest_workable_budget fails, or nothing if the
+// budget is not below it.
 std::optional<std::string> below_smallest_working_set(const Graph& g, const SimulationOptions& options);
 
 // Simulates `s` as simulate_for_budget does (fits_budget says whether it fits). A

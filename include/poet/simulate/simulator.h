@@ -30,6 +30,10 @@ struct SimulationOptions {
   bool count_parameters = true;
 };
 
+// The fixed memory (parameters; with count_gradients also gradients and optimizer state)
+// that `options` counts against the budget: the bytes always resident besides activations.
+std::int64_t counted_fixed_bytes(const Graph& g, const SimulationOptions& options);
+
 struct MemoryPoint {
   double time_s;
   std::int64_t bytes;  // activations resident or in transfer, after this event

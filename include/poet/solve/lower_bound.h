@@ -15,10 +15,6 @@ struct LowerBound {
   bool infeasible = false;  // proven: no schedule meets the budget and the deadline
 };
 
-// What the budget holds besides activations: in strict accounting the parameters (and with
-// count_gradients the gradients and optimizer state); nothing in reference accounting.
-std::int64_t fixed_bytes_in_budget(const Graph& g, const SolveOptions& o);
-
 // `seconds`: the wall clock it may take (a guard; the bounds stop at node limits first).
 LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds);
 

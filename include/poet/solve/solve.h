@@ -58,6 +58,11 @@ struct SolveOptions {
   // The bounds that know the problem (covering; see lower_bound.h) besides compute-once and
   // CBC's. Off only to compare them, or to get an optimum that does not rest on them.
   bool problem_bounds = true;
+
+  // How the simulator counts memory under this accounting (no budget set): strict holds the
+  // parameters (with count_gradients also gradients and optimizer state) in the budget;
+  // reference holds activations only.
+  SimulationOptions counting() const;
 };
 
 enum class SolveStatus { Optimal, Feasible, Infeasible, NoSolution };

@@ -14,10 +14,8 @@
 
 namespace poet {
 
-// The methods `poet sweep` knows, in the order figures list them: the baselines, then
-// Checkmate (the optimizer's remat-only mode, time objective) and POET with its ablations.
-const std::vector<std::string>& sweep_method_names();
-// "all" or a comma-separated list; throws InputError naming an unknown method.
+// "all" (strategy_names(), the order figures list them) or a comma-separated list of
+// strategies; throws InputError naming an unknown method.
 std::vector<std::string> parse_sweep_methods(const std::string& text);
 
 struct SweepTask {

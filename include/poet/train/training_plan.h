@@ -14,11 +14,8 @@
 
 namespace poet::train {
 
-// checkpoint_all, the baselines that pick their own parameter for a budget, and poet.
-const std::vector<std::string>& strategy_names();
-
 struct PlanRequest {
-  std::string strategy = "poet";
+  std::string strategy = "poet";  // any of strategy.h's
   std::int64_t budget_bytes = 0;  // parameters + activations, as the simulator counts them
   double time_limit_s = 60;       // of the poet solve
   bool progress = false;          // the poet solve's progress lines on stderr

@@ -1,4 +1,4 @@
-#include "poet/baselines/checkpoint_all.h"
+#include "poet/schedule/checkpoint_all.h"
 
 namespace poet {
 
