@@ -61,8 +61,8 @@ TEST(EvictionHeuristic, SchedulesAreValidRespectTheModeAndNeverBeatTheMilp) {
           EXPECT_EQ(h.simulation->recomputes, 0u) << where;
         }
         ASSERT_TRUE(exact.simulation) << where << ": the MILP, started from the heuristic, lost it: " << exact.message;
-        EXPECT_LE(exact.milp_objective_j, h.milp_objective_j * (1 + 1e-9)) << where;
-        EXPECT_LE(h.best_bound, exact.milp_objective_j * (1 + 1e-9)) << where;
+        EXPECT_LE(exact.objective, h.objective * (1 + 1e-9)) << where;
+        EXPECT_LE(h.best_bound, exact.objective * (1 + 1e-9)) << where;
       }
     }
   }
@@ -97,7 +97,7 @@ TEST(EvictionHeuristic, TightBudgetsDoNotPileRecomputationsIntoOneStage) {
   SolveOptions o;
   o.mode = SolveMode::RematOnly;
   o.ram_budget_bytes = ckpt.fixed_bytes + ckpt.peak_activation_bytes * 3 / 10;
-  const auto s = milp::eviction_schedule(g, costs, o, o.ram_budget_bytes - ckpt.fixed_bytes, true);
+  const auto s = solve_internal::eviction_schedule(g, costs, o, o.ram_budget_bytes - ckpt.fixed_bytes, true);
   ASSERT_TRUE(s);
   const auto r = simulate(g, costs, plan_from_schedule(*s, g), strict);
   EXPECT_LE(r.peak_bytes, o.ram_budget_bytes);

@@ -16,14 +16,14 @@ std::int64_t built_columns(const Graph& g, SolveMode mode) {
   const GraphCosts costs = estimate_costs(g, builtin_platform("a72"));
   SolveOptions o;
   o.mode = mode;
-  return milp::MilpModel(g, costs, o, std::int64_t{1} << 40).columns();
+  return solve_internal::MilpModel(g, costs, o, std::int64_t{1} << 40).columns();
 }
 
 TEST(MilpColumns, TheCountFromTheGraphIsTheBuiltModelsOnZooModels) {
   for (const char* model : {"linear", "lenet5", "resnet18_cifar", "transformer"})
     for (const BackwardMode backward : {BackwardMode::Chain, BackwardMode::Autodiff}) {
       const Graph g = build_model_training_graph(model, {}, backward);
-      EXPECT_EQ(milp::whole_model_columns(g), built_columns(g, SolveMode::RematAndPaging)) << model;
+      EXPECT_EQ(solve_internal::whole_model_columns(g), built_columns(g, SolveMode::RematAndPaging)) << model;
     }
 }
 
@@ -38,7 +38,7 @@ TEST(MilpColumns, TheCountHoldsForEveryModeAndForRepeatedInputs) {
       for (std::size_t k = 1; k < n.inputs.size(); ++k)
         repeats += std::count(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(k), n.inputs[k]) > 0;
     for (const SolveMode mode : {SolveMode::RematAndPaging, SolveMode::RematOnly, SolveMode::PagingOnly})
-      EXPECT_EQ(milp::whole_model_columns(g), built_columns(g, mode)) << "case " << c;
+      EXPECT_EQ(solve_internal::whole_model_columns(g), built_columns(g, mode)) << "case " << c;
   }
   EXPECT_GT(repeats, 0) << "some graph repeats an input";
 }

@@ -24,7 +24,7 @@
 namespace poet {
 namespace {
 
-std::uint64_t fingerprint(const milp::MilpModel& m) {
+std::uint64_t fingerprint(const solve_internal::MilpModel& m) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over names, bounds, costs and rows
   const auto mix = [&](const std::string& s) {
     for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -71,7 +71,7 @@ TEST(MilpWindow, TheWholeGraphIsTheFullModelAsBefore) {
       o.accounting = variant % 2 ? Accounting::Reference : Accounting::Strict;
       if (variant >= 2) o.deadline_s = 1.3 * costs.total_compute_time_s;
       if (variant == 3) o.mode = SolveMode::RematOnly;
-      const milp::MilpModel m(g, costs, o, 5000);
+      const solve_internal::MilpModel m(g, costs, o, 5000);
       EXPECT_EQ(m.columns(), expected[k].columns) << k;
       EXPECT_EQ(m.rows(), expected[k].rows) << k;
       EXPECT_EQ(fingerprint(m), expected[k].fingerprint) << k;
@@ -122,8 +122,8 @@ SimulationOptions simulation_of(const Case& c) {
   return sim;
 }
 
-std::vector<milp::StartSchedule> starts_of(const Case& c) {
-  return milp::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget);
+std::vector<solve_internal::StartSchedule> starts_of(const Case& c) {
+  return solve_internal::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget);
 }
 
 // Energy of stages [begin, end): computes and transfers, counted from the costs directly.
@@ -138,17 +138,17 @@ double window_energy(const Schedule& s, const GraphCosts& costs, std::size_t beg
 }
 
 // The window around `incumbent`, with the deadline's slack as its time cap.
-milp::Window window_of(const Case& c, const Schedule& incumbent, std::size_t begin, std::size_t end, bool all_tensors) {
-  milp::Window w = milp::fixed_window(c.g, incumbent, begin, end);
+solve_internal::Window window_of(const Case& c, const Schedule& incumbent, std::size_t begin, std::size_t end, bool all_tensors) {
+  solve_internal::Window w = solve_internal::fixed_window(c.g, incumbent, begin, end);
   if (all_tensors) w.tensors.reset();
   if (c.o.deadline_s)
-    w.time_cap_s = *c.o.deadline_s - milp::milp_time_s(incumbent, c.costs, c.o.accounting, 0, incumbent.stages) +
-                   milp::milp_time_s(incumbent, c.costs, c.o.accounting, begin, end);
+    w.time_cap_s = *c.o.deadline_s - solve_internal::milp_time_s(incumbent, c.costs, c.o.accounting, 0, incumbent.stages) +
+                   solve_internal::milp_time_s(incumbent, c.costs, c.o.accounting, begin, end);
   return w;
 }
 
-milp::CbcOutcome solve_exactly(const milp::MilpModel& m, const SolveOptions& o, const std::vector<double>* start) {
-  const milp::GuardedOutcome out = milp::run_cbc_guarded(m, o, start);
+solve_internal::CbcOutcome solve_exactly(const solve_internal::MilpModel& m, const SolveOptions& o, const std::vector<double>* start) {
+  const solve_internal::GuardedOutcome out = solve_internal::run_cbc_guarded(m, o, start);
   EXPECT_TRUE(out.crash.empty()) << out.crash;
   EXPECT_FALSE(out.timed_out);
   EXPECT_TRUE(out.outcome.proven_optimal);
@@ -175,7 +175,7 @@ TEST(MilpWindow, AnInputReadTwiceIsFreedOnce) {
   for (Accounting accounting : {Accounting::Reference, Accounting::Strict}) {
     SolveOptions o;
     o.accounting = accounting;
-    const milp::MilpModel m(g, costs, o, 412);
+    const solve_internal::MilpModel m(g, costs, o, 412);
     EXPECT_TRUE(m.satisfied_by(m.assignment(s)));
   }
 }
@@ -183,8 +183,8 @@ TEST(MilpWindow, AnInputReadTwiceIsFreedOnce) {
 TEST(MilpWindow, AnOptimumRestrictedToAWindowIsTheWindowsOptimum) {
   int windows = 0;
   for (const Case& c : cases()) {
-    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
-    const milp::CbcOutcome best = solve_exactly(full, c.o, nullptr);
+    const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    const solve_internal::CbcOutcome best = solve_exactly(full, c.o, nullptr);
     ASSERT_TRUE(best.solution) << c.name;
     const Schedule optimum = full.schedule(*best.solution);
     const double total = best.objective * full.objective_scale();
@@ -195,13 +195,13 @@ TEST(MilpWindow, AnOptimumRestrictedToAWindowIsTheWindowsOptimum) {
         for (const bool all_tensors : {false, true}) {
           const std::size_t end = begin + length;
           const std::string where = c.name + fmt::format(" [{}, {}) all {}", begin, end, all_tensors);
-          const milp::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, optimum, begin, end, all_tensors));
+          const solve_internal::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, optimum, begin, end, all_tensors));
           ASSERT_TRUE(w.covers(optimum)) << where;
           const std::vector<double> x = w.assignment(optimum);
           ASSERT_TRUE(w.satisfied_by(x)) << where;
           const double cost = window_energy(optimum, c.costs, begin, end);
           EXPECT_NEAR(w.objective_value(x) * w.objective_scale(), cost, 1e-9 * total) << where;
-          const milp::CbcOutcome solved = solve_exactly(w, c.o, &x);
+          const solve_internal::CbcOutcome solved = solve_exactly(w, c.o, &x);
           ASSERT_TRUE(solved.solution) << where;
           EXPECT_NEAR(solved.objective * w.objective_scale(), cost, 1e-7 * total) << where;
           ++windows;
@@ -214,7 +214,7 @@ TEST(MilpWindow, AnOptimumRestrictedToAWindowIsTheWindowsOptimum) {
 TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
   int improved = 0;
   for (const Case& c : cases()) {
-    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
     const auto starts = starts_of(c);
     // The costliest start the model accepts: the most for the windows to improve.
     const auto start = std::find_if(starts.rbegin(), starts.rend(),
@@ -226,10 +226,10 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
     for (std::size_t begin = 0; begin + length <= n; begin += 2) {
       const std::size_t end = begin + length;
       const std::string where = c.name + fmt::format(" [{}, {})", begin, end);
-      const milp::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, incumbent, begin, end, false));
+      const solve_internal::MilpModel w(c.g, c.costs, c.o, c.activation_budget, window_of(c, incumbent, begin, end, false));
       const std::vector<double> x = w.assignment(incumbent);
       ASSERT_TRUE(w.satisfied_by(x)) << where;
-      const milp::CbcOutcome solved = solve_exactly(w, c.o, &x);
+      const solve_internal::CbcOutcome solved = solve_exactly(w, c.o, &x);
       ASSERT_TRUE(solved.solution) << where;
       const double predicted =
           energy - w.objective_value(x) * w.objective_scale() + solved.objective * w.objective_scale();
@@ -259,21 +259,21 @@ TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
   for (const Case& c : all) {
     const SolveMode mode = c.o.mode;
     const std::string where = c.name + " mode " + std::to_string(static_cast<int>(mode));
-    const milp::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
+    const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
     const SimulationOptions sim = simulation_of(c);
     const auto starts = starts_of(c);
     const auto start = std::find_if(starts.rbegin(), starts.rend(),
                                     [&](const auto& s) { return full.satisfied_by(full.assignment(s.schedule)); });
     if (start == starts.rend()) continue;
-    const milp::CbcOutcome best = solve_exactly(full, c.o, nullptr);
+    const solve_internal::CbcOutcome best = solve_exactly(full, c.o, nullptr);
     ASSERT_TRUE(best.solution) << where;
     const double optimum = best.objective * full.objective_scale();
 
     // Far more time than the windows need: the work limit decides.
-    const milp::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30};
+    const solve_internal::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30};
     const auto judge = [&](const Schedule& s) { return simulate(c.g, c.costs, plan_from_schedule(s, c.g), sim); };
-    const milp::SearchResult r =
-        milp::neighbourhood_search(c.g, c.costs, c.o, c.activation_budget, start->schedule, judge, limits);
+    const solve_internal::SearchResult r =
+        solve_internal::neighbourhood_search(c.g, c.costs, c.o, c.activation_budget, start->schedule, judge, limits);
     EXPECT_TRUE(full.satisfied_by(full.assignment(r.schedule))) << where;
     EXPECT_NEAR(r.objective, r.simulation.total_energy_j(), 1e-12) << where;
     EXPECT_NEAR(r.milp_objective, r.objective, 1e-9 * r.objective) << where;
@@ -304,10 +304,10 @@ TEST(NeighbourhoodSearch, EndsAtAGoodEnoughObjective) {
     const auto starts = starts_of(c);
     if (starts.empty()) continue;
     const auto judge = [&](const Schedule& s) { return simulate(c.g, c.costs, plan_from_schedule(s, c.g), sim); };
-    const milp::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30,
+    const solve_internal::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30,
                                     starts.front().objective};
-    const milp::SearchResult r =
-        milp::neighbourhood_search(c.g, c.costs, c.o, c.activation_budget, starts.front().schedule, judge, limits);
+    const solve_internal::SearchResult r =
+        solve_internal::neighbourhood_search(c.g, c.costs, c.o, c.activation_budget, starts.front().schedule, judge, limits);
     EXPECT_EQ(r.windows_solved, 0) << c.name;
     EXPECT_EQ(r.schedule, starts.front().schedule) << c.name;
   }
@@ -324,9 +324,9 @@ TEST(NeighbourhoodSearch, SkipsTheWindowsWhoseMilpRejectsTheStart) {
     const SimulationOptions sim = simulation_of(c);
     const auto starts = starts_of(c);
     if (starts.empty()) continue;
-    const milp::StartSchedule& start = starts.front();
+    const solve_internal::StartSchedule& start = starts.front();
     const auto accepts = [&](std::int64_t budget) {
-      const milp::MilpModel m(c.g, c.costs, c.o, budget);
+      const solve_internal::MilpModel m(c.g, c.costs, c.o, budget);
       return m.satisfied_by(m.assignment(start.schedule));
     };
     if (!accepts(c.activation_budget)) continue;
@@ -335,10 +335,10 @@ TEST(NeighbourhoodSearch, SkipsTheWindowsWhoseMilpRejectsTheStart) {
       const std::int64_t mid = rejected + (accepted - rejected) / 2;
       (accepts(mid) ? accepted : rejected) = mid;
     }
-    const milp::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30};
+    const solve_internal::SearchLimits limits{std::chrono::steady_clock::now() + std::chrono::minutes(10), 30};
     const auto judge = [&](const Schedule& s) { return simulate(c.g, c.costs, plan_from_schedule(s, c.g), sim); };
-    const milp::SearchResult r =
-        milp::neighbourhood_search(c.g, c.costs, c.o, rejected, start.schedule, judge, limits);
+    const solve_internal::SearchResult r =
+        solve_internal::neighbourhood_search(c.g, c.costs, c.o, rejected, start.schedule, judge, limits);
     EXPECT_LE(r.objective, start.objective * (1 + 1e-12)) << c.name;
     EXPECT_NEAR(r.objective, r.simulation.total_energy_j(), 1e-12) << c.name;
     EXPECT_NEAR(r.milp_objective, r.objective, 1e-9 * r.objective) << c.name;

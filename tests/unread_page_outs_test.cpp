@@ -18,7 +18,7 @@ struct HandCase {
   SolveOptions o;
   HandCase() { o.ram_budget_bytes = 1000; }
   double milp_energy(const Schedule& s) const {
-    const milp::MilpModel m(g, costs, o, o.ram_budget_bytes);
+    const solve_internal::MilpModel m(g, costs, o, o.ram_budget_bytes);
     const auto x = m.assignment(s);
     EXPECT_TRUE(m.satisfied_by(x));
     return m.objective_value(x) * m.objective_scale();
@@ -36,7 +36,7 @@ TEST(UnreadPageOuts, APageOutNothingPagesInIsDroppedWithItsStorageCopy) {
   const double before = c.simulated_energy(s), milp_before = c.milp_energy(s);
 
   Schedule cleaned = s;
-  EXPECT_EQ(milp::drop_unread_page_outs(cleaned), std::vector<NodeId>{0});
+  EXPECT_EQ(solve_internal::drop_unread_page_outs(cleaned), std::vector<NodeId>{0});
   EXPECT_EQ(cleaned.M_out.count(), 0u);
   EXPECT_EQ(cleaned.S_aux.count(), 0u);
   EXPECT_EQ(cleaned.R, s.R);
@@ -57,7 +57,7 @@ TEST(UnreadPageOuts, APageOutAPageInReadsStays) {
   s.M_in.set(4, 0);
   c.milp_energy(s);  // the MILP accepts it (strict accounting: d_x reads the page-in)
   Schedule cleaned = s;
-  EXPECT_TRUE(milp::drop_unread_page_outs(cleaned).empty());
+  EXPECT_TRUE(solve_internal::drop_unread_page_outs(cleaned).empty());
   EXPECT_EQ(cleaned, s);
 }
 

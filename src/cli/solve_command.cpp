@@ -128,7 +128,7 @@ void add_solve_command(CLI::App& app) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
                           {"ram_budget_bytes", o.ram_budget_bytes},
                           {"deadline_s", o.deadline_s ? nlohmann::json(*o.deadline_s) : nlohmann::json(nullptr)},
-                          {"milp_objective", r.milp_objective_j},
+                          {"objective", r.objective},
                           {"best_bound", r.best_bound},
                           {"bound_source", bound_source_name(r.bound_source)},
                           {"gap", r.gap},

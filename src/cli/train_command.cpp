@@ -23,10 +23,10 @@
 #include "poet/runtime/profiling.h"
 #include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
+#include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
 #include "poet/train/training_plan.h"
-#include "progress_bar.h"
 #include "train_report.h"
 
 namespace poet::cli {

@@ -12,8 +12,8 @@
 #include "poet/train/prediction_report.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
-#include "progress_bar.h"
 
 namespace poet::cli {
 namespace {

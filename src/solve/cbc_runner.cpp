@@ -21,7 +21,7 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -213,4 +213,4 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
   return out;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

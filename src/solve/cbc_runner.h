@@ -10,7 +10,7 @@
 
 class OsiClpSolverInterface;
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 // Loads rows (columns numbered 0 .. objective.size() - 1) into Clp, quietly; integrality is
 // the caller's.
@@ -40,4 +40,4 @@ void check_model_path(const std::string& path);
 // writes into a private temporary folder, then write_file_atomically moves the text in.
 void write_model(const MilpModel& model, const std::string& path);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

@@ -4,7 +4,7 @@
 #include <limits>
 #include <set>
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 using Stage = std::size_t;
@@ -284,4 +284,4 @@ std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& cost
   return EvictionSearch(g, costs, options, activation_budget, guard_peaks).run();
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

@@ -22,11 +22,11 @@
 #include "poet/schedule/schedule.h"
 #include "poet/solve/solve.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 // Nothing when every idle tensor has been evicted and a stage is still over the budget,
 // or when the schedule found misses the deadline.
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
                                           std::int64_t activation_budget, bool guard_peaks);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

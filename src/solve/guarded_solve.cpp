@@ -9,7 +9,7 @@
 #include "poet/util/error.h"
 #include "poet/util/write_all.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 // The outcome travels through the pipe as plain numbers: the header, then the solution.
@@ -77,4 +77,4 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
   return result;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

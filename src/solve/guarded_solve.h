@@ -7,7 +7,7 @@
 
 #include "cbc_runner.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 // run_cbc in a child process that has options.time_limit_s of wall clock: CBC is told 90%
 // of it (it checks its limit between nodes, and needs a moment to report), and the process
@@ -21,4 +21,4 @@ struct GuardedOutcome {
 GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& options, const std::vector<double>* start,
                                bool preprocess = true);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

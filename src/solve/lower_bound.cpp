@@ -16,7 +16,7 @@ LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptio
   out.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   if (!o.problem_bounds) return out;
   const auto covering =
-      milp::covering_lower_bound(g, costs, o, o.ram_budget_bytes - counted_fixed_bytes(g, o.counting()), kCoveringNodeLimit, seconds);
+      solve_internal::covering_lower_bound(g, costs, o, o.ram_budget_bytes - counted_fixed_bytes(g, o.counting()), kCoveringNodeLimit, seconds);
   if (!covering) {
     out.infeasible = true;
     out.source = BoundSource::Covering;

@@ -55,7 +55,7 @@
 
 #include "cbc_runner.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 struct Gap {
@@ -256,4 +256,4 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
   return out;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

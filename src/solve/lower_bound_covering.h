@@ -11,7 +11,7 @@
 
 #include "poet/solve/solve.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 struct CoveringBound {
   double bound = 0;    // energy (J) or time (s), as the objective; compute-once included
@@ -27,4 +27,4 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
                                                   std::int64_t activation_budget, long node_limit = 100000,
                                                   double seconds = 10);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

@@ -7,7 +7,7 @@
 
 #include "poet/util/error.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 std::int64_t whole_model_columns(const Graph& g) {
   const auto n = static_cast<std::int64_t>(g.size());
@@ -481,4 +481,4 @@ double milp_time_s(const Schedule& s, const GraphCosts& costs, Accounting accoun
   return total;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

@@ -19,7 +19,7 @@
 #include "poet/schedule/schedule.h"
 #include "poet/solve/solve.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 struct Row {
   std::vector<int> columns;
@@ -147,4 +147,4 @@ Window fixed_window(const Graph& g, const Schedule& incumbent, std::size_t begin
 double milp_time_s(const Schedule& s, const GraphCosts& costs, Accounting accounting, std::size_t begin,
                    std::size_t end);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

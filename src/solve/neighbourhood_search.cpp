@@ -11,7 +11,7 @@
 #include "unread_page_outs.h"
 #include "poet/util/error.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -235,4 +235,4 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
   return best;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

@@ -25,7 +25,7 @@
 #include "poet/simulate/simulator.h"
 #include "poet/solve/solve.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 struct SearchLimits {
   std::chrono::steady_clock::time_point deadline;  // wall clock for the whole search
@@ -51,4 +51,4 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
                                   const std::function<SimulationResult(const Schedule&)>& judge,
                                   const SearchLimits& limits);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

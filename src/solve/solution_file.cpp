@@ -9,7 +9,7 @@
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 bool parse_number(const std::string& word, double& value) {
@@ -62,4 +62,4 @@ std::vector<double> read_solution_file(const MilpModel& model, const std::string
   return x;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

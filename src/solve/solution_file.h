@@ -7,7 +7,7 @@
 
 #include "milp_model.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 // Accepts the common text formats: Gurobi's .sol ("name value"), SCIP's ("name value
 // (obj:c)", zeros left out), HiGHS's ("name value" under "# Columns"), CBC's ("index name
@@ -16,4 +16,4 @@ namespace poet::milp {
 // file when it names no column of the model, or a value is not a number.
 std::vector<double> read_solution_file(const MilpModel& model, const std::string& path);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

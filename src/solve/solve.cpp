@@ -111,7 +111,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     result.bound_time_s = seconds_since(bound_began);
     return b;
   });
-  const std::vector<milp::StartSchedule> starts = milp::start_schedules(g, costs, o, sim, fixed_bytes);
+  const std::vector<solve_internal::StartSchedule> starts = solve_internal::start_schedules(g, costs, o, sim, fixed_bytes);
   result.starts_time_s = seconds_since(began);
   const LowerBound bound = bound_found.get();
   result.best_bound = bound.value;
@@ -136,11 +136,11 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   if (!o.heuristic_only) {
     // Counted before the model is built: on a large graph building it takes longer than the
     // limit, and a model too large for CBC is not solved whole (the windows below build their own).
-    const std::int64_t columns = milp::whole_model_columns(g);
+    const std::int64_t columns = solve_internal::whole_model_columns(g);
     const bool too_large = static_cast<double>(columns) > kCbcColumnsPerSecond * o.time_limit_s;
     result.variables = static_cast<int>(std::min<std::int64_t>(columns, std::numeric_limits<int>::max()));
     const auto model_began = Clock::now();
-    std::optional<milp::MilpModel> model;
+    std::optional<solve_internal::MilpModel> model;
     std::optional<std::size_t> search_start;  // the cheapest start (the model accepts, if built)
     bool cbc_left_gap = false;                // CBC ran and did not prove an optimum
     std::optional<Schedule> cbc_unproven;     // its incumbent then
@@ -148,7 +148,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       model.emplace(g, costs, o, o.ram_budget_bytes - fixed_bytes);
       POET_CHECK(model->columns() == columns, "whole_model_columns counts the model's columns");
       result.constraints = model->rows();
-      if (!o.write_model_path.empty()) milp::write_model(*model, o.write_model_path);
+      if (!o.write_model_path.empty()) solve_internal::write_model(*model, o.write_model_path);
       const double scale = model->objective_scale();
       for (std::size_t k = 0; k < starts.size(); ++k) {
         auto x = model->assignment(starts[k].schedule);
@@ -168,7 +168,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     if (!o.solution_path.empty()) {
       // Another solver's answer: rounded to a schedule, then held to this model's constraints.
       const double scale = model->objective_scale();
-      const auto x = model->assignment(model->schedule(milp::read_solution_file(*model, o.solution_path)));
+      const auto x = model->assignment(model->schedule(solve_internal::read_solution_file(*model, o.solution_path)));
       if (!model->satisfied_by(x))
         throw InputError(fmt::format("--solution: '{}' breaks this model's constraints; it must solve the model written "
                                      "for the same graph, platform, budget, deadline and options",
@@ -195,10 +195,10 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       const auto run_cbc = [&](bool preprocess) {
         SolveOptions remaining = o;
         remaining.time_limit_s = std::max(0.1, kCbcTimeShare * (o.time_limit_s - seconds_since(began)));
-        return milp::run_cbc_guarded(*model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
+        return solve_internal::run_cbc_guarded(*model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
       const auto cbc_began = Clock::now();
-      milp::GuardedOutcome guarded = run_cbc(true);
+      solve_internal::GuardedOutcome guarded = run_cbc(true);
       if (!guarded.crash.empty()) {
         if (o.progress) fmt::print(stderr, "  CBC crashed ({}); again without preprocessing\n", guarded.crash);
         guarded = run_cbc(false);
@@ -208,7 +208,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                           guarded.crash));
       }
       result.cbc_time_s = seconds_since(cbc_began);
-      const milp::CbcOutcome& cbc = guarded.outcome;
+      const solve_internal::CbcOutcome& cbc = guarded.outcome;
       result.nodes = cbc.nodes;
       cbc_left_gap = !cbc.proven_optimal;
       if (cbc.bound * scale > result.best_bound) {
@@ -245,7 +245,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       // always the one whose neighbourhood holds the best schedule (docs/BENCHMARKS.md).
       std::vector<std::pair<Schedule, double>> froms{*from};
       if (too_large)
-        for (const milp::StartSchedule& other : starts)
+        for (const solve_internal::StartSchedule& other : starts)
           if (other.schedule.method != from->first.method &&
               other.objective <= from->second * (1 + kSecondStartWithin)) {
             froms.emplace_back(other.schedule, other.objective);
@@ -258,11 +258,11 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       const double good_enough = o.relative_gap < 1 ? result.best_bound / (1 - o.relative_gap) : INFINITY;
       for (std::size_t k = 0; k < froms.size(); ++k) {
         // An equal share of the time left; a search that ends early leaves its time to the next.
-        const milp::SearchLimits limits{Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
+        const solve_internal::SearchLimits limits{Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
                                         o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt,
                                         good_enough};
-        const milp::SearchResult found =
-            milp::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, froms[k].first, judge, limits);
+        const solve_internal::SearchResult found =
+            solve_internal::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, froms[k].first, judge, limits);
         result.search_time_s += found.seconds;
         result.windows_solved += found.windows_solved;
         result.windows_improved += found.windows_improved;
@@ -302,14 +302,14 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       continue;
     }
     result.schedule = std::move(c.schedule);
-    result.milp_objective_j = o.objective == SolveObjective::Energy ? result.simulation->total_energy_j()
+    result.objective = o.objective == SolveObjective::Energy ? result.simulation->total_energy_j()
                                                                     : result.simulation->compute_time_s;
     if (c.milp_objective)
-      POET_CHECK(std::fabs(*c.milp_objective - result.milp_objective_j) <= 1e-6 * std::max(1.0, result.milp_objective_j),
+      POET_CHECK(std::fabs(*c.milp_objective - result.objective) <= 1e-6 * std::max(1.0, result.objective),
                  fmt::format("the MILP's objective {} and the simulator's {} disagree", *c.milp_objective,
-                             result.milp_objective_j));
-    result.best_bound = std::min(result.best_bound, result.milp_objective_j);
-    result.gap = result.milp_objective_j > 0 ? (result.milp_objective_j - result.best_bound) / result.milp_objective_j : 0;
+                             result.objective));
+    result.best_bound = std::min(result.best_bound, result.objective);
+    result.gap = result.objective > 0 ? (result.objective - result.best_bound) / result.objective : 0;
     result.status = c.proven_optimal || result.gap <= o.relative_gap ? SolveStatus::Optimal : SolveStatus::Feasible;
     if (!rejected.empty()) result.message = rejected;
     return result;
@@ -322,7 +322,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
 
 SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options) {
   const auto began = std::chrono::steady_clock::now();
-  if (!options.write_model_path.empty()) milp::check_model_path(options.write_model_path);
+  if (!options.write_model_path.empty()) solve_internal::check_model_path(options.write_model_path);
   SolveResult result = solve_untimed(g, costs, options, began);
   result.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;

@@ -9,7 +9,7 @@
 #include "poet/baselines/dtr.h"
 #include "poet/plan/plan.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 namespace {
 
 bool meets_deadline(const Schedule& s, const GraphCosts& costs, const SolveOptions& o) {
@@ -73,4 +73,4 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
   return out;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

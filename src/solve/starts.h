@@ -9,7 +9,7 @@
 #include "poet/simulate/simulator.h"
 #include "poet/solve/solve.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 struct StartSchedule {
   Schedule schedule;
@@ -22,4 +22,4 @@ struct StartSchedule {
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

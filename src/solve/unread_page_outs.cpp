@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 std::vector<NodeId> drop_unread_page_outs(Schedule& s) {
   // Per tensor (one stage per node), the stages of its page-outs and page-ins, in order.
@@ -28,4 +28,4 @@ std::vector<NodeId> drop_unread_page_outs(Schedule& s) {
   return dropped;
 }
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

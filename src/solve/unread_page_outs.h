@@ -9,11 +9,11 @@
 
 #include "poet/schedule/schedule.h"
 
-namespace poet::milp {
+namespace poet::solve_internal {
 
 // Removes the page-outs no page-in reads, with the storage copies they made; returns the
 // tensors of the page-outs removed (one entry per page-out). The schedule stays valid for
 // the MILP (no row needs a storage copy that nothing pages in) and for the simulator.
 std::vector<NodeId> drop_unread_page_outs(Schedule& s);
 
-}  // namespace poet::milp
+}  // namespace poet::solve_internal

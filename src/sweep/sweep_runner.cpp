@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "poet/sweep/sweep.h"
 #include "poet/util/child_process.h"
+#include "poet/util/progress_bar.h"
 #include "poet/util/write_all.h"
 
 namespace poet {
@@ -40,25 +42,6 @@ Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTa
   return {index, std::move(process), Clock::now()};
 }
 
-std::string duration_text(double seconds) {
-  const int s = static_cast<int>(seconds);
-  return s >= 60 ? fmt::format("{}m{:02d}s", s / 60, s % 60) : fmt::format("{}s", s);
-}
-
-void show_progress(std::size_t done, std::size_t total, Clock::time_point began, const SweepRow& last, bool tty) {
-  constexpr int kWidth = 28;
-  const int filled = static_cast<int>(kWidth * done / std::max<std::size_t>(total, 1));
-  const double elapsed = std::chrono::duration<double>(Clock::now() - began).count();
-  const std::string what = fmt::format("{} at {:.0f}%: {}", last.task.method, last.task.budget_percent,
-                                       last.found ? fmt::format("{:.4g} J", last.energy_j) : last.status);
-  const std::string line = fmt::format("  sweep [{}{}] {}/{}  {}  {}", std::string(filled, '#'),
-                                       std::string(kWidth - filled, '-'), done, total, duration_text(elapsed), what);
-  if (tty)
-    fmt::print(stderr, "\r{:<110}{}", line, done == total ? "\n" : "");
-  else
-    fmt::print(stderr, "{}\n", line);
-}
-
 }  // namespace
 
 std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks,
@@ -66,8 +49,8 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
   std::vector<SweepRow> rows(tasks.size());
   std::vector<Running> running;
   std::size_t next = 0, done = 0;
-  const auto began = Clock::now();
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  std::optional<ProgressBar> bar;
+  if (settings.progress) bar.emplace("  sweep", "task");
   // A solve stops itself at its limit; a task past twice that (plus slack for the baselines)
   // is stuck and is ended.
   const double overrun_s = 2 * settings.time_limit_s + 60;
@@ -102,10 +85,14 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
                                            : "the method's process ended without a result";
       }
       ++done;
-      if (settings.progress) show_progress(done, tasks.size(), began, row, tty);
+      if (bar)
+        bar->update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(tasks.size()),
+                    fmt::format("{} at {:.0f}%: {}", row.task.method, row.task.budget_percent,
+                                row.found ? fmt::format("{:.4g} J", row.energy_j) : row.status));
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
     }
   }
+  if (bar) bar->finish();
   return rows;
 }
 

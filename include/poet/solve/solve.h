@@ -78,8 +78,9 @@ struct SolveResult {
   SolveStatus status = SolveStatus::NoSolution;
   std::optional<Schedule> schedule;
   std::optional<SimulationResult> simulation;  // of the schedule's plan: the figures to report
-  double milp_objective_j = 0;   // the MILP's own objective (energy in J, or time in s); the
-                                 // simulator's with heuristic_only
+  // The simulator's figure for the schedule under the objective: energy in J, or compute
+  // time in s under SolveObjective::Time (the MILP's own objective is checked against it).
+  double objective = 0;
   double best_bound = 0;         // the proven lower bound, same unit
   double gap = 0;                // (incumbent - bound) / incumbent
   double solve_time_s = 0;        // wall clock of the whole solve, heuristic and model included

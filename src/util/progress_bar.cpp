@@ -1,4 +1,4 @@
-#include "progress_bar.h"
+#include "poet/util/progress_bar.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,10 +7,11 @@
 
 #include "poet/util/units.h"
 
-namespace poet::cli {
+namespace poet {
 
-ProgressBar::ProgressBar(std::string label)
+ProgressBar::ProgressBar(std::string label, std::string unit)
     : label_(std::move(label)),
+      unit_(std::move(unit)),
       terminal_(isatty(fileno(stderr)) != 0),
       began_(std::chrono::steady_clock::now()),
       last_draw_(began_) {}
@@ -29,7 +30,7 @@ void ProgressBar::update(std::int64_t done, std::int64_t total, const std::strin
   constexpr int kWidth = 30;
   const int filled = total > 0 ? static_cast<int>(kWidth * done / total) : kWidth;
   const std::string bar = std::string(filled, '#') + std::string(kWidth - filled, '.');
-  const std::string line = fmt::format("{} [{}] batch {}/{}  {}  elapsed {}  ETA {}", label_, bar, done, total, detail,
+  const std::string line = fmt::format("{} [{}] {} {}/{}  {}  elapsed {}  ETA {}", label_, bar, unit_, done, total, detail,
                                        format_seconds(elapsed), format_seconds(eta));
   if (terminal_)
     fmt::print(stderr, "\r{}\033[K", line);
@@ -44,4 +45,4 @@ void ProgressBar::finish() {
   drawn_ = false;
 }
 
-}  // namespace poet::cli
+}  // namespace poet

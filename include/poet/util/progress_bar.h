@@ -7,22 +7,23 @@
 #include <cstdint>
 #include <string>
 
-namespace poet::cli {
+namespace poet {
 
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string label);
+  // `unit` names what is counted ("batch", "task").
+  explicit ProgressBar(std::string label, std::string unit = "batch");
   // `done` of `total` units finished; `detail` is shown after the counts (e.g. the loss).
   void update(std::int64_t done, std::int64_t total, const std::string& detail);
   // Ends the line on a terminal.
   void finish();
 
  private:
-  std::string label_;
+  std::string label_, unit_;
   bool terminal_;
   std::chrono::steady_clock::time_point began_, last_draw_;
   std::int64_t last_tenth_ = 0;
   bool drawn_ = false;
 };
 
-}  // namespace poet::cli
+}  // namespace poet
