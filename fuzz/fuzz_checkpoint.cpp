@@ -2,7 +2,7 @@
 // again with its CRC-32 recomputed, so that mutations also reach the fields behind the
 // checksum.
 #include "fuzz_support.h"
-#include "poet/data/checkpoint_file.h"
+#include "poet/train/checkpoint_file.h"
 
 namespace {
 
@@ -14,8 +14,8 @@ std::string as_string(std::span<const std::uint8_t> bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   poet::fuzz::expect_value_or_input_error(
-      [&] { poet::data::decode_checkpoint(as_string({data, size}), "fuzz.ckpt"); });
+      [&] { poet::train::decode_checkpoint(as_string({data, size}), "fuzz.ckpt"); });
   const auto forged = poet::fuzz::with_crc_trailer_fixed({data, size});
   return poet::fuzz::expect_value_or_input_error(
-      [&] { poet::data::decode_checkpoint(as_string(forged), "fuzz.ckpt"); });
+      [&] { poet::train::decode_checkpoint(as_string(forged), "fuzz.ckpt"); });
 }

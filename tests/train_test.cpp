@@ -9,9 +9,9 @@
 #include <iterator>
 
 #include "executor_harness.h"
-#include "poet/data/checkpoint_file.h"
 #include "poet/data/synthetic_dataset.h"
-#include "poet/data/trainer.h"
+#include "poet/train/checkpoint_file.h"
+#include "poet/train/trainer.h"
 
 namespace poet::testing {
 namespace {
@@ -31,12 +31,12 @@ runtime::ExecutorOptions options(Optimizer kind, float lr) {
   return o;
 }
 
-std::vector<float> values(const data::Trainer& t) {
+std::vector<float> values(const train::Trainer& t) {
   const auto v = t.executor().parameters().all_values();
   return {v.begin(), v.end()};
 }
 
-std::vector<float> optimizer_state(const data::Trainer& t) {
+std::vector<float> optimizer_state(const train::Trainer& t) {
   const auto s = t.executor().parameters().optimizer_state();
   return {s.begin(), s.end()};
 }
@@ -49,10 +49,10 @@ std::string file_bytes(const fs::path& p) {
 TEST(Train, SyntheticTrainingReducesTheLossAndLearns) {
   const Graph g = training_graph("lenet5", 16);
   const data::DatasetSplits d = lenet_data(512, 128);
-  data::Trainer t(g, executable(g, chen_sqrt_schedule(g)), options(Optimizer::Momentum, 0.01f), 1);
+  train::Trainer t(g, executable(g, chen_sqrt_schedule(g)), options(Optimizer::Momentum, 0.01f), 1);
   const double before = t.evaluate(d.test).accuracy;
-  const data::EpochResult first = t.train_epoch(d.train, 0);
-  const data::EpochResult second = t.train_epoch(d.train, 1);
+  const train::EpochResult first = t.train_epoch(d.train, 0);
+  const train::EpochResult second = t.train_epoch(d.train, 1);
   const double after = t.evaluate(d.test).accuracy;
   EXPECT_EQ(first.batches, 32);
   EXPECT_EQ(first.step_seconds.size(), 32u);
@@ -63,7 +63,7 @@ TEST(Train, SyntheticTrainingReducesTheLossAndLearns) {
 TEST(Train, EvaluationLeavesTheModelUnchanged) {
   const Graph g = training_graph("lenet5", 8);
   const data::DatasetSplits d = lenet_data(64, 32);
-  data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
   t.train_epoch(d.train, 0, 2);
   const std::vector<float> trained = values(t), moments = optimizer_state(t);
   const auto first = t.evaluate(d.test), again = t.evaluate(d.test);
@@ -79,11 +79,11 @@ TEST(Train, EvaluationLeavesTheModelUnchanged) {
 TEST(Train, RestoreSetsTheStepCounterWithoutRunningSteps) {
   const Graph g = training_graph("lenet5", 4);
   const data::DatasetSplits d = lenet_data(16, 4);
-  data::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
-  data::TrainingCheckpoint far = fresh.checkpoint("lenet5", 1);
+  train::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
+  train::TrainingCheckpoint far = fresh.checkpoint("lenet5", 1);
   far.steps_done = 1'000'000'000;
   far.parameters.assign(far.parameters.size(), 0.25f);
-  data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
   t.restore(far, "lenet5");
   EXPECT_EQ(t.executor().steps_done(), far.steps_done);
   EXPECT_EQ(t.executor().peak_live_bytes(), 0) << "restore ran a step";
@@ -105,14 +105,14 @@ TEST(Train, ResumeAfterEpochOneIsBitIdenticalToAnUninterruptedRun) {
   const auto plan = [&g] { return executable(g, chen_sqrt_schedule(g)); };
   const fs::path file = fs::path(::testing::TempDir()) / ("poet_resume_" + std::to_string(::getpid()) + ".ckpt");
 
-  data::Trainer straight(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
+  train::Trainer straight(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
   straight.train_epoch(d.train, 0);
   straight.evaluate(d.test);
-  data::save_checkpoint(file.string(), straight.checkpoint("lenet5", 1));
+  train::save_checkpoint(file.string(), straight.checkpoint("lenet5", 1));
   straight.train_epoch(d.train, 1);
 
-  data::Trainer resumed(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
-  const data::TrainingCheckpoint c = data::load_checkpoint(file.string());
+  train::Trainer resumed(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
+  const train::TrainingCheckpoint c = train::load_checkpoint(file.string());
   EXPECT_EQ(c.epochs_done, 1u);
   resumed.restore(c, "lenet5");
   EXPECT_EQ(resumed.executor().steps_done(), c.steps_done);
@@ -124,8 +124,8 @@ TEST(Train, ResumeAfterEpochOneIsBitIdenticalToAnUninterruptedRun) {
 }
 
 TEST(Train, CheckpointRoundTripsExactly) {
-  data::TrainingCheckpoint c{"lenet5", 2, 700, 9, 2, {1.5f, -0.0f, 3e-38f}, {0.25f}};
-  const data::TrainingCheckpoint back = data::decode_checkpoint(data::encode_checkpoint(c), "memory");
+  train::TrainingCheckpoint c{"lenet5", 2, 700, 9, 2, {1.5f, -0.0f, 3e-38f}, {0.25f}};
+  const train::TrainingCheckpoint back = train::decode_checkpoint(train::encode_checkpoint(c), "memory");
   EXPECT_EQ(back.model, "lenet5");
   EXPECT_EQ(back.epochs_done, 2u);
   EXPECT_EQ(back.steps_done, 700u);
@@ -138,8 +138,8 @@ TEST(Train, CheckpointRoundTripsExactly) {
 // SGD keeps no optimizer state: an empty section reads back as empty (found by fuzzing:
 // the reader handed memcpy the null data() of an empty vector, undefined behaviour).
 TEST(Train, CheckpointWithEmptySectionsRoundTrips) {
-  data::TrainingCheckpoint c{"mlp", 1, 3, 4, 0, {}, {}};
-  const data::TrainingCheckpoint back = data::decode_checkpoint(data::encode_checkpoint(c), "memory");
+  train::TrainingCheckpoint c{"mlp", 1, 3, 4, 0, {}, {}};
+  const train::TrainingCheckpoint back = train::decode_checkpoint(train::encode_checkpoint(c), "memory");
   EXPECT_EQ(back.model, "mlp");
   EXPECT_TRUE(back.parameters.empty());
   EXPECT_TRUE(back.optimizer_state.empty());
@@ -147,14 +147,14 @@ TEST(Train, CheckpointWithEmptySectionsRoundTrips) {
 
 TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
   const Graph g = training_graph("lenet5", 4);
-  data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Momentum, 0.01f), 1);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Momentum, 0.01f), 1);
   const fs::path file = fs::path(::testing::TempDir()) / ("poet_damaged_" + std::to_string(::getpid()) + ".ckpt");
-  data::save_checkpoint(file.string(), t.checkpoint("lenet5", 1));
+  train::save_checkpoint(file.string(), t.checkpoint("lenet5", 1));
   std::string bytes = file_bytes(file);
   bytes[bytes.size() / 2] ^= 0x40;  // one bit in the parameters
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
   try {
-    data::load_checkpoint(file.string());
+    train::load_checkpoint(file.string());
     ADD_FAILURE() << "a damaged checkpoint was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is damaged"), std::string::npos) << e.what();
@@ -163,15 +163,15 @@ TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
   EXPECT_EQ(file_bytes(file), bytes) << "loading changed the file";
   // Cut short, and not a checkpoint at all.
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, 40);
-  EXPECT_THROW(data::load_checkpoint(file.string()), InputError);
+  EXPECT_THROW(train::load_checkpoint(file.string()), InputError);
   std::ofstream(file, std::ios::binary | std::ios::trunc) << "weights";
-  EXPECT_THROW(data::load_checkpoint(file.string()), InputError);
+  EXPECT_THROW(train::load_checkpoint(file.string()), InputError);
   fs::remove(file);
-  EXPECT_THROW(data::load_checkpoint(file.string()), InputError);
+  EXPECT_THROW(train::load_checkpoint(file.string()), InputError);
 
   // A checkpoint of another model or optimizer leaves the weights as they were.
   const std::vector<float> before = values(t);
-  data::TrainingCheckpoint other = t.checkpoint("lenet5", 1);
+  train::TrainingCheckpoint other = t.checkpoint("lenet5", 1);
   other.parameters.assign(other.parameters.size(), 0.5f);
   other.optimizer = static_cast<std::uint32_t>(Optimizer::Adam);
   EXPECT_THROW(t.restore(other, "lenet5"), InputError);
@@ -181,7 +181,7 @@ TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
 
 TEST(Train, DatasetOfTheWrongShapeIsRefused) {
   const Graph g = training_graph("lenet5", 4);
-  data::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 0.01f), 1);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 0.01f), 1);
   const data::DatasetSplits d =
       data::make_synthetic_dataset({.sample_shape = {784}, .classes = 10, .train_count = 8, .test_count = 8});
   EXPECT_NO_THROW(t.check_dataset(d.train));  // the same number of values per sample
@@ -193,11 +193,11 @@ TEST(Train, DatasetOfTheWrongShapeIsRefused) {
 // poet train checks the data against the graph alone, before a plan or an arena exists.
 TEST(Train, DataThatDoNotFitAreRefusedFromTheGraphAlone) {
   const Graph lenet = training_graph("lenet5", 4);
-  EXPECT_NO_THROW(data::check_one_label_per_sample(lenet));
-  EXPECT_NO_THROW(data::check_dataset_fits(lenet, lenet_data(8, 8).train));
+  EXPECT_NO_THROW(train::check_one_label_per_sample(lenet));
+  EXPECT_NO_THROW(train::check_dataset_fits(lenet, lenet_data(8, 8).train));
   const auto refused = [](const Graph& g, const data::Dataset& d, const std::string& why) {
     try {
-      data::check_dataset_fits(g, d);
+      train::check_dataset_fits(g, d);
       ADD_FAILURE() << g.name() << ": accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
@@ -210,7 +210,7 @@ TEST(Train, DataThatDoNotFitAreRefusedFromTheGraphAlone) {
   for (const char* model : {"transformer", "bert"}) {
     const Graph g = training_graph(model, 1);
     try {
-      data::check_one_label_per_sample(g);
+      train::check_one_label_per_sample(g);
       ADD_FAILURE() << model << ": accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("predicts 512 labels per sample (one per token)"), std::string::npos)

@@ -15,13 +15,13 @@
 #include "commands.h"
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
-#include "poet/data/checkpoint_file.h"
 #include "poet/data/fashion_mnist.h"
 #include "poet/data/synthetic_dataset.h"
-#include "poet/data/trainer.h"
 #include "poet/runtime/file_pager.h"
 #include "poet/runtime/profiling.h"
 #include "poet/strategy/strategy.h"
+#include "poet/train/checkpoint_file.h"
+#include "poet/train/trainer.h"
 #include "poet/util/error.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
@@ -103,7 +103,7 @@ void train(const TrainOptions& o) {
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
   const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
-  data::check_one_label_per_sample(g);  // before its data are made: a transformer's are gigabytes
+  train::check_one_label_per_sample(g);  // before its data are made: a transformer's are gigabytes
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
@@ -117,8 +117,8 @@ void train(const TrainOptions& o) {
                                  data.train.count() < data.test.count() ? "trained" : "evaluated", smallest_split));
   // Before planning: a model that does not fit the data (a label per token, another input
   // size) must not first wait for a solve and allocate an arena of gigabytes.
-  data::check_dataset_fits(g, data.train);
-  data::check_dataset_fits(g, data.test);
+  train::check_dataset_fits(g, data.train);
+  train::check_dataset_fits(g, data.test);
 
   const train::TrainingPlan plan = plan_or_exit(g, costs, o);
   const SimulationResult& sim = plan.lowered.simulation;
@@ -152,12 +152,12 @@ void train(const TrainOptions& o) {
                                                                                               : 0.01f);
   runtime::validate(eo.optimizer);
   eo.pager = pager.get();
-  data::Trainer trainer(g, plan.lowered, eo, o.seed);
+  train::Trainer trainer(g, plan.lowered, eo, o.seed);
   trainer.check_dataset(data.train);
 
   std::uint64_t first_epoch = 0;
   if (o.resume) {
-    const data::TrainingCheckpoint c = data::load_checkpoint(o.checkpoint);
+    const train::TrainingCheckpoint c = train::load_checkpoint(o.checkpoint);
     trainer.restore(c, o.model);
     first_epoch = c.epochs_done;
     if (!o.json)
@@ -171,14 +171,14 @@ void train(const TrainOptions& o) {
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t epoch = first_epoch; epoch < static_cast<std::uint64_t>(o.epochs); ++epoch) {
     ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs));
-    const data::EpochResult r = trainer.train_epoch(data.train, epoch, o.max_batches,
+    const train::EpochResult r = trainer.train_epoch(data.train, epoch, o.max_batches,
                                                     [&bar](std::int64_t done, std::int64_t total, float loss) {
                                                       bar.update(done, total, fmt::format("loss {:.4f}", loss));
                                                     });
     bar.finish();
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
-    const data::Evaluation test = trainer.evaluate(data.test);
-    if (!o.checkpoint.empty()) data::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1));
+    const train::Evaluation test = trainer.evaluate(data.test);
+    if (!o.checkpoint.empty()) train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1));
     epochs.push_back({{"epoch", epoch + 1},
                       {"batches", r.batches},
                       {"mean_loss", r.mean_loss},

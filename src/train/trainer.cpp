@@ -1,4 +1,4 @@
-#include "poet/data/trainer.h"
+#include "poet/train/trainer.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "poet/graph/op.h"
 #include "poet/util/error.h"
 
-namespace poet::data {
+namespace poet::train {
 
 Trainer::Trainer(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions options,
                  std::uint64_t shuffle_seed)
@@ -42,7 +42,7 @@ void check_one_label_per_sample(const Graph& g) {
                                    g.name(), labels / std::max<std::int64_t>(n.shape.front(), 1)));
 }
 
-void check_dataset_fits(const Graph& g, const Dataset& d) {
+void check_dataset_fits(const Graph& g, const data::Dataset& d) {
   check_one_label_per_sample(g);
   const std::int64_t labels = labels_per_batch(g);
   const Shape& loss = g.node(g.loss()).shape;
@@ -65,13 +65,13 @@ void check_dataset_fits(const Graph& g, const Dataset& d) {
                                  d.classes, g.name(), classes));
 }
 
-void Trainer::check_dataset(const Dataset& d) const { check_dataset_fits(executor_.graph(), d); }
+void Trainer::check_dataset(const data::Dataset& d) const { check_dataset_fits(executor_.graph(), d); }
 
-EpochResult Trainer::train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
+EpochResult Trainer::train_epoch(const data::Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
                                  const ProgressFn& progress) {
   check_dataset(d);
-  const std::vector<std::int64_t> order = shuffled_order(d.count(), shuffle_seed_, epoch);
-  std::int64_t batches = batch_count(d.count(), batch_size_);
+  const std::vector<std::int64_t> order = data::shuffled_order(d.count(), shuffle_seed_, epoch);
+  std::int64_t batches = data::batch_count(d.count(), batch_size_);
   if (max_batches > 0) batches = std::min(batches, max_batches);
   EpochResult result;
   result.step_seconds.reserve(static_cast<std::size_t>(batches));
@@ -93,12 +93,12 @@ EpochResult Trainer::train_epoch(const Dataset& d, std::uint64_t epoch, std::int
   return result;
 }
 
-Evaluation Trainer::evaluate(const Dataset& d) {
+Evaluation Trainer::evaluate(const data::Dataset& d) {
   check_dataset(d);
   std::vector<std::int64_t> order(static_cast<std::size_t>(d.count()));
   for (std::int64_t i = 0; i < d.count(); ++i) order[static_cast<std::size_t>(i)] = i;
   std::int64_t correct = 0, rows = 0;
-  for (std::int64_t b = 0; b < batch_count(d.count(), batch_size_); ++b) {
+  for (std::int64_t b = 0; b < data::batch_count(d.count(), batch_size_); ++b) {
     fill_batch(d, order, b, batch_size_, batch_inputs_, batch_labels_);
     const runtime::StepResult r = executor_.evaluate(batch_inputs_, batch_labels_);
     correct += r.correct;
@@ -137,4 +137,4 @@ void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
   std::ranges::copy(c.optimizer_state, p.optimizer_state().begin());
 }
 
-}  // namespace poet::data
+}  // namespace poet::train

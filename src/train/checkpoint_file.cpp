@@ -1,4 +1,4 @@
-#include "poet/data/checkpoint_file.h"
+#include "poet/train/checkpoint_file.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 
-namespace poet::data {
+namespace poet::train {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'O', 'E', 'T', 'C', 'K', 'P', 'T'};
@@ -132,4 +132,4 @@ TrainingCheckpoint load_checkpoint(const std::string& path) {
   return decode_checkpoint(read_input_file(path, "checkpoint"), path);
 }
 
-}  // namespace poet::data
+}  // namespace poet::train

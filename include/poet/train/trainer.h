@@ -11,11 +11,11 @@
 #include <functional>
 #include <vector>
 
-#include "poet/data/checkpoint_file.h"
 #include "poet/data/dataset.h"
 #include "poet/runtime/executor.h"
+#include "poet/train/checkpoint_file.h"
 
-namespace poet::data {
+namespace poet::train {
 
 struct EpochResult {
   double mean_loss = 0;
@@ -40,7 +40,7 @@ void check_one_label_per_sample(const Graph& g);
 // check_one_label_per_sample, and throws InputError if a sample of `d` does not have the
 // graph's input size, `d` holds fewer samples than a batch, or its classes exceed the
 // loss's. `poet train` calls it before planning, the trainer before each pass.
-void check_dataset_fits(const Graph& g, const Dataset& d);
+void check_dataset_fits(const Graph& g, const data::Dataset& d);
 
 class Trainer {
  public:
@@ -52,15 +52,15 @@ class Trainer {
   const runtime::Executor& executor() const { return executor_; }
 
   // check_dataset_fits for this trainer's graph.
-  void check_dataset(const Dataset& d) const;
+  void check_dataset(const data::Dataset& d) const;
 
   // Epoch `epoch` (from 0) over `d`: at most `max_batches` batches (0: all).
-  EpochResult train_epoch(const Dataset& d, std::uint64_t epoch, std::int64_t max_batches = 0,
+  EpochResult train_epoch(const data::Dataset& d, std::uint64_t epoch, std::int64_t max_batches = 0,
                           const ProgressFn& progress = {});
 
   // Accuracy over the whole batches of `d`, in order, in inference mode; leaves the model
   // and the step counter as they were.
-  Evaluation evaluate(const Dataset& d);
+  Evaluation evaluate(const data::Dataset& d);
 
   TrainingCheckpoint checkpoint(const std::string& model, std::uint64_t epochs_done) const;
   // Loads the checkpoint's parameters (with the batch-norm running statistics) and
@@ -77,4 +77,4 @@ class Trainer {
   std::vector<std::int32_t> batch_labels_;
 };
 
-}  // namespace poet::data
+}  // namespace poet::train

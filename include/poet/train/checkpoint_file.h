@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace poet::data {
+namespace poet::train {
 
 struct TrainingCheckpoint {
   std::string model;  // what was trained, to refuse resuming another model
@@ -38,4 +38,4 @@ void save_checkpoint(const std::string& path, const TrainingCheckpoint& c);
 // Throws InputError if `path` is missing or not an intact checkpoint; never changes it.
 TrainingCheckpoint load_checkpoint(const std::string& path);
 
-}  // namespace poet::data
+}  // namespace poet::train
