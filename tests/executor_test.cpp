@@ -195,6 +195,18 @@ TEST(Executor, RejectsAMemoryPlanThatSharesBytesBetweenLiveTensors) {
   EXPECT_THROW(runtime::Executor(g, std::move(p)), InputError);
 }
 
+TEST(Executor, RejectsBuffersThatAreNotThePlans) {
+  const Graph g = training_graph("linear", 2);
+  LoweredPlan p = executable(g, checkpoint_all_schedule(g));
+  std::swap(p.buffers[0], p.buffers[1]);
+  try {
+    runtime::Executor e(g, std::move(p));
+    FAIL() << "the executor accepted buffers in another order than the plan makes them";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("lower() makes the buffers"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Executor, RejectsChainGraphsNamingTheNode) {
   const Graph g = build_model_training_graph("linear", {.batch_size = 1}, BackwardMode::Chain);
   try {

@@ -1,7 +1,8 @@
 // A plan checked and resolved for execution: for each instruction, the arena offset of
 // the tensor it writes or moves, and for each compute the offsets of its inputs. Built
-// once by walking the plan as the executor will run it, so that a plan reading a freed
-// tensor, or a memory plan that does not fit the plan, fails before any step.
+// once before any step: the simulator judges the plan (a plan reading a freed tensor fails
+// with its words), its buffers must be the ones lower() made, and no two buffers live at
+// once in plan order may share bytes.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,8 @@ struct CompiledPlan {
 // gradient, which goes to the fixed region).
 std::int64_t tensor_bytes(const Node& n);
 
-// Throws InvalidPlan naming the instruction for a plan that cannot run, InputError for a
-// memory plan that does not fit it.
+// Throws InvalidPlan naming the instruction for a plan that cannot run, InputError for
+// buffers or a memory plan that do not fit it.
 CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p);
 
 }  // namespace poet::runtime::detail

@@ -47,10 +47,10 @@ class Executor {
   // Checks everything a step relies on before any step runs, and throws InputError (or
   // InvalidPlan for the plan itself) naming the node, instruction or buffer:
   //  - every node has a kernel and fp32 shapes that fit it; exactly one Input node;
-  //  - the plan computes every node, reads only tensors in RAM, pages in only what it
-  //    paged out, frees only what is resident;
-  //  - each buffer the plan makes has an offset, and no two buffers that are live at
-  //    once in plan order share bytes.
+  //  - the simulator accepts the plan (it computes every node, reads only tensors in
+  //    RAM, pages in only what it paged out, frees only what is resident);
+  //  - the buffers are the ones lower() made for the plan, each with an offset inside the
+  //    arena, and no two buffers that are live at once in plan order share bytes.
   // Copies the graph and plan; allocates the arena, scratch and fixed region.
   Executor(const Graph& g, LoweredPlan plan, ExecutorOptions options = {});
   ~Executor();
