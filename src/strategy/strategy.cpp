@@ -33,7 +33,7 @@ StrategyResult checkpoint_all(const Graph& g, const GraphCosts& costs, const Str
   r.schedule = checkpoint_all_schedule(g);
   r.simulation = simulate_baseline(g, costs, *r.schedule, request.budget);
   if (!fits_budget(*r.simulation, request.budget)) {
-    r = no_schedule(fmt::format("it needs {}", format_bytes_exact(r.simulation->peak_bytes)));
+    r = no_schedule(fmt::format("needs {}", format_bytes(r.simulation->peak_bytes)));
   }
   return from_baseline(std::move(r));
 }
@@ -61,7 +61,7 @@ StrategyResult solver(const Graph& g, const GraphCosts& costs, const StrategyReq
   SolveResult r = solve(g, costs, o);
   StrategyResult out;
   out.status = solve_status_name(r.status);
-  out.detail = fmt::format("{} in {:.2f} s{}{}", out.status, r.solve_time_s, r.message.empty() ? "" : "; ", r.message);
+  out.detail = std::move(r.message);
   out.gap = r.gap;
   out.schedule = std::move(r.schedule);
   out.simulation = std::move(r.simulation);
@@ -100,6 +100,11 @@ std::vector<std::string> strategy_names(std::optional<StrategyKind> kind) {
 
 bool is_strategy(std::string_view name) {
   return std::any_of(std::begin(kStrategies), std::end(kStrategies), [&](const Entry& e) { return e.name == name; });
+}
+
+bool is_strategy_kind(std::string_view name, StrategyKind kind) {
+  return std::any_of(std::begin(kStrategies), std::end(kStrategies),
+                     [&](const Entry& e) { return e.name == name && e.kind == kind; });
 }
 
 std::string strategy_list() { return fmt::format("{}", fmt::join(strategy_names(), ", ")); }

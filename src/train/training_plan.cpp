@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "poet/budget/budget.h"
@@ -38,11 +39,17 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
     throw InputError(fmt::format("unknown training strategy '{}'; use one of {}", request.strategy, strategy_list()));
   check_workable(g, costs, options, budget);
 
+  const auto began = std::chrono::steady_clock::now();
   const StrategyResult r = schedule_for_budget(
       request.strategy, g, costs, {.budget = options, .time_limit_s = request.time_limit_s, .progress = request.progress});
   if (!r.found()) no_schedule(request.strategy, budget, r.detail);
+  std::string detail = r.detail;
+  if (is_strategy_kind(request.strategy, StrategyKind::Solver)) {  // how the solve went
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    detail = fmt::format("{} in {:.2f} s{}{}", r.status, seconds, detail.empty() ? "" : "; ", detail);
+  }
 
-  TrainingPlan out{lower(g, costs, *r.schedule, {.simulation = options}), budget, r.detail, {}};
+  TrainingPlan out{lower(g, costs, *r.schedule, {.simulation = options}), budget, detail, {}};
   const std::int64_t room = budget - out.lowered.simulation.fixed_bytes;
   const std::int64_t arena = out.lowered.memory.arena_bytes;
   if (arena > room)

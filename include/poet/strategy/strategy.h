@@ -31,9 +31,7 @@ struct StrategyResult {
   std::optional<Schedule> schedule;            // none: see `detail`
   std::optional<SimulationResult> simulation;  // of `schedule` under the budget
   std::string status;  // "found" / "no schedule", or the solver's: "optimal", "feasible", ...
-  // The parameter a baseline chose, or why it has no schedule; a solver's status, time and
-  // message ("feasible in 58.13 s; ...").
-  std::string detail;
+  std::string detail;  // the parameter a baseline chose, why there is no schedule, or a solve's message
   double gap = 0;      // a solver's proven gap; 0 for methods without one
   bool found() const { return schedule.has_value(); }
 };
@@ -44,8 +42,9 @@ enum class StrategyKind { Oracle, Baseline, Solver };
 
 // In the order figures and messages list them; with a kind, only those of that kind.
 std::vector<std::string> strategy_names(std::optional<StrategyKind> kind = std::nullopt);
-// Whether `name` is one of them.
+// Whether `name` is one of them (of that kind).
 bool is_strategy(std::string_view name);
+bool is_strategy_kind(std::string_view name, StrategyKind kind);
 // The comma-separated list, for messages.
 std::string strategy_list();
 
