@@ -1,4 +1,5 @@
-// The real backward graph, derived from the gradient rules (gradient_rules.h).
+// The real backward graph, derived from the gradient rules of the operator table
+// (poet/graph/op_table.h).
 //
 // 1. The forward nodes are copied, each batch / layer norm lowered into a statistics node
 //    and the norm itself, so that the backward can read the statistics without the output.
@@ -13,17 +14,15 @@
 #include <optional>
 #include <vector>
 
-#include "gradient_rules.h"
 #include "poet/backward/backward.h"
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 
 namespace poet {
 namespace {
 
-using backward::GradientRule;
-using backward::Needs;
-
-bool is_norm(OpKind op) { return op == OpKind::BatchNorm2d || op == OpKind::LayerNorm; }
+// A norm, lowered into a statistics node and the norm reading it.
+bool is_norm(OpKind op) { return op_def(op).statistics != OpKind::Input; }
 
 // Copies the forward graph, lowering norms. stats[v] is the statistics node of norm v.
 Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
@@ -34,15 +33,14 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
     Node n = forward.node(v);
     for (NodeId& in : n.inputs) in = id[in];
     if (is_norm(n.op)) {
-      const Node& x = g.node(n.inputs.at(0));
+      const Shape x = g.node(n.inputs.at(0)).shape;
       Node s;
       s.name = n.name + ".stats";
-      s.op = n.op == OpKind::BatchNorm2d ? OpKind::BatchNormStats : OpKind::LayerNormStats;
-      // Mean and inverse standard deviation per channel (batch norm) or per row (layer norm).
-      const std::int64_t groups = n.op == OpKind::BatchNorm2d ? x.shape.at(1) : element_count(x.shape) / x.shape.back();
-      s.shape = {groups, 2};
+      s.op = op_def(n.op).statistics;
+      OpResult stats_rule = apply_rules(s.op, {.inputs = std::span(&x, 1)});
+      s.shape = std::move(stats_rule.shape);
       s.element_bytes = n.element_bytes;
-      s.flops = 3.0 * static_cast<double>(element_count(x.shape));
+      s.flops = stats_rule.flops;
       s.inputs = {n.inputs.at(0)};
       const NodeId sid = g.add(std::move(s));
       n.inputs.push_back(sid);
@@ -57,7 +55,12 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
   return g;
 }
 
-bool is_stats(OpKind op) { return op == OpKind::BatchNormStats || op == OpKind::LayerNormStats; }
+// A statistics node of a lowered norm.
+bool is_stats(OpKind op) {
+  for (const OpDef& d : op_table())
+    if (d.statistics == op && op != OpKind::Input) return true;
+  return false;
+}
 
 class Differentiator {
  public:
@@ -96,12 +99,12 @@ class Differentiator {
   void differentiate(NodeId v) {
     const Node fwd = g_.node(v);  // a copy: adding nodes may reallocate
     if (fwd.op == OpKind::Input || is_stats(fwd.op)) return;
-    const auto rule = backward::gradient_rule(fwd.op);
+    const std::optional<GradientRule>& rule = op_def(fwd.op).gradient;
     if (!rule)
       throw InputError(fmt::format(
           "no gradient rule for op '{}' (node '{}'): the autodiff backward supports only {}; use --backward "
           "chain for reference graphs",
-          op_name(fwd.op), fwd.name, backward::ops_with_rules()));
+          op_name(fwd.op), fwd.name, ops_with_gradient_rules()));
     std::optional<NodeId> dy;
     if (fwd.role != Role::Loss) {
       POET_CHECK(settled_[v] || earliest_reader_[v] < 0, fmt::format("gradient of '{}' read before it is complete", fwd.name));

@@ -1,12 +1,13 @@
-// Builds forward graphs layer by layer, computing each layer's output shape, parameter
-// count and FLOPs. The FLOP formulas are the reference implementation's (POET's
-// power_computation.py) for the layers it has, so that `chain` graphs match it exactly;
-// layers only the Faithful flavor uses say their formula where they are defined.
+// Builds forward graphs layer by layer. Each layer's output shape, parameter count and
+// FLOPs come from its operator's rules in the operator table (poet/graph/op_table.h),
+// whose FLOP formulas are the reference implementation's (POET's power_computation.py) for
+// the layers it has, so that `chain` graphs match it exactly.
 #pragma once
 
 #include <string>
 
 #include "poet/graph/graph.h"
+#include "poet/graph/op_table.h"
 #include "poet/models/zoo.h"
 
 namespace poet::models {
@@ -51,8 +52,9 @@ class NetBuilder {
 
  private:
   NodeId pool2d(OpKind op, NodeId x, int kernel, int stride, std::string name);
-  NodeId add_node(std::string name, OpKind op, Shape shape, double flops, std::int64_t params,
-                  std::vector<NodeId> inputs, OpAttrs attrs = {}, Role role = Role::Forward);
+  // A node of `op` reading `inputs`, made by the op's rules from `args` (whose input shapes
+  // and flavor it fills in).
+  NodeId make(std::string name, OpKind op, std::vector<NodeId> inputs, OpArgs args = {}, Role role = Role::Forward);
 
   Graph graph_;
   ModelFlavor flavor_;

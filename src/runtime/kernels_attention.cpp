@@ -6,6 +6,7 @@
 
 #include "gemm.h"
 #include "kernel_checks.h"
+#include "softmax_row.h"
 
 namespace poet::runtime {
 namespace {
@@ -64,20 +65,7 @@ void softmax_forward(const RowsShape& s, std::span<const float> x, std::span<flo
   validate(s);
   expect_size("softmax_forward", "x", x, s.rows * s.cols);
   expect_size("softmax_forward", "y", y, s.rows * s.cols);
-  for (std::int64_t r = 0; r < s.rows; ++r) {
-    const float* in = x.data() + r * s.cols;
-    float* out = y.data() + r * s.cols;
-    // Shifting by the row's maximum keeps exp from overflowing; the result is unchanged.
-    float max = in[0];
-    for (std::int64_t j = 1; j < s.cols; ++j) max = in[j] > max ? in[j] : max;
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < s.cols; ++j) {
-      out[j] = std::exp(in[j] - max);
-      sum += out[j];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (std::int64_t j = 0; j < s.cols; ++j) out[j] *= inv;
-  }
+  for (std::int64_t r = 0; r < s.rows; ++r) detail::softmax_row(x.data() + r * s.cols, y.data() + r * s.cols, s.cols);
 }
 
 void softmax_backward(const RowsShape& s, std::span<const float> dy, std::span<const float> y,

@@ -1,4 +1,4 @@
-// Softmax cross-entropy, averaged over the rows.
+// Softmax cross-entropy, averaged over the rows; the softmax is the attention's (softmax_row.h).
 #include "poet/runtime/kernels_loss.h"
 
 #include <fmt/format.h>
@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernel_checks.h"
+#include "softmax_row.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime {
@@ -33,16 +34,7 @@ float softmax_cross_entropy_forward(const RowsShape& s, std::span<const float> l
   double total = 0.0;
   for (std::int64_t r = 0; r < s.rows; ++r) {
     const float* in = logits.data() + r * s.cols;
-    float* out = probabilities.data() + r * s.cols;
-    float max = in[0];
-    for (std::int64_t j = 1; j < s.cols; ++j) max = in[j] > max ? in[j] : max;
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < s.cols; ++j) {
-      out[j] = std::exp(in[j] - max);
-      sum += out[j];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (std::int64_t j = 0; j < s.cols; ++j) out[j] *= inv;
+    const auto [max, sum] = detail::softmax_row(in, probabilities.data() + r * s.cols, s.cols);
     // -log p_label from the logits (log-sum-exp) rather than from the rounded probability,
     // which may be 0 for a confidently wrong row.
     total += static_cast<double>(max) + std::log(sum) - static_cast<double>(in[labels[r]]);

@@ -1,6 +1,7 @@
-// One training-graph node, evaluated: maps a node's operator and role (forward, loss,
-// input gradient, parameter gradient, accumulation) to the kernel calls of kernels_*.h.
-// The executor resolves where every tensor lives; this file only knows the math.
+// One training-graph node, evaluated: a node's operator and role (forward, loss, input
+// gradient, parameter gradient, accumulation) pick its kernel in the runtime's operator
+// table (op_kernels.h). The executor resolves where every tensor lives; this file only
+// knows which kernel runs.
 #pragma once
 
 #include <cstdint>

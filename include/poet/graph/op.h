@@ -1,6 +1,7 @@
 // Operator kinds of a training graph, and the role a node plays in it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,7 +46,10 @@ enum class OpKind : std::uint8_t {
   GradInput,       // gradient of one input of a forward node (autodiff)
   GradParam,       // gradient of a forward node's parameters, written to the gradient region
   GradAccumulate,  // sum of the gradient contributions of a tensor used more than once
+  // New operators go above: the operator tables size themselves by the last kind.
 };
+
+inline constexpr std::size_t kOpKindCount = static_cast<std::size_t>(OpKind::GradAccumulate) + 1;
 
 enum class Role : std::uint8_t { Forward, Loss, Backward };
 

@@ -1,0 +1,97 @@
+// The operator table: every operator defined once, with what the graph-level modules need
+// to know about it - its names, its shape rule, its FLOPs and parameter count, and its
+// gradient rule. The model builder makes nodes from the rules, the autodiff backward
+// differentiates with the gradient rules, and the runtime binds its kernels to the same
+// OpKind (runtime/op_kernels.h), in the manner of TensorFlow Lite Micro's registrations.
+//
+// Bytes are not a rule: every operator's output holds elements x element_bytes
+// (Graph::add), parameter gradients excepted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "poet/graph/graph.h"
+
+namespace poet {
+
+// What an operator's rules see when a node is made: the shapes of its inputs, its
+// attributes, and the sizes neither of them carries.
+struct OpArgs {
+  std::span<const Shape> inputs = {};
+  OpAttrs attrs = {};
+  // Linear and ref_linear_relu: out features; conv2d: out channels; embedding: the vector
+  // size; the loss: classes.
+  std::int64_t features = 0;
+  std::int64_t vocabulary = 0;  // embedding: rows of the table
+  // The reference's fused transformer layers, which have no attributes: their sizes.
+  std::int64_t seq = 0, hidden = 0, head_dim = 0, heads = 0;
+  // The reference implementation's formulas and quirks (the Reference model flavor), where
+  // they differ from what the operator really computes.
+  bool reference = false;
+
+  const Shape& input(std::size_t i = 0) const { return inputs[i]; }
+};
+
+// What a gradient computation reads besides the incoming gradient dY.
+struct Needs {
+  bool output = false;        // the forward node's own output (ReLU, softmax, loss probabilities)
+  bool same_input = false;    // the input whose gradient is taken (GELU, max-pool)
+  bool other_inputs = false;  // the other operands (matmul)
+  bool all_inputs = false;    // every input (the weight gradient of linear and conv: x)
+  bool stats = false;         // the saved normalization statistics (batch / layer norm)
+};
+
+// How the `autodiff` backward differentiates an operator.
+struct GradientRule {
+  // For the gradient of an input: a flow-through op passes dY on unchanged (add), so no
+  // node is made for it and dY itself is the contribution.
+  bool flows_through = false;
+  Needs input = {};               // for the gradient of each differentiable input
+  Needs params = {};              // for the parameter gradient (ops with parameters)
+  int differentiable_slots = -1;  // -1: every input slot; otherwise only slots below this
+  // FLOPs of one input gradient and of the parameter gradient, from the forward node and
+  // the input's shape.
+  double (*input_flops)(const Node& forward, const Node& input) = nullptr;
+  double (*param_flops)(const Node& forward, const Node& input) = nullptr;
+};
+
+struct OpDef {
+  OpKind op = OpKind::Input;
+  std::string_view name = {};        // stable lower_snake_case, used in JSON files and messages
+  std::string_view reference_class = {};  // the reference implementation's class; empty if it has none
+  // The rules a node is made with; null where nodes of the op are not made from inputs
+  // (the input, backward nodes). `shape` throws InputError, naming the op, if the inputs
+  // do not fit the operator.
+  Shape (*shape)(const OpArgs& args) = nullptr;
+  double (*flops)(const OpArgs& args, const Shape& output) = nullptr;
+  std::int64_t (*params)(const OpArgs& args, const Shape& output) = nullptr;
+  // The autodiff backward's rule; none: the op cannot be differentiated, and saying so is
+  // an error, never a guess.
+  std::optional<GradientRule> gradient = {};
+  // A norm: the statistics operator it is lowered into for the backward pass (OpKind::Input
+  // for none), whose output the gradient reads instead of recomputing it.
+  OpKind statistics = OpKind::Input;
+};
+
+// Every operator, in OpKind order; op_table()[k].op == OpKind(k).
+std::span<const OpDef> op_table();
+// The entry of `op`; InternalError for a value outside the enumeration.
+const OpDef& op_def(OpKind op);
+
+// The node's output shape, FLOPs and parameters by op's rules (InternalError for an op
+// without rules). Throws InputError naming the op if the inputs do not fit it.
+struct OpResult {
+  Shape shape;
+  double flops = 0;
+  std::int64_t params = 0;
+};
+OpResult apply_rules(OpKind op, const OpArgs& args);
+
+// "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.
+std::string ops_with_gradient_rules();
+
+}  // namespace poet

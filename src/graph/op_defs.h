@@ -1,0 +1,75 @@
+// The definitions behind the operator table, one function per operator (TFLM's
+// Register_<OP>), grouped into one file per family: ops_<family>.cpp. The helpers below are
+// the rules several families share.
+#pragma once
+
+#include "poet/graph/op_table.h"
+
+namespace poet::ops {
+
+// ops_data.cpp: the input, the reshapes, and the backward nodes (which have no rules).
+OpDef input();
+OpDef flatten();
+OpDef split_heads();
+OpDef merge_heads();
+OpDef chain_gradient();
+OpDef grad_input();
+OpDef grad_param();
+OpDef grad_accumulate();
+// ops_dense.cpp
+OpDef linear();
+OpDef matmul();
+OpDef embedding();
+// ops_conv.cpp
+OpDef conv2d();
+OpDef max_pool2d();
+OpDef avg_pool2d();
+OpDef global_avg_pool();
+// ops_norm.cpp
+OpDef batch_norm2d();
+OpDef batch_norm_stats();
+OpDef layer_norm();
+OpDef layer_norm_stats();
+// ops_elementwise.cpp
+OpDef relu();
+OpDef relu6();
+OpDef gelu();
+OpDef tanh();
+OpDef sigmoid();
+OpDef add();
+OpDef dropout();
+OpDef softmax();
+OpDef softmax_cross_entropy();
+// ops_reference.cpp: the reference's fused transformer layers.
+OpDef ref_query_key_value();
+OpDef ref_qkt();
+OpDef ref_qktv();
+OpDef ref_linear_relu();
+
+// Shared rules.
+double elements(const Shape& s);
+Shape same_shape(const OpArgs& a);  // the output has the input's shape
+std::int64_t no_params(const OpArgs&, const Shape&);
+void require(bool ok, std::string_view op, std::string_view what);  // InputError "op: what"
+
+// Gradient FLOPs. `in` is the input whose gradient is made (for a parameter gradient,
+// input 0). Element-wise gradients cost a few FLOPs per element of the input.
+double grad_per_input_1(const Node&, const Node& in);
+double grad_per_input_2(const Node&, const Node& in);
+double grad_per_input_4(const Node&, const Node& in);
+double grad_per_input_8(const Node&, const Node& in);
+double grad_per_input_15(const Node&, const Node& in);
+double grad_no_flops(const Node&, const Node&);
+// Convolution and matmul: each gradient is a GEMM the size of the forward one (dX is the
+// transposed convolution, dW the correlation of X with dY; dA = dC B^T, dB = A^T dC).
+double grad_like_forward(const Node& f, const Node&);
+
+// An operator without parameters, made by `shape` and `flops` and differentiated by `gradient`.
+OpDef parameterless(OpKind op, std::string_view name, std::string_view reference_class, Shape (*shape)(const OpArgs&),
+                    double (*flops)(const OpArgs&, const Shape&), GradientRule gradient);
+
+// A rule for an op whose gradient is dY through an element-wise derivative, reading `needs`
+// and costing `flops` per element.
+GradientRule elementwise_gradient(Needs needs, double (*flops)(const Node&, const Node&));
+
+}  // namespace poet::ops

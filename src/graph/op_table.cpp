@@ -1,0 +1,69 @@
+// The operator table: the per-operator definitions (op_defs.h) in OpKind order.
+#include "poet/graph/op_table.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <vector>
+
+#include "op_defs.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+std::array<OpDef, kOpKindCount> make_table() {
+  // In OpKind order; the check below catches an entry out of place.
+  std::array<OpDef, kOpKindCount> t{
+      ops::input(),          ops::linear(),         ops::conv2d(),
+      ops::batch_norm2d(),   ops::batch_norm_stats(), ops::layer_norm(),
+      ops::layer_norm_stats(), ops::relu(),         ops::relu6(),
+      ops::gelu(),           ops::tanh(),           ops::sigmoid(),
+      ops::max_pool2d(),     ops::avg_pool2d(),     ops::global_avg_pool(),
+      ops::add(),            ops::flatten(),        ops::dropout(),
+      ops::matmul(),         ops::softmax(),        ops::embedding(),
+      ops::split_heads(),    ops::merge_heads(),    ops::softmax_cross_entropy(),
+      ops::ref_query_key_value(), ops::ref_qkt(),   ops::ref_qktv(),
+      ops::ref_linear_relu(), ops::chain_gradient(), ops::grad_input(),
+      ops::grad_param(),     ops::grad_accumulate(),
+  };
+  for (std::size_t k = 0; k < kOpKindCount; ++k)
+    POET_CHECK(t[k].op == static_cast<OpKind>(k), fmt::format("operator table entry {} ('{}') is out of place", k,
+                                                              t[k].name));
+  return t;
+}
+
+}  // namespace
+
+std::span<const OpDef> op_table() {
+  static const std::array<OpDef, kOpKindCount> table = make_table();
+  return table;
+}
+
+const OpDef& op_def(OpKind op) {
+  const auto k = static_cast<std::size_t>(op);
+  POET_CHECK(k < kOpKindCount, fmt::format("no operator {} in the table", k));
+  return op_table()[k];
+}
+
+OpResult apply_rules(OpKind op, const OpArgs& args) {
+  const OpDef& d = op_def(op);
+  POET_CHECK(d.shape && d.flops && d.params, fmt::format("op '{}' has no rules to make a node with", d.name));
+  OpResult r;
+  r.shape = d.shape(args);
+  r.flops = d.flops(args, r.shape);
+  r.params = d.params(args, r.shape);
+  return r;
+}
+
+std::string ops_with_gradient_rules() {
+  std::string names;
+  for (const OpDef& d : op_table()) {
+    if (!d.gradient) continue;
+    if (!names.empty()) names += ", ";
+    names += d.name;
+  }
+  return names;
+}
+
+}  // namespace poet

@@ -1,0 +1,86 @@
+// Operators on NCHW images: convolution and pooling.
+#include "op_defs.h"
+
+namespace poet::ops {
+namespace {
+
+void require_nchw(const OpArgs& a, std::string_view op) {
+  require(a.input().size() == 4, op, "needs an NCHW input");
+}
+
+// Output rows or columns of a window sliding over `in` padded by `pad` on both sides.
+std::int64_t window_positions(std::int64_t in, int kernel, int stride, int pad) {
+  return (in - kernel + 2 * pad) / stride + 1;
+}
+
+Shape pool_shape(const OpArgs& a) {
+  require_nchw(a, "pool2d");
+  require(a.attrs.stride > 0, "pool2d", "needs a positive stride");
+  const Shape& in = a.input();
+  const OpAttrs& t = a.attrs;
+  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h),
+          window_positions(in[3], t.kernel_w, t.stride, t.pad_w)};
+}
+
+// The reference's formula, max and average alike.
+double pool_flops(const OpArgs& a, const Shape& out) {
+  return 2.0 * a.attrs.kernel_h * a.attrs.kernel_w * elements(out);
+}
+
+}  // namespace
+
+OpDef conv2d() {
+  return {
+      .op = OpKind::Conv2d,
+      .name = "conv2d",
+      .reference_class = "Conv2dLayer",
+      .shape = [](const OpArgs& a) {
+        require_nchw(a, "conv2d");
+        const Shape& in = a.input();
+        const OpAttrs& t = a.attrs;
+        require(t.groups > 0 && in[1] % t.groups == 0 && a.features % t.groups == 0, "conv2d",
+                "groups must divide channels");
+        require(t.stride > 0, "conv2d", "needs a positive stride");
+        return Shape{in[0], a.features, window_positions(in[2], t.kernel_h, t.stride, t.pad_h),
+                     window_positions(in[3], t.kernel_w, t.stride, t.pad_w)};
+      },
+      // The reference: 2 x k^2 x |input| x out_channels + |output| (it charges every output
+      // channel against every input position; kept as is for parity). Grouped convolutions
+      // see 1/groups of the input channels.
+      .flops = [](const OpArgs& a, const Shape& out) {
+        return 2.0 * a.attrs.kernel_h * a.attrs.kernel_w * elements(a.input()) * static_cast<double>(a.features) /
+                   a.attrs.groups +
+               elements(out);
+      },
+      .params = [](const OpArgs& a, const Shape&) {
+        return a.features * (a.input()[1] / a.attrs.groups) * a.attrs.kernel_h * a.attrs.kernel_w +
+               (a.attrs.bias ? a.features : 0);
+      },
+      .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_like_forward,
+                               .param_flops = grad_like_forward},
+  };
+}
+
+// Max-pool routes dY to the arg-max of each window, found again from x.
+OpDef max_pool2d() {
+  return parameterless(OpKind::MaxPool2d, "max_pool2d", "MaxPool2d", pool_shape, pool_flops,
+                       elementwise_gradient({.same_input = true}, grad_per_input_2));
+}
+
+OpDef avg_pool2d() {
+  return parameterless(OpKind::AvgPool2d, "avg_pool2d", "AvgPool2d", pool_shape, pool_flops,
+                       elementwise_gradient({}, grad_per_input_1));
+}
+
+OpDef global_avg_pool() {
+  return parameterless(
+      OpKind::GlobalAvgPool, "global_avg_pool", "GlobalAvgPool",
+      [](const OpArgs& a) {
+        require(a.input().size() >= 2, "global_avg_pool", "needs a [batch, channels, ...] input");
+        return Shape{a.input()[0], a.input()[1]};
+      },
+      [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
+      elementwise_gradient({}, grad_per_input_1));
+}
+
+}  // namespace poet::ops

@@ -1,0 +1,59 @@
+// The input, the reshapes (flatten, the attention heads' split and merge), and the kinds of
+// backward nodes, which are made by the backward module rather than from rules.
+#include "op_defs.h"
+
+namespace poet::ops {
+namespace {
+
+// A copy: charged one FLOP per element, like the reference's flatten.
+double copy_flops(const OpArgs&, const Shape& out) { return elements(out); }
+// The gradient of a reshape is dY reshaped back: one copy.
+GradientRule reshape_gradient() { return elementwise_gradient({}, grad_per_input_1); }
+
+}  // namespace
+
+OpDef input() { return {.op = OpKind::Input, .name = "input", .reference_class = "InputLayer"}; }
+
+OpDef flatten() {
+  return parameterless(
+      OpKind::Flatten, "flatten", "FlattenLayer",
+      [](const OpArgs& a) {
+        const Shape& in = a.input();
+        require(!in.empty() && in[0] > 0, "flatten", "needs a [batch, ...] input");
+        return Shape{in[0], element_count(in) / in[0]};
+      },
+      copy_flops, reshape_gradient());
+}
+
+OpDef split_heads() {
+  return parameterless(
+      OpKind::SplitHeads, "split_heads", "",
+      [](const OpArgs& a) {  // [B, S, H * D] -> [B, H, S, D]
+        const Shape& in = a.input();
+        const int heads = a.attrs.heads;
+        require(in.size() == 3 && heads > 0 && in[2] % heads == 0, "split_heads",
+                "needs a [batch, seq, heads x head_dim] input");
+        return Shape{in[0], heads, in[1], in[2] / heads};
+      },
+      copy_flops, reshape_gradient());
+}
+
+OpDef merge_heads() {
+  return parameterless(
+      OpKind::MergeHeads, "merge_heads", "",
+      [](const OpArgs& a) {  // [B, H, S, D] -> [B, S, H * D]
+        const Shape& in = a.input();
+        require(in.size() == 4, "merge_heads", "needs a [batch, heads, seq, head_dim] input");
+        return Shape{in[0], in[2], in[1] * in[3]};
+      },
+      copy_flops, reshape_gradient());
+}
+
+OpDef chain_gradient() {
+  return {.op = OpKind::ChainGradient, .name = "chain_gradient", .reference_class = "GradientLayer"};
+}
+OpDef grad_input() { return {.op = OpKind::GradInput, .name = "grad_input"}; }
+OpDef grad_param() { return {.op = OpKind::GradParam, .name = "grad_param"}; }
+OpDef grad_accumulate() { return {.op = OpKind::GradAccumulate, .name = "grad_accumulate"}; }
+
+}  // namespace poet::ops

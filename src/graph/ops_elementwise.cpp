@@ -1,0 +1,88 @@
+// Element-wise operators, softmax over the last axis, and the loss.
+#include <fmt/format.h>
+
+#include "op_defs.h"
+
+namespace poet::ops {
+namespace {
+
+// The FLOPs of an element-wise op: `PerElement` per element of the output.
+template <int PerElement>
+double per_element(const OpArgs&, const Shape& out) {
+  return PerElement * elements(out);
+}
+
+// An op whose output has its input's shape, costs `forward` and differentiates by `rule`.
+OpDef unary(OpKind op, std::string_view name, std::string_view reference_class,
+            double (*forward)(const OpArgs&, const Shape&), GradientRule rule) {
+  return parameterless(op, name, reference_class, same_shape, forward, rule);
+}
+
+}  // namespace
+
+// relu' = [y > 0], relu6' = [0 < y < 6], tanh' = 1 - y^2, sigmoid' = y (1 - y): the output.
+OpDef relu() {
+  return unary(OpKind::ReLU, "relu", "ReLULayer", per_element<1>,
+               elementwise_gradient({.output = true}, grad_per_input_1));
+}
+OpDef relu6() {
+  return unary(OpKind::ReLU6, "relu6", "", per_element<2>, elementwise_gradient({.output = true}, grad_per_input_2));
+}
+// The tanh approximation: about 10 FLOP per element; its gradient takes the tanh and exp
+// of x again (the tanh form, as the kernel).
+OpDef gelu() {
+  return unary(OpKind::GELU, "gelu", "", per_element<10>,
+               elementwise_gradient({.same_input = true}, grad_per_input_15));
+}
+// An exp, an add and a divide or two: about 4 FLOP per element.
+OpDef tanh() {
+  return unary(OpKind::Tanh, "tanh", "TanHLayer", per_element<4>,
+               elementwise_gradient({.output = true}, grad_per_input_2));
+}
+OpDef sigmoid() {
+  return unary(OpKind::Sigmoid, "sigmoid", "SigmoidLayer", per_element<4>,
+               elementwise_gradient({.output = true}, grad_per_input_2));
+}
+// The mask is regenerated from the counter-based RNG (seed, step, node), not stored.
+OpDef dropout() {
+  return unary(OpKind::Dropout, "dropout", "DropoutLayer", per_element<1>, elementwise_gradient({}, grad_per_input_2));
+}
+// Max, subtract, exp, sum, divide: about 5 FLOP per element. dx = y * (dY - sum(dY * y))
+// over the last axis: the gradient reads the output.
+OpDef softmax() {
+  return unary(OpKind::Softmax, "softmax", "", per_element<5>,
+               elementwise_gradient({.output = true}, grad_per_input_4));
+}
+
+OpDef add() {
+  return {.op = OpKind::Add,
+          .name = "add",
+          .reference_class = "SkipAddLayer",
+          // The reference adds tensors of different sizes in resnet50 (zero-padding the
+          // smaller, its section 3.3); the output has the first one's shape. Otherwise the
+          // shapes must be equal.
+          .shape = [](const OpArgs& a) {
+            require(a.inputs.size() == 2, "add", "needs two inputs");
+            require(a.reference || a.input(0) == a.input(1), "add",
+                    fmt::format("shapes {} and {} differ", shape_string(a.input(0)), shape_string(a.input(1))));
+            return a.input(0);
+          },
+          .flops = per_element<1>,
+          .params = no_params,
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
+}
+
+OpDef softmax_cross_entropy() {
+  return {.op = OpKind::SoftmaxCrossEntropy,
+          .name = "softmax_cross_entropy",
+          .reference_class = "CrossEntropyLoss",
+          // Reference: output (classes,). Otherwise the output is the class probabilities,
+          // the shape of the logits.
+          .shape = [](const OpArgs& a) { return a.reference ? Shape{a.features} : a.input(); },
+          .flops = [](const OpArgs& a, const Shape&) { return elements(a.input()) * static_cast<double>(a.features); },
+          .params = no_params,
+          // d logits = probabilities - one-hot(labels), over the batch: reads the probabilities.
+          .gradient = elementwise_gradient({.output = true}, grad_per_input_2)};
+}
+
+}  // namespace poet::ops

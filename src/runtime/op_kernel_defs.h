@@ -1,0 +1,39 @@
+// The kernel bindings of the runtime's operator table (op_kernels.h), one function per
+// operator, grouped into one file per family: op_kernels_<family>.cpp.
+#pragma once
+
+#include "op_kernels.h"
+
+namespace poet::runtime::detail::bind {
+
+// op_kernels_data.cpp: the input and the reshapes.
+OpKernels input();
+OpKernels flatten();
+OpKernels split_heads();
+OpKernels merge_heads();
+// op_kernels_dense.cpp
+OpKernels linear();
+OpKernels matmul();
+OpKernels embedding();
+// op_kernels_conv.cpp: convolution and pooling.
+OpKernels conv2d();
+OpKernels max_pool2d();
+OpKernels avg_pool2d();
+OpKernels global_avg_pool();
+// op_kernels_norm.cpp
+OpKernels batch_norm2d();
+OpKernels batch_norm_stats();
+OpKernels layer_norm();
+OpKernels layer_norm_stats();
+// op_kernels_elementwise.cpp: activations, add, dropout, softmax and the loss.
+OpKernels relu();
+OpKernels relu6();
+OpKernels gelu();
+OpKernels tanh();
+OpKernels sigmoid();
+OpKernels add();
+OpKernels dropout();
+OpKernels softmax();
+OpKernels softmax_cross_entropy();
+
+}  // namespace poet::runtime::detail::bind

@@ -1,0 +1,73 @@
+// The runtime's operator table: the bindings of op_kernel_defs.h, keyed by OpKind.
+#include "op_kernels.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "op_kernel_defs.h"
+#include "poet/graph/op_table.h"
+#include "poet/util/error.h"
+
+namespace poet::runtime::detail {
+namespace {
+
+std::array<OpKernels, kOpKindCount> make_table() {
+  std::array<OpKernels, kOpKindCount> t{};  // ops left out have no kernels
+  auto set = [&t](OpKind op, OpKernels k) { t[static_cast<std::size_t>(op)] = k; };
+  set(OpKind::Input, bind::input());
+  set(OpKind::Linear, bind::linear());
+  set(OpKind::Conv2d, bind::conv2d());
+  set(OpKind::BatchNorm2d, bind::batch_norm2d());
+  set(OpKind::BatchNormStats, bind::batch_norm_stats());
+  set(OpKind::LayerNorm, bind::layer_norm());
+  set(OpKind::LayerNormStats, bind::layer_norm_stats());
+  set(OpKind::ReLU, bind::relu());
+  set(OpKind::ReLU6, bind::relu6());
+  set(OpKind::GELU, bind::gelu());
+  set(OpKind::Tanh, bind::tanh());
+  set(OpKind::Sigmoid, bind::sigmoid());
+  set(OpKind::MaxPool2d, bind::max_pool2d());
+  set(OpKind::AvgPool2d, bind::avg_pool2d());
+  set(OpKind::GlobalAvgPool, bind::global_avg_pool());
+  set(OpKind::Add, bind::add());
+  set(OpKind::Flatten, bind::flatten());
+  set(OpKind::Dropout, bind::dropout());
+  set(OpKind::MatMul, bind::matmul());
+  set(OpKind::Softmax, bind::softmax());
+  set(OpKind::Embedding, bind::embedding());
+  set(OpKind::SplitHeads, bind::split_heads());
+  set(OpKind::MergeHeads, bind::merge_heads());
+  set(OpKind::SoftmaxCrossEntropy, bind::softmax_cross_entropy());
+  return t;
+}
+
+}  // namespace
+
+const OpKernels& op_kernels(OpKind op) {
+  static const std::array<OpKernels, kOpKindCount> table = make_table();
+  const auto k = static_cast<std::size_t>(op);
+  POET_CHECK(k < kOpKindCount, fmt::format("no operator {} in the runtime's table", k));
+  return table[k];
+}
+
+std::span<const float> Inputs::of(NodeId id) const {
+  for (std::size_t i = 0; i < node_.inputs.size(); ++i)
+    if (node_.inputs[i] == id) return tensors_[i];
+  fail_internal(__FILE__, __LINE__, fmt::format("'{}' does not read node {}", node_.name, id));
+}
+
+const Shape& input_shape(const Graph& g, const Node& f, int slot) { return g.node(f.inputs.at(slot)).shape; }
+
+RowsShape rows_shape(const Shape& s) { return {.rows = element_count(s) / s.back(), .cols = s.back()}; }
+
+void copy(std::span<const float> from, std::span<float> to) {
+  POET_CHECK(from.size() == to.size(), "copy between tensors of different sizes");
+  if (!from.empty() && from.data() != to.data()) std::memcpy(to.data(), from.data(), from.size_bytes());
+}
+
+SplitParams split_tail(std::span<const float> p, std::size_t tail) { return {p.first(p.size() - tail), p.last(tail)}; }
+SplitGradient split_tail(std::span<float> p, std::size_t tail) { return {p.first(p.size() - tail), p.last(tail)}; }
+
+}  // namespace poet::runtime::detail

@@ -1,0 +1,75 @@
+// The runtime's half of the operator table (poet/graph/op_table.h): the kernels bound to
+// each operator, keyed by OpKind, as TensorFlow Lite Micro registers one struct of function
+// pointers per operator. node_kernels.cpp dispatches every node through it; the bindings
+// live in op_kernels_<family>.cpp and turn a node's shapes and attributes into the kernel
+// calls of kernels_*.h. Plain function pointers: a step allocates nothing to dispatch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "node_kernels.h"
+#include "poet/runtime/kernel_shapes.h"
+
+namespace poet::runtime::detail {
+
+// The input tensors of one node, found by position or by the node that produced them.
+class Inputs {
+ public:
+  Inputs(const Node& n, std::span<const std::span<float>> tensors) : node_(n), tensors_(tensors) {}
+  std::span<const float> at(std::size_t i) const { return tensors_[i]; }
+  std::span<const float> of(NodeId id) const;
+
+ private:
+  const Node& node_;
+  std::span<const std::span<float>> tensors_;
+};
+
+// What a kernel binding sees: the forward node it evaluates or differentiates, and the
+// tensors of the node being run.
+struct KernelCall {
+  const Graph& g;
+  NodeId forward_id;  // the node run, or for a gradient the forward node it differentiates
+  const Node& forward;
+  const Node& node;  // the node run
+  const Inputs& in;
+  StepContext& ctx;
+
+  // A gradient node's copies of the forward node's tensors: input `slot` and the output.
+  std::span<const float> forward_input(int slot) const { return in.of(forward.inputs.at(slot)); }
+  std::span<const float> forward_output() const { return in.of(forward_id); }
+  // The parameters of the forward node (its slice of the parameter store).
+  std::span<const float> parameters() const { return ctx.parameters->values(forward_id); }
+};
+
+struct OpKernels {
+  void (*forward)(const KernelCall& call, std::span<float> y) = nullptr;
+  // The gradient of input slot call.node.grad.slot; dy is empty for the loss, whose
+  // gradient starts the backward pass.
+  void (*input_gradient)(const KernelCall& call, std::span<const float> dy, std::span<float> dx) = nullptr;
+  void (*parameter_gradient)(const KernelCall& call, std::span<const float> dy, std::span<float> grad) = nullptr;
+  int gradient_slots = 1;  // input slots input_gradient differentiates
+  // The kernels' own shape checks of forward node f, run once before any step (InputError).
+  void (*validate)(const Graph& g, const Node& f) = nullptr;
+  // Floats of scratch the kernels of f need (im2col buffers of convolutions); null: none.
+  std::int64_t (*scratch)(const Graph& g, const Node& f) = nullptr;
+};
+
+// The kernels of `op`: an entry of null pointers for an operator the runtime cannot run.
+const OpKernels& op_kernels(OpKind op);
+
+// Shared by the bindings.
+const Shape& input_shape(const Graph& g, const Node& f, int slot = 0);
+RowsShape rows_shape(const Shape& s);  // [rows..., cols]
+void copy(std::span<const float> from, std::span<float> to);
+// A parameter slice [weights, then `tail` floats of bias or shift], split in two.
+struct SplitParams {
+  std::span<const float> head, tail;
+};
+SplitParams split_tail(std::span<const float> p, std::size_t tail);
+struct SplitGradient {
+  std::span<float> head, tail;
+};
+SplitGradient split_tail(std::span<float> p, std::size_t tail);
+
+}  // namespace poet::runtime::detail

@@ -1,0 +1,91 @@
+// Kernel bindings of the operators on NCHW images: convolution and pooling.
+#include <fmt/format.h>
+
+#include "op_kernel_defs.h"
+#include "poet/runtime/kernels.h"
+#include "poet/util/error.h"
+
+namespace poet::runtime::detail::bind {
+namespace {
+
+Conv2dShape conv_shape(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  POET_CHECK(x.size() == 4 && f.shape.size() == 4, fmt::format("conv2d '{}' is not NCHW", f.name));
+  return {.batch = x[0], .in_channels = x[1], .in_h = x[2], .in_w = x[3], .out_channels = f.shape[1],
+          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride,
+          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = f.attrs.bias};
+}
+
+// Weights [out, in / groups, kh, kw], then the bias if the layer has one.
+std::size_t bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.at(1)) : 0; }
+
+Pool2dShape pool_shape(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  POET_CHECK(x.size() == 4, fmt::format("pool '{}' is not NCHW", f.name));
+  return {.batch = x[0], .channels = x[1], .in_h = x[2], .in_w = x[3], .kernel_h = f.attrs.kernel_h,
+          .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w};
+}
+
+void validate_pool(const Graph& g, const Node& f) { validate(pool_shape(g, f)); }
+
+// Global average pooling sees x as [batch, channels, spatial].
+struct GlobalPoolShape {
+  std::int64_t batch, channels, spatial;
+};
+GlobalPoolShape global_pool_shape(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  return {x[0], x[1], element_count(x) / (x[0] * x[1])};
+}
+
+}  // namespace
+
+OpKernels conv2d() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const auto [w, b] = split_tail(c.parameters(), bias_floats(c.forward));
+            conv2d_forward(conv_shape(c.g, c.forward), c.in.at(0), w, b, y, c.ctx.scratch);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            const auto weight = split_tail(c.parameters(), bias_floats(c.forward)).head;
+            conv2d_backward_input(conv_shape(c.g, c.forward), dy, weight, dx, c.ctx.scratch);
+          },
+          .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
+            const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
+            conv2d_backward_params(conv_shape(c.g, c.forward), dy, c.forward_input(0), dw, db, c.ctx.scratch);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(conv_shape(g, f)); },
+          .scratch = [](const Graph& g, const Node& f) { return conv2d_scratch_elements(conv_shape(g, f)); }};
+}
+
+// Max-pool's gradient finds each window's arg-max again from x.
+OpKernels max_pool2d() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            max_pool2d_forward(pool_shape(c.g, c.forward), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            max_pool2d_backward(pool_shape(c.g, c.forward), dy, c.forward_input(0), dx);
+          },
+          .validate = validate_pool};
+}
+
+OpKernels avg_pool2d() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            avg_pool2d_forward(pool_shape(c.g, c.forward), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            avg_pool2d_backward(pool_shape(c.g, c.forward), dy, dx);
+          },
+          .validate = validate_pool};
+}
+
+OpKernels global_avg_pool() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const GlobalPoolShape s = global_pool_shape(c.g, c.forward);
+            global_avg_pool_forward(s.batch, s.channels, s.spatial, c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            const GlobalPoolShape s = global_pool_shape(c.g, c.forward);
+            global_avg_pool_backward(s.batch, s.channels, s.spatial, dy, dx);
+          }};
+}
+
+}  // namespace poet::runtime::detail::bind

@@ -1,0 +1,41 @@
+// Kernel bindings of the input and the reshapes.
+#include "op_kernel_defs.h"
+#include "poet/runtime/kernels.h"
+
+namespace poet::runtime::detail::bind {
+namespace {
+
+// Both directions see [batch, heads, seq, head_dim] on one side: the split's output, the
+// merge's input.
+HeadsShape heads_shape(const Shape& split) { return {split[0], split[2], split[1], split[3]}; }
+HeadsShape split_shape(const Graph&, const Node& f) { return heads_shape(f.shape); }
+HeadsShape merge_shape(const Graph& g, const Node& f) { return heads_shape(input_shape(g, f)); }
+
+// Binds a head permutation: `shape_of` its shape, `fwd` and `bwd` the kernels.
+template <HeadsShape (*shape_of)(const Graph&, const Node&),
+          void (*fwd)(const HeadsShape&, std::span<const float>, std::span<float>),
+          void (*bwd)(const HeadsShape&, std::span<const float>, std::span<float>)>
+OpKernels heads_kernels() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { fwd(shape_of(c.g, c.forward), c.in.at(0), y); },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy,
+                               std::span<float> dx) { bwd(shape_of(c.g, c.forward), dy, dx); },
+          .validate = [](const Graph& g, const Node& f) { validate(shape_of(g, f)); }};
+}
+
+}  // namespace
+
+// The batch, copied into the arena.
+OpKernels input() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { copy(c.ctx.input_batch, y); }};
+}
+
+OpKernels flatten() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { flatten_forward(c.in.at(0), y); },
+          .input_gradient = [](const KernelCall&, std::span<const float> dy,
+                               std::span<float> dx) { flatten_backward(dy, dx); }};
+}
+
+OpKernels split_heads() { return heads_kernels<split_shape, runtime::split_heads, split_heads_backward>(); }
+OpKernels merge_heads() { return heads_kernels<merge_shape, runtime::merge_heads, merge_heads_backward>(); }
+
+}  // namespace poet::runtime::detail::bind

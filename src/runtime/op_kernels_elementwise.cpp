@@ -1,0 +1,89 @@
+// Kernel bindings of the element-wise operators, softmax over the last axis, and the loss.
+#include <algorithm>
+
+#include "op_kernel_defs.h"
+#include "poet/runtime/kernels.h"
+
+namespace poet::runtime::detail::bind {
+namespace {
+
+using Unary = void (*)(std::span<const float>, std::span<float>);
+using UnaryBackward = void (*)(std::span<const float> dy, std::span<const float> saved, std::span<float> dx);
+
+// An activation y = fwd(x) whose gradient bwd(dy, saved) reads the forward node's output
+// (relu, relu6, tanh, sigmoid) or, when ReadsInput, its input (gelu).
+template <Unary fwd, UnaryBackward bwd, bool ReadsInput = false>
+OpKernels activation() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { fwd(c.in.at(0), y); },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            bwd(dy, ReadsInput ? c.forward_input(0) : c.forward_output(), dx);
+          }};
+}
+
+std::int64_t count_correct(const RowsShape& s, std::span<const float> probabilities,
+                           std::span<const std::int32_t> labels) {
+  std::int64_t correct = 0;
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const float* row = probabilities.data() + r * s.cols;
+    const std::int64_t best = std::max_element(row, row + s.cols) - row;  // the first maximum
+    correct += best == labels[static_cast<std::size_t>(r)];
+  }
+  return correct;
+}
+
+void validate_rows(const Graph&, const Node& f) { validate(rows_shape(f.shape)); }
+
+// The dropout mask of forward node f in this step.
+RandomKey dropout_key(const KernelCall& c) {
+  return {c.ctx.seed, c.ctx.step, static_cast<std::uint32_t>(c.forward_id)};
+}
+float dropout_p(const KernelCall& c) { return static_cast<float>(c.forward.attrs.dropout_p); }
+
+}  // namespace
+
+OpKernels relu() { return activation<relu_forward, relu_backward>(); }
+OpKernels relu6() { return activation<relu6_forward, relu6_backward>(); }
+OpKernels tanh() { return activation<tanh_forward, tanh_backward>(); }
+OpKernels sigmoid() { return activation<sigmoid_forward, sigmoid_backward>(); }
+OpKernels gelu() { return activation<gelu_forward, gelu_backward, /*ReadsInput=*/true>(); }
+
+// Its gradient flows through: dY itself is each input's contribution, no kernel runs.
+OpKernels add() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { add_forward(c.in.at(0), c.in.at(1), y); }};
+}
+
+// Evaluation is the identity (inverted dropout: the expectation is x).
+OpKernels dropout() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            if (c.ctx.inference) return copy(c.in.at(0), y);
+            dropout_forward(dropout_key(c), dropout_p(c), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            dropout_backward(dropout_key(c), dropout_p(c), dy, dx);
+          }};
+}
+
+OpKernels softmax() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            softmax_forward(rows_shape(c.forward.shape), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            softmax_backward(rows_shape(c.forward.shape), dy, c.forward_output(), dx);
+          },
+          .validate = validate_rows};
+}
+
+// Sets the step's loss and count of correct rows; its gradient reads the probabilities.
+OpKernels softmax_cross_entropy() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const RowsShape s = rows_shape(c.forward.shape);
+            c.ctx.loss = softmax_cross_entropy_forward(s, c.in.at(0), c.ctx.labels, y);
+            c.ctx.correct = count_correct(s, y, c.ctx.labels);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float>, std::span<float> dx) {
+            softmax_cross_entropy_backward(rows_shape(c.forward.shape), c.forward_output(), c.ctx.labels, dx);
+          },
+          .validate = validate_rows};
+}
+
+}  // namespace poet::runtime::detail::bind
