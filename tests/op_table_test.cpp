@@ -132,8 +132,9 @@ TEST(OpTable, GradientRulesAreListedInOpKindOrder) {
 
 // The runtime's registration covers every operator autodiff graphs use: a forward kernel
 // for each; an input-gradient kernel where gradients flow through a node rather than past
-// it; a parameter-gradient kernel for each op whose gradient rule reads something for its
-// parameters. And nothing else has kernels, so the two tables cannot drift apart.
+// it; a parameter-gradient kernel and a parameter layout for each op whose gradient rule
+// reads something for its parameters. And nothing else has kernels, so the two tables
+// cannot drift apart.
 TEST(OpKernels, CoverEveryOperatorAutodiffGraphsUse) {
   const std::set<OpKind> used = autodiff_forward_ops();
   for (const OpDef& d : op_table()) {
@@ -143,6 +144,7 @@ TEST(OpKernels, CoverEveryOperatorAutodiffGraphsUse) {
     const bool input_gradient = d.gradient && !d.gradient->flows_through && d.gradient->differentiable_slots != 0;
     EXPECT_EQ(k.input_gradient != nullptr, input_gradient);
     EXPECT_EQ(k.parameter_gradient != nullptr, d.gradient && reads_anything(d.gradient->params));
+    EXPECT_EQ(k.parameters != nullptr, k.parameter_gradient != nullptr) << "ops with parameters lay them out";
     EXPECT_GE(k.gradient_slots, 1);
   }
 }

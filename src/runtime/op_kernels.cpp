@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "op_kernel_defs.h"
@@ -69,5 +70,12 @@ void copy(std::span<const float> from, std::span<float> to) {
 
 SplitParams split_tail(std::span<const float> p, std::size_t tail) { return {p.first(p.size() - tail), p.last(tail)}; }
 SplitGradient split_tail(std::span<float> p, std::size_t tail) { return {p.first(p.size() - tail), p.last(tail)}; }
+
+ParameterLayout he_uniform(std::int64_t weights, std::int64_t biases, std::int64_t fan_in) {
+  return {.count = weights + biases,
+          .trainable = weights + biases,
+          .weights = weights,
+          .bound = std::sqrt(6.0f / static_cast<float>(fan_in))};
+}
 
 }  // namespace poet::runtime::detail

@@ -2,9 +2,11 @@
 // each operator, keyed by OpKind, as TensorFlow Lite Micro registers one struct of function
 // pointers per operator. node_kernels.cpp dispatches every node through it; the bindings
 // live in op_kernels_<family>.cpp and turn a node's shapes and attributes into the kernel
-// calls of kernels_*.h. Plain function pointers: a step allocates nothing to dispatch.
+// calls of kernels_*.h, and lay out the parameters of ops that own some (ParameterStore).
+// Plain function pointers: a step allocates nothing to dispatch.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -42,6 +44,21 @@ struct KernelCall {
   std::span<const float> parameters() const { return ctx.parameters->values(forward_id); }
 };
 
+// How an operator with parameters lays them out and starts them: `count` floats, the
+// leading `trainable` of them updated by the optimizer (and the size of the gradient); the
+// leading `weights` start uniform in +-bound, the pieces in `ones` (a norm's scale, batch
+// norm's running variance) at 1, the rest (biases, shifts, running means) at 0.
+struct ParameterLayout {
+  std::int64_t count = 0;
+  std::int64_t trainable = 0;
+  std::int64_t weights = 0;
+  float bound = 0;
+  struct Ones {
+    std::int64_t begin = 0, length = 0;
+  };
+  std::array<Ones, 2> ones = {};
+};
+
 struct OpKernels {
   void (*forward)(const KernelCall& call, std::span<float> y) = nullptr;
   // The gradient of input slot call.node.grad.slot; dy is empty for the loss, whose
@@ -53,6 +70,8 @@ struct OpKernels {
   void (*validate)(const Graph& g, const Node& f) = nullptr;
   // Floats of scratch the kernels of f need (im2col buffers of convolutions); null: none.
   std::int64_t (*scratch)(const Graph& g, const Node& f) = nullptr;
+  // The layout of f's parameters (ParameterStore); null: the op owns none.
+  ParameterLayout (*parameters)(const Graph& g, const Node& f) = nullptr;
 };
 
 // The kernels of `op`: an entry of null pointers for an operator the runtime cannot run.
@@ -71,5 +90,8 @@ struct SplitGradient {
   std::span<float> head, tail;
 };
 SplitGradient split_tail(std::span<float> p, std::size_t tail);
+// Weights and biases: `weights` floats uniform in +-sqrt(6 / fan_in) (He et al. 2015, for
+// ReLU networks), then `biases` zeros.
+ParameterLayout he_uniform(std::int64_t weights, std::int64_t biases, std::int64_t fan_in);
 
 }  // namespace poet::runtime::detail

@@ -53,7 +53,12 @@ OpKernels conv2d() {
             conv2d_backward_params(conv_shape(c.g, c.forward), dy, c.forward_input(0), dw, db, c.ctx.scratch);
           },
           .validate = [](const Graph& g, const Node& f) { validate(conv_shape(g, f)); },
-          .scratch = [](const Graph& g, const Node& f) { return conv2d_scratch_elements(conv_shape(g, f)); }};
+          .scratch = [](const Graph& g, const Node& f) { return conv2d_scratch_elements(conv_shape(g, f)); },
+          .parameters = [](const Graph& g, const Node& f) {
+            const std::int64_t out = f.shape.at(1);
+            const std::int64_t fan_in = input_shape(g, f).at(1) / f.attrs.groups * f.attrs.kernel_h * f.attrs.kernel_w;
+            return he_uniform(out * fan_in, f.attrs.bias ? out : 0, fan_in);
+          }};
 }
 
 // Max-pool's gradient finds each window's arg-max again from x.

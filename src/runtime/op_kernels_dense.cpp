@@ -51,7 +51,11 @@ OpKernels linear() {
             const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
             linear_backward_params(linear_shape(c.g, c.forward), dy, c.forward_input(0), dw, db);
           },
-          .validate = [](const Graph& g, const Node& f) { validate(linear_shape(g, f)); }};
+          .validate = [](const Graph& g, const Node& f) { validate(linear_shape(g, f)); },
+          .parameters = [](const Graph& g, const Node& f) {
+            const std::int64_t in = input_shape(g, f).back(), out = f.shape.back();
+            return he_uniform(in * out, f.attrs.bias ? out : 0, in);
+          }};
 }
 
 OpKernels matmul() {
@@ -75,7 +79,12 @@ OpKernels embedding() {
           .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
             embedding_backward_table(embedding_shape(c.g, c.forward), as_ids(c.forward_input(0)), dy, grad);
           },
-          .validate = [](const Graph& g, const Node& f) { validate(embedding_shape(g, f)); }};
+          .validate = [](const Graph& g, const Node& f) { validate(embedding_shape(g, f)); },
+          // vocab x dim, uniform in +-1; the shape check is validate's.
+          .parameters = [](const Graph&, const Node& f) {
+            return ParameterLayout{
+                .count = f.param_count, .trainable = f.param_count, .weights = f.param_count, .bound = 1.0f};
+          }};
 }
 
 }  // namespace poet::runtime::detail::bind

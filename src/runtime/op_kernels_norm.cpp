@@ -79,14 +79,26 @@ void batch_norm_statistics(const KernelCall& c, std::span<float> stats) {
 
 }  // namespace
 
+// gamma, beta, running mean, running variance per channel; only gamma and beta are trained.
 OpKernels batch_norm2d() {
-  return norm_kernels<BatchNormShape, batch_norm_shape, batch_norm_forward, batch_norm_backward_input,
-                      batch_norm_backward_params>();
+  OpKernels k = norm_kernels<BatchNormShape, batch_norm_shape, batch_norm_forward, batch_norm_backward_input,
+                             batch_norm_backward_params>();
+  k.parameters = [](const Graph& g, const Node& f) {
+    const std::int64_t c = input_shape(g, f).at(1);
+    return ParameterLayout{.count = 4 * c, .trainable = 2 * c, .ones = {{{0, c}, {3 * c, c}}}};
+  };
+  return k;
 }
 
+// gamma and beta per feature.
 OpKernels layer_norm() {
-  return norm_kernels<LayerNormShape, layer_norm_shape, layer_norm_forward, layer_norm_backward_input,
-                      layer_norm_backward_params>();
+  OpKernels k = norm_kernels<LayerNormShape, layer_norm_shape, layer_norm_forward, layer_norm_backward_input,
+                             layer_norm_backward_params>();
+  k.parameters = [](const Graph& g, const Node& f) {
+    const std::int64_t features = input_shape(g, f).back();
+    return ParameterLayout{.count = 2 * features, .trainable = 2 * features, .ones = {{{0, features}}}};
+  };
+  return k;
 }
 
 OpKernels batch_norm_stats() {

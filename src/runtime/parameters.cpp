@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
+#include <string>
 
+#include "op_kernels.h"
+#include "poet/graph/op_table.h"
 #include "poet/runtime/rng.h"
 #include "poet/util/error.h"
 
@@ -15,51 +17,18 @@ namespace {
 // never share bits with a dropout mask.
 constexpr std::uint64_t kInitialisationStream = ~std::uint64_t{0};
 
-struct Layout {
-  std::int64_t expected_count = 0;
-  std::int64_t trainable = 0;
-  std::int64_t weights = 0;  // leading elements drawn at random (the rest start as set below)
-  std::int64_t fan_in = 1;
-};
-
-Layout layout_of(const Graph& g, const Node& n) {
-  const auto& in = g.node(n.inputs.at(0)).shape;
-  Layout l;
-  switch (n.op) {
-    case OpKind::Linear: {
-      const std::int64_t in_f = in.back(), out_f = n.shape.back();
-      l.weights = in_f * out_f;
-      l.expected_count = l.weights + (n.attrs.bias ? out_f : 0);
-      l.fan_in = in_f;
-      break;
-    }
-    case OpKind::Conv2d: {
-      const std::int64_t in_c = in.at(1), out_c = n.shape.at(1);
-      l.fan_in = in_c / n.attrs.groups * n.attrs.kernel_h * n.attrs.kernel_w;
-      l.weights = out_c * l.fan_in;
-      l.expected_count = l.weights + (n.attrs.bias ? out_c : 0);
-      break;
-    }
-    case OpKind::BatchNorm2d:
-      l.expected_count = 4 * in.at(1);
-      l.trainable = 2 * in.at(1);
-      return l;
-    case OpKind::LayerNorm:
-      l.expected_count = 2 * in.back();
-      break;
-    case OpKind::Embedding:
-      l.expected_count = n.param_count;  // vocab x dim; the shape check is the kernel's
-      l.weights = n.param_count;
-      break;
-    default:
-      throw InputError(
-          fmt::format("node '{}' ({}) has {} parameters, but the runtime knows no parameter layout "
-                      "for op '{}'; only linear, conv2d, batch_norm2d, layer_norm and embedding may "
-                      "own parameters",
-                      n.name, op_name(n.op), n.param_count, op_name(n.op)));
+// The layout the operator's kernels expect (op_kernels.h).
+detail::ParameterLayout layout_of(const Graph& g, const Node& n) {
+  const auto layout = detail::op_kernels(n.op).parameters;
+  if (!layout) {
+    std::string owners;
+    for (const OpDef& d : op_table())
+      if (detail::op_kernels(d.op).parameters) owners += fmt::format("{}{}", owners.empty() ? "" : ", ", d.name);
+    throw InputError(fmt::format("node '{}' ({}) has {} parameters, but the runtime knows no parameter layout for "
+                                 "op '{}'; only {} may own parameters",
+                                 n.name, op_name(n.op), n.param_count, op_name(n.op), owners));
   }
-  l.trainable = l.expected_count;
-  return l;
+  return layout(g, n);
 }
 
 float uniform_sign(std::uint32_t bits) {  // [-1, 1)
@@ -74,12 +43,12 @@ ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uin
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
     const Node& n = g.node(v);
     if (n.role == Role::Backward || n.param_count == 0) continue;
-    const Layout l = layout_of(g, n);
-    if (l.expected_count != n.param_count)
+    const detail::ParameterLayout l = layout_of(g, n);
+    if (l.count != n.param_count)
       throw InputError(
           fmt::format("node '{}' ({}): param_count is {} but a {} of this shape has {}; fix the "
                       "graph's param_count",
-                      n.name, v, n.param_count, op_name(n.op), l.expected_count));
+                      n.name, v, n.param_count, op_name(n.op), l.count));
     slice_of_node_[v] = static_cast<std::int32_t>(slices_.size());
     slices_.push_back({v, total, n.param_count, l.trainable});
     total += n.param_count;
@@ -93,18 +62,13 @@ ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uin
 void ParameterStore::initialize(std::uint64_t seed) {
   for (const ParameterSlice& s : slices_) {
     const Node& n = graph_.node(s.node);
-    const Layout l = layout_of(graph_, n);
+    const detail::ParameterLayout l = layout_of(graph_, n);
     std::span<float> p = values(s.node);
     std::fill(p.begin(), p.end(), 0.0f);
     const RandomKey key{seed, kInitialisationStream, static_cast<std::uint32_t>(s.node)};
-    const float bound = n.op == OpKind::Embedding ? 1.0f : std::sqrt(6.0f / static_cast<float>(l.fan_in));
     for (std::int64_t i = 0; i < l.weights; ++i)
-      p[static_cast<std::size_t>(i)] = bound * uniform_sign(random_bits(key, static_cast<std::uint64_t>(i)));
-    if (n.op == OpKind::BatchNorm2d || n.op == OpKind::LayerNorm) {
-      const std::int64_t c = n.op == OpKind::BatchNorm2d ? s.count / 4 : s.count / 2;
-      std::fill_n(p.begin(), c, 1.0f);                                           // gamma
-      if (n.op == OpKind::BatchNorm2d) std::fill_n(p.begin() + 3 * c, c, 1.0f);  // running variance
-    }
+      p[static_cast<std::size_t>(i)] = l.bound * uniform_sign(random_bits(key, static_cast<std::uint64_t>(i)));
+    for (const auto& ones : l.ones) std::fill_n(p.begin() + ones.begin, ones.length, 1.0f);
   }
   std::fill(gradients_.begin(), gradients_.end(), 0.0f);
   std::fill(state_.begin(), state_.end(), 0.0f);
