@@ -30,7 +30,7 @@ std::set<OpKind> autodiff_forward_ops() {
   for (const OpDef& d : op_table()) {
     if (!d.gradient) continue;
     ops.insert(d.op);
-    if (d.statistics != OpKind::Input) ops.insert(d.statistics);
+    if (d.statistics) ops.insert(*d.statistics);
   }
   return ops;
 }
@@ -61,6 +61,10 @@ TEST(OpTable, UnknownOperatorsAreRejected) {
   // Nodes of the input and of backward ops are not made from rules.
   EXPECT_THROW(apply_rules(OpKind::Input, {}), InternalError);
   EXPECT_THROW(apply_rules(OpKind::GradInput, {}), InternalError);
+  // A node with too few inputs for its operator.
+  EXPECT_THROW(apply_rules(OpKind::ReLU, {}), InputError);
+  const std::vector<Shape> one{{2, 4}};
+  EXPECT_THROW(apply_rules(OpKind::Add, {.inputs = one}), InputError);
 }
 
 TEST(OpTable, EveryRuleIsComplete) {
@@ -74,9 +78,9 @@ TEST(OpTable, EveryRuleIsComplete) {
       EXPECT_NE(d.gradient->input_flops, nullptr);
       EXPECT_NE(d.gradient->param_flops, nullptr);
     }
-    if (d.statistics != OpKind::Input) {
+    if (d.statistics) {
       EXPECT_TRUE(d.gradient && d.gradient->input.stats) << "a norm's gradient reads its statistics";
-      EXPECT_NE(op_def(d.statistics).shape, nullptr);
+      EXPECT_NE(op_def(*d.statistics).shape, nullptr);
     }
   }
 }

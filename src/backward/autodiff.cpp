@@ -22,7 +22,7 @@ namespace poet {
 namespace {
 
 // A norm, lowered into a statistics node and the norm reading it.
-bool is_norm(OpKind op) { return op_def(op).statistics != OpKind::Input; }
+bool is_norm(OpKind op) { return op_def(op).statistics.has_value(); }
 
 // Copies the forward graph, lowering norms. stats[v] is the statistics node of norm v.
 Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
@@ -36,7 +36,7 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
       const Shape x = g.node(n.inputs.at(0)).shape;
       Node s;
       s.name = n.name + ".stats";
-      s.op = op_def(n.op).statistics;
+      s.op = *op_def(n.op).statistics;
       OpResult stats_rule = apply_rules(s.op, {.inputs = std::span(&x, 1)});
       s.shape = std::move(stats_rule.shape);
       s.element_bytes = n.element_bytes;
@@ -58,7 +58,7 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
 // A statistics node of a lowered norm.
 bool is_stats(OpKind op) {
   for (const OpDef& d : op_table())
-    if (d.statistics == op && op != OpKind::Input) return true;
+    if (d.statistics == op) return true;
   return false;
 }
 

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <vector>
 
 #include "op_defs.h"
 #include "poet/util/error.h"
@@ -44,6 +43,12 @@ const OpDef& op_def(OpKind op) {
   const auto k = static_cast<std::size_t>(op);
   POET_CHECK(k < kOpKindCount, fmt::format("no operator {} in the table", k));
   return op_table()[k];
+}
+
+const Shape& OpArgs::input(std::size_t i) const {
+  if (i >= inputs.size())
+    throw InputError(fmt::format("the operator reads input {}, but the node has {} inputs", i, inputs.size()));
+  return inputs[i];
 }
 
 OpResult apply_rules(OpKind op, const OpArgs& args) {

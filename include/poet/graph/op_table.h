@@ -33,7 +33,8 @@ struct OpArgs {
   // they differ from what the operator really computes.
   bool reference = false;
 
-  const Shape& input(std::size_t i = 0) const { return inputs[i]; }
+  // Input i's shape; InputError if the node has fewer inputs.
+  const Shape& input(std::size_t i = 0) const;
 };
 
 // What a gradient computation reads besides the incoming gradient dY.
@@ -72,9 +73,9 @@ struct OpDef {
   // The autodiff backward's rule; none: the op cannot be differentiated, and saying so is
   // an error, never a guess.
   std::optional<GradientRule> gradient = {};
-  // A norm: the statistics operator it is lowered into for the backward pass (OpKind::Input
-  // for none), whose output the gradient reads instead of recomputing it.
-  OpKind statistics = OpKind::Input;
+  // A norm: the statistics operator it is lowered into for the backward pass, whose output
+  // the gradient reads instead of recomputing it.
+  std::optional<OpKind> statistics = {};
 };
 
 // Every operator, in OpKind order; op_table()[k].op == OpKind(k).
