@@ -64,9 +64,10 @@ double grad_no_flops(const Node&, const Node&);
 // transposed convolution, dW the correlation of X with dY; dA = dC B^T, dB = A^T dC).
 double grad_like_forward(const Node& f, const Node&);
 
-// An operator without parameters, made by `shape` and `flops` and differentiated by `gradient`.
+// An operator without parameters, made by `shape` and `flops` and differentiated by
+// `gradient` (none: not differentiated).
 OpDef parameterless(OpKind op, std::string_view name, std::string_view reference_class, Shape (*shape)(const OpArgs&),
-                    double (*flops)(const OpArgs&, const Shape&), GradientRule gradient);
+                    double (*flops)(const OpArgs&, const Shape&), std::optional<GradientRule> gradient);
 
 // A rule for an op whose gradient is dY through an element-wise derivative, reading `needs`
 // and costing `flops` per element.

@@ -19,6 +19,16 @@ GradientRule norm_gradient() {
           .param_flops = norm_param_grad};
 }
 
+// A norm, lowered into `statistics` for its backward.
+OpDef norm(OpKind op, std::string_view name, std::string_view reference_class, Shape (*shape)(const OpArgs&),
+           double (*flops)(const OpArgs&, const Shape&), std::int64_t (*params)(const OpArgs&, const Shape&),
+           OpKind statistics) {
+  OpDef d = parameterless(op, name, reference_class, shape, flops, norm_gradient());
+  d.params = params;
+  d.statistics = statistics;
+  return d;
+}
+
 // Mean and inverse standard deviation per group, [groups, 2]: a sum, a sum of squares and
 // the normalization's share, about 3 FLOP per element of x.
 double stats_flops(const OpArgs& a, const Shape&) { return 3.0 * elements(a.input()); }
@@ -26,56 +36,52 @@ double stats_flops(const OpArgs& a, const Shape&) { return 3.0 * elements(a.inpu
 }  // namespace
 
 OpDef batch_norm2d() {
-  return {.op = OpKind::BatchNorm2d,
-          .name = "batch_norm2d",
-          .reference_class = "BatchNorm2d",
-          .shape = [](const OpArgs& a) {
-            require(a.input().size() >= 2, "batch_norm2d", "needs a [batch, channels, ...] input");
-            return a.input();
-          },
-          // Reference: 2 FLOP per element, and 4 parameters per channel (scale, shift and
-          // the running statistics).
-          .flops = [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
-          .params = [](const OpArgs& a, const Shape&) { return 4 * a.input()[1]; },
-          .gradient = norm_gradient(),
-          .statistics = OpKind::BatchNormStats};
+  return norm(
+      OpKind::BatchNorm2d, "batch_norm2d", "BatchNorm2d",
+      [](const OpArgs& a) {
+        require(a.input().size() >= 2, "batch_norm2d", "needs a [batch, channels, ...] input");
+        return a.input();
+      },
+      // Reference: 2 FLOP per element, and 4 parameters per channel (scale, shift and the
+      // running statistics).
+      [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
+      [](const OpArgs& a, const Shape&) { return 4 * a.input()[1]; }, OpKind::BatchNormStats);
 }
 
+// Per channel.
 OpDef batch_norm_stats() {
-  return {.op = OpKind::BatchNormStats,
-          .name = "batch_norm_stats",
-          .shape = [](const OpArgs& a) {  // per channel
-            require(a.input().size() >= 2, "batch_norm_stats", "needs a [batch, channels, ...] input");
-            return Shape{a.input()[1], 2};
-          },
-          .flops = stats_flops,
-          .params = no_params};
+  return parameterless(
+      OpKind::BatchNormStats, "batch_norm_stats", "",
+      [](const OpArgs& a) {
+        require(a.input().size() >= 2, "batch_norm_stats", "needs a [batch, channels, ...] input");
+        return Shape{a.input()[1], 2};
+      },
+      stats_flops, std::nullopt);
 }
 
 OpDef layer_norm() {
-  return {.op = OpKind::LayerNorm,
-          .name = "layer_norm",
-          .shape = [](const OpArgs& a) {
-            require(!a.input().empty(), "layer_norm", "needs a [rows..., features] input");
-            return a.input();
-          },
-          // Mean, variance, normalize, scale and shift: about 8 FLOP per element.
-          .flops = [](const OpArgs& a, const Shape&) { return 8.0 * elements(a.input()); },
-          .params = [](const OpArgs& a, const Shape&) { return 2 * a.input().back(); },
-          .gradient = norm_gradient(),
-          .statistics = OpKind::LayerNormStats};
+  return norm(
+      OpKind::LayerNorm, "layer_norm", "",
+      [](const OpArgs& a) {
+        require(!a.input().empty(), "layer_norm", "needs a [rows..., features] input");
+        return a.input();
+      },
+      // Mean, variance, normalize, scale and shift: about 8 FLOP per element; scale and
+      // shift per feature.
+      [](const OpArgs& a, const Shape&) { return 8.0 * elements(a.input()); },
+      [](const OpArgs& a, const Shape&) { return 2 * a.input().back(); }, OpKind::LayerNormStats);
 }
 
+// Per row.
 OpDef layer_norm_stats() {
-  return {.op = OpKind::LayerNormStats,
-          .name = "layer_norm_stats",
-          .shape = [](const OpArgs& a) {  // per row
-            const Shape& x = a.input();
-            require(!x.empty() && x.back() > 0, "layer_norm_stats", "needs a [rows..., features] input");
-            return Shape{element_count(x) / x.back(), 2};
-          },
-          .flops = stats_flops,
-          .params = no_params};
+  return parameterless(
+      OpKind::LayerNormStats, "layer_norm_stats", "",
+      [](const OpArgs& a) {
+        const Shape& x = a.input();
+        require(!x.empty() && x.back() > 0, "layer_norm_stats", "needs a [rows..., features] input");
+        return Shape{element_count(x) / x.back(), 2};
+      },
+      stats_flops, std::nullopt);
 }
 
 }  // namespace poet::ops

@@ -17,7 +17,7 @@ void require(bool ok, std::string_view op, std::string_view what) {
 }
 
 OpDef parameterless(OpKind op, std::string_view name, std::string_view reference_class, Shape (*shape)(const OpArgs&),
-                    double (*flops)(const OpArgs&, const Shape&), GradientRule gradient) {
+                    double (*flops)(const OpArgs&, const Shape&), std::optional<GradientRule> gradient) {
   return {.op = op,
           .name = name,
           .reference_class = reference_class,

@@ -24,12 +24,11 @@ LayerNormShape layer_norm_shape(const Graph& g, const Node& f) {
 }
 std::int64_t groups(const LayerNormShape& s) { return s.features; }
 
+// The forward kernel (s, x, stats, gamma, beta, y) and the input gradient's (s, dy, x,
+// stats, gamma, dx) share one signature; the parameter gradient's writes two outputs.
 template <class S>
-using Forward = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
-                         std::span<const float>, std::span<float>);
-template <class S>
-using BackwardInput = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
-                               std::span<const float>, std::span<float>);
+using NormKernel = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
+                            std::span<const float>, std::span<float>);
 template <class S>
 using BackwardParams = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
                                 std::span<float>, std::span<float>);
@@ -45,7 +44,7 @@ GammaBeta gamma_beta(const KernelCall& c, const S& s) {
 }
 
 // A norm's kernels, batch or layer norm alike.
-template <class S, S (*shape_of)(const Graph&, const Node&), Forward<S> fwd, BackwardInput<S> bwd_input,
+template <class S, S (*shape_of)(const Graph&, const Node&), NormKernel<S> fwd, NormKernel<S> bwd_input,
           BackwardParams<S> bwd_params>
 OpKernels norm_kernels() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
