@@ -21,7 +21,7 @@
 namespace poet {
 
 struct LowerOptions {
-  SimulationOptions simulation;  // the budget the plan keeps, and how memory is counted
+  SimulationOptions simulation = {};  // the budget the plan keeps, and how memory is counted
   bool plan_transfers = true;    // false: paging stays where the schedule puts it
   std::int64_t alignment = 16;   // of every buffer's offset in the arena
 };

@@ -24,7 +24,7 @@
 namespace poet {
 
 struct SimulationOptions {
-  std::optional<std::int64_t> ram_budget_bytes;  // none: unconstrained
+  std::optional<std::int64_t> ram_budget_bytes = std::nullopt;  // none: unconstrained
   bool count_gradients = false;                  // fixed memory holds gradients too
   Optimizer optimizer = Optimizer::SGD;          // optimizer state (with count_gradients)
   bool count_parameters = true;

@@ -20,10 +20,10 @@
 namespace poet {
 
 struct StrategyRequest {
-  SimulationOptions budget;  // ram_budget_bytes and what counts against it
-  std::optional<double> deadline_s;  // the solvers' deadline; none: no deadline
+  SimulationOptions budget = {};  // ram_budget_bytes and what counts against it
+  std::optional<double> deadline_s = std::nullopt;  // the solvers' deadline; none: no deadline
   double time_limit_s = 60;          // of a solve
-  std::optional<long> max_nodes;     // a solve's work limit (SolveOptions::max_nodes)
+  std::optional<long> max_nodes = std::nullopt;  // a solve's work limit (SolveOptions::max_nodes)
   bool progress = false;             // a solve's progress lines on stderr
 };
 
