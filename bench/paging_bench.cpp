@@ -45,9 +45,9 @@
 #include <string>
 #include <vector>
 
-#include "poet/runtime/checksum.h"
-#include "poet/runtime/file_pager.h"
-#include "poet/runtime/profiling.h"
+#include "poet/paging/checksum.h"
+#include "poet/paging/file_pager.h"
+#include "poet/profile/profiling.h"
 
 extern char** environ;
 
@@ -282,17 +282,17 @@ void print_table() {
   for (const auto& name : order) {
     const Samples& s = results.at(name);
     if (s.ratio.empty()) continue;
-    const double ratio = runtime::summarize(s.ratio).median;
+    const double ratio = profile::summarize(s.ratio).median;
     const auto slash = name.rfind('/');
     const std::size_t mib = std::strtoul(name.c_str() + slash + 1, nullptr, 10);
     fmt::print("| {} | {} x {} MiB | {:.0f} | {:.0f} | `{}` | {:.2f} ({}) | {} |\n", name,
-               kTotalMiB / std::max<std::size_t>(mib, 1), mib, runtime::summarize(s.pager_mibs).median,
-               runtime::summarize(s.dd_mibs).median, s.dd_command, ratio, s.ratio.size(), ratio >= 0.8 ? "yes" : "**no**");
+               kTotalMiB / std::max<std::size_t>(mib, 1), mib, profile::summarize(s.pager_mibs).median,
+               profile::summarize(s.dd_mibs).median, s.dd_command, ratio, s.ratio.size(), ratio >= 0.8 ? "yes" : "**no**");
   }
   if (cpu_order.empty()) return;
   fmt::print("\n| CPU cost | median MiB/s (runs) |\n| --- | --- |\n");
   for (const auto& name : cpu_order)
-    fmt::print("| {} | {:.0f} ({}) |\n", name, runtime::summarize(cpu_results.at(name)).median,
+    fmt::print("| {} | {:.0f} ({}) |\n", name, profile::summarize(cpu_results.at(name)).median,
                cpu_results.at(name).size());
 }
 

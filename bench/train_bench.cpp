@@ -26,7 +26,7 @@
 
 #include "poet/backward/backward.h"
 #include "poet/budget/budget.h"
-#include "poet/runtime/measure_device.h"
+#include "poet/profile/measure_device.h"
 #include "poet/train/prediction_report.h"
 #include "poet/util/atomic_file.h"
 
@@ -70,14 +70,14 @@ Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& 
       predicted.push_back(r.predicted_s), measured.push_back(r.measured_s), spread.push_back(r.spread_s);
       share.push_back(r.cpu_share), error.push_back(r.relative_error());
     }
-    row.predicted_s = runtime::summarize(predicted).median;
-    row.measured_s = runtime::summarize(measured).median;
-    row.spread_s = runtime::summarize(spread).median;
-    row.cpu_share = runtime::summarize(share).median;
+    row.predicted_s = profile::summarize(predicted).median;
+    row.measured_s = profile::summarize(measured).median;
+    row.spread_s = profile::summarize(spread).median;
+    row.cpu_share = profile::summarize(share).median;
     row.steps *= static_cast<int>(runs.size());
-    result.paired_errors.push_back(runtime::summarize(error).median);
+    result.paired_errors.push_back(profile::summarize(error).median);
     row.note = fmt::format("median of {} rounds; error per round {:+.1f}% (median) from {:+.1f}% to {:+.1f}%",
-                           runs.size(), 100 * runtime::summarize(error).median, 100 * *std::ranges::min_element(error),
+                           runs.size(), 100 * profile::summarize(error).median, 100 * *std::ranges::min_element(error),
                            100 * *std::ranges::max_element(error));
   }
   return result;
@@ -85,7 +85,7 @@ Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& 
 
 void run(benchmark::State& state, const Case& c) {
   const Graph g = build_model_training_graph(c.model, {.batch_size = c.batch_size}, BackwardMode::Autodiff);
-  runtime::MeasureOptions measure;
+  profile::MeasureOptions measure;
   measure.name = "bench-" + c.model;
   measure.storage.directory = page_dir();
   measure.use_rapl = false;  // step time is compared, not energy
@@ -100,7 +100,7 @@ void run(benchmark::State& state, const Case& c) {
   for (auto _ : state) {
     std::vector<std::vector<train::PredictionRow>> runs;
     for (int round = 0; round < rounds(); ++round) {
-      const GraphCosts costs = costs_for(g, runtime::measure_device(g, measure));
+      const GraphCosts costs = costs_for(g, profile::measure_device(g, measure));
       const BudgetScale scale = budget_scale(g, costs, {});
       request.budgets.clear();
       for (double percent : c.budget_percents) request.budgets.push_back({fmt::format("{:g}%", percent), scale.bytes_at(percent)});
@@ -110,7 +110,7 @@ void run(benchmark::State& state, const Case& c) {
   }
   std::vector<double> absolute;
   for (double e : result.paired_errors) absolute.push_back(std::fabs(e));
-  state.counters["median_abs_error_pct"] = absolute.empty() ? 0 : 100 * runtime::summarize(absolute).median;
+  state.counters["median_abs_error_pct"] = absolute.empty() ? 0 : 100 * profile::summarize(absolute).median;
   state.counters["plans_run"] = static_cast<double>(absolute.size());
   results[c.model] = std::move(result);
 }
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                                      poet::rounds())));
     fmt::print("\n{}\n{}{}\nmedian over the plans of |each plan's median paired error|: {:.1f}%\n", model,
                poet::train::prediction_table_markdown(result.rows), poet::train::prediction_summary(result.rows),
-               absolute.empty() ? 0.0 : 100 * poet::runtime::summarize(absolute).median);
+               absolute.empty() ? 0.0 : 100 * poet::profile::summarize(absolute).median);
   }
   benchmark::Shutdown();
   return 0;

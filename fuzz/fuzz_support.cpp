@@ -10,8 +10,8 @@
 
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
+#include "poet/paging/checksum.h"
 #include "poet/plan/plan.h"
-#include "poet/runtime/checksum.h"
 #include "poet/schedule/checkpoint_all.h"
 
 namespace poet::fuzz {

@@ -14,8 +14,8 @@
 #include "poet/baselines/chen.h"
 #include "poet/baselines/revolve.h"
 #include "poet/cost/device.h"
+#include "poet/kernels/rng.h"
 #include "poet/runtime/executor.h"
-#include "poet/runtime/rng.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
 
@@ -57,11 +57,11 @@ struct Batch {
 inline Batch synthetic_batch(const runtime::Executor& e, std::uint64_t seed) {
   const auto classes = static_cast<std::uint32_t>(e.graph().node(e.graph().loss()).shape.back());
   Batch b;
-  const runtime::RandomKey key{seed, 0, 0xBA7C4};
+  const kernels::RandomKey key{seed, 0, 0xBA7C4};
   for (std::size_t i = 0; i < e.input_elements(); ++i)
-    b.inputs.push_back(static_cast<float>(runtime::random_bits(key, i) >> 8) / 8388608.0f - 1.0f);
+    b.inputs.push_back(static_cast<float>(kernels::random_bits(key, i) >> 8) / 8388608.0f - 1.0f);
   for (std::size_t i = 0; i < e.label_count(); ++i)
-    b.labels.push_back(static_cast<std::int32_t>(runtime::random_bits(key, 1'000'000 + i) % classes));
+    b.labels.push_back(static_cast<std::int32_t>(kernels::random_bits(key, 1'000'000 + i) % classes));
   return b;
 }
 

@@ -14,8 +14,8 @@
 #include <new>
 
 #include "executor_harness.h"
-#include "poet/runtime/file_pager.h"
-#include "poet/runtime/memory_pager.h"
+#include "poet/paging/file_pager.h"
+#include "poet/paging/memory_pager.h"
 #include "poet/util/error.h"
 
 // Counting replacements of the global allocation functions, for the whole test binary.

@@ -1,6 +1,6 @@
 // FilePager: round trips, overlap of transfers with the caller, and every storage fault the
 // pager must report (injected, never provoked by timing).
-#include "poet/runtime/file_pager.h"
+#include "poet/paging/file_pager.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "poet/runtime/checksum.h"
-#include "poet/runtime/page_file.h"
+#include "poet/paging/checksum.h"
+#include "poet/paging/page_file.h"
 #include "poet/util/error.h"
 
 namespace poet {

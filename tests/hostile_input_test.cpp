@@ -10,7 +10,7 @@
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
 #include "poet/graph/graph_json.h"
-#include "poet/runtime/file_pager.h"
+#include "poet/paging/file_pager.h"
 #include "poet/schedule/schedule.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace poet::runtime::testing {
+namespace poet::kernels::testing {
 
 inline std::vector<float> random_values(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 gen(seed);
@@ -88,4 +88,4 @@ inline bool bit_identical(std::span<const float> a, std::span<const float> b) {
          });
 }
 
-}  // namespace poet::runtime::testing
+}  // namespace poet::kernels::testing

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_activation.h"
+#include "poet/kernels/kernels_activation.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::away_from_zero;
@@ -100,4 +100,4 @@ TEST(KernelFlatten, CopiesBothWays) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

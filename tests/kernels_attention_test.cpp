@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_attention.h"
+#include "poet/kernels/kernels_attention.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::gradient_matches;
@@ -90,4 +90,4 @@ TEST(KernelHeads, GradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

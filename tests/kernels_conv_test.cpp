@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_conv.h"
+#include "poet/kernels/kernels_conv.h"
 #include "poet/util/error.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::bit_identical;
@@ -112,4 +112,4 @@ TEST(KernelConv2d, BadShapesAndBuffersAreRejected) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

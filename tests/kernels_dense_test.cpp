@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_activation.h"
-#include "poet/runtime/kernels_dense.h"
+#include "poet/kernels/kernels_activation.h"
+#include "poet/kernels/kernels_dense.h"
 #include "poet/util/error.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::bit_identical;
@@ -108,4 +108,4 @@ TEST(KernelEmbedding, IdOutsideTheVocabularyIsAnInputError) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_dropout.h"
-#include "poet/runtime/rng.h"
+#include "poet/kernels/kernels_dropout.h"
+#include "poet/kernels/rng.h"
 #include "poet/util/error.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::bit_identical;
@@ -89,4 +89,4 @@ TEST(KernelDropout, ExtremeRatesAndBadRates) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

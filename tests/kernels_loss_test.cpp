@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_loss.h"
+#include "poet/kernels/kernels_loss.h"
 #include "poet/util/error.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::random_values;
@@ -62,4 +62,4 @@ TEST(KernelSoftmaxCrossEntropy, LabelOutsideTheClassesIsAnInputError) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

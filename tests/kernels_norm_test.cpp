@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_norm.h"
+#include "poet/kernels/kernels_norm.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::gradient_matches;
@@ -117,4 +117,4 @@ TEST(KernelLayerNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

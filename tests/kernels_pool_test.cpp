@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "kernel_gradcheck.h"
-#include "poet/runtime/kernels_pool.h"
+#include "poet/kernels/kernels_pool.h"
 #include "poet/util/error.h"
 
-namespace poet::runtime {
+namespace poet::kernels {
 namespace {
 
 using testing::distinct_values;
@@ -74,4 +74,4 @@ TEST(KernelGlobalAvgPool, ForwardAndGradient) {
 }
 
 }  // namespace
-}  // namespace poet::runtime
+}  // namespace poet::kernels

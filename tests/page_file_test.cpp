@@ -1,6 +1,6 @@
 // A page file left by a killed run is recognised as poet's and reused; anything else at
 // the path is never touched.
-#include "poet/runtime/page_file.h"
+#include "poet/paging/page_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

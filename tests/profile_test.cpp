@@ -9,7 +9,7 @@
 #include "poet/backward/backward.h"
 #include "poet/cost/cost_model.h"
 #include "poet/plan/plan.h"
-#include "poet/runtime/measure_device.h"
+#include "poet/profile/measure_device.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "poet/util/error.h"
@@ -141,14 +141,14 @@ TEST(ProfilePlanning, DoubledNodeCostsDoubleThePredictedComputeTimeAndEnergy) {
 
 TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   const Graph g = lenet();
-  runtime::MeasureOptions o;
+  profile::MeasureOptions o;
   o.name = "test-machine";
   o.nodes = {.warmup = 1, .repeats = 3};
   o.storage = {.directory = std::filesystem::temp_directory_path().string(), .repeats = 2, .direct_io = true};
   o.use_rapl = false;
   o.cpu_power_w = 10;
   o.storage_power_w = 2;
-  const DeviceProfile d = runtime::measure_device(g, o);
+  const DeviceProfile d = profile::measure_device(g, o);
   ASSERT_TRUE(d.nodes.has_value());
   ASSERT_EQ(d.nodes->nodes.size(), g.size());
   for (const MeasuredNode& n : d.nodes->nodes) {
@@ -163,12 +163,12 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
 }
 
 TEST(ProfileMeasure, MissingPowerFigureIsAskedForBeforeMeasuring) {
-  runtime::MeasureOptions o;
+  profile::MeasureOptions o;
   o.name = "x";
   o.use_rapl = false;
   o.storage_power_w = 1;
   try {
-    runtime::measure_device(lenet(), o);
+    profile::measure_device(lenet(), o);
     FAIL() << "accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--cpu-power"), std::string::npos) << e.what();
@@ -178,7 +178,7 @@ TEST(ProfileMeasure, MissingPowerFigureIsAskedForBeforeMeasuring) {
 TEST(ProfileMeasure, TransferFitRecoversLatencyAndThroughput) {
   const std::vector<std::int64_t> bytes = {1000, 2000, 4000};
   const std::vector<double> seconds = {1e-3 + 1000 / 1e6, 1e-3 + 2000 / 1e6, 1e-3 + 4000 / 1e6};
-  const runtime::TransferFit fit = runtime::fit_transfers(bytes, seconds);
+  const profile::TransferFit fit = profile::fit_transfers(bytes, seconds);
   EXPECT_NEAR(fit.latency_s, 1e-3, 1e-9);
   EXPECT_NEAR(fit.bytes_per_s, 1e6, 1e-3);
 }

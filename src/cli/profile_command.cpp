@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "graph_source.h"
 #include "poet/cost/device.h"
-#include "poet/runtime/measure_device.h"
+#include "poet/profile/measure_device.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -19,7 +19,7 @@ namespace poet::cli {
 void add_profile_command(CLI::App& app) {
   struct Options {
     GraphSource source;
-    runtime::MeasureOptions measure;
+    profile::MeasureOptions measure;
     double cpu_power_w = 0, storage_power_w = -1;
     bool no_rapl = false;
     std::string output;
@@ -53,7 +53,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--name", opts->measure.name, "Profile name (default: <host>-<model>)");
   cmd->add_option("-o,--output", opts->output, "Device profile JSON to write (atomically)")->required();
   cmd->callback([opts] {
-    runtime::MeasureOptions measure = opts->measure;
+    profile::MeasureOptions measure = opts->measure;
     measure.storage.repeats = measure.nodes.repeats;
     if (opts->cpu_power_w != 0) measure.cpu_power_w = opts->cpu_power_w;
     measure.storage_power_w = opts->storage_power_w;
@@ -65,7 +65,7 @@ void add_profile_command(CLI::App& app) {
       measure.name = fmt::format("{}-{}", host, g.name());
     }
     const DeviceProfile profile =
-        runtime::measure_device(g, measure, [](std::string_view line) { fmt::print(stderr, "{}\n", line); });
+        profile::measure_device(g, measure, [](std::string_view line) { fmt::print(stderr, "{}\n", line); });
     save_device(profile, opts->output);
     fmt::print("wrote {}: {} nodes of '{}', {} compute per step; plan with --platform {}\n", opts->output,
                profile.nodes->nodes.size(), g.name(), format_seconds(costs_for(g, profile).total_compute_time_s),

@@ -17,8 +17,8 @@
 #include "poet/cost/device.h"
 #include "poet/data/fashion_mnist.h"
 #include "poet/data/synthetic_dataset.h"
-#include "poet/runtime/file_pager.h"
-#include "poet/runtime/profiling.h"
+#include "poet/paging/file_pager.h"
+#include "poet/profile/profiling.h"
 #include "poet/strategy/strategy.h"
 #include "poet/train/checkpoint_file.h"
 #include "poet/train/trainer.h"
@@ -195,7 +195,7 @@ void train(const TrainOptions& o) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
 
   const auto& executor = trainer.executor();
-  const double measured = runtime::summarize(step_seconds).median;
+  const double measured = profile::summarize(step_seconds).median;
   const std::size_t out = pager ? pager->bytes_paged_out() : 0, in = pager ? pager->bytes_paged_in() : 0;
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"model", g.name()},

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "poet/runtime/rng.h"
+#include "poet/kernels/rng.h"
 #include "poet/util/error.h"
 
 namespace poet::data {
@@ -13,11 +13,11 @@ namespace poet::data {
 std::vector<std::int64_t> shuffled_order(std::int64_t count, std::uint64_t seed, std::uint64_t epoch) {
   std::vector<std::int64_t> order(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
   std::iota(order.begin(), order.end(), 0);
-  const runtime::RandomKey key{seed, epoch, 0x5A0F};
+  const kernels::RandomKey key{seed, epoch, 0x5A0F};
   for (std::size_t i = order.size(); i > 1; --i) {
     // 64 random bits make the modulo's bias negligible for any dataset that fits in RAM.
     const std::uint64_t r =
-        (std::uint64_t{runtime::random_bits(key, 2 * i)} << 32) | runtime::random_bits(key, 2 * i + 1);
+        (std::uint64_t{kernels::random_bits(key, 2 * i)} << 32) | kernels::random_bits(key, 2 * i + 1);
     std::swap(order[i - 1], order[r % i]);
   }
   return order;

@@ -2,15 +2,15 @@
 
 #include <fmt/format.h>
 
-#include "poet/runtime/rng.h"
+#include "poet/kernels/rng.h"
 #include "poet/util/error.h"
 
 namespace poet::data {
 namespace {
 
 // Uniform in [-1, 1) from 24 random bits.
-float uniform(const runtime::RandomKey& key, std::uint64_t index) {
-  return static_cast<float>(runtime::random_bits(key, index) >> 8) / 8388608.0f - 1.0f;
+float uniform(const kernels::RandomKey& key, std::uint64_t index) {
+  return static_cast<float>(kernels::random_bits(key, index) >> 8) / 8388608.0f - 1.0f;
 }
 
 // Separate streams for prototypes, the training set and the test set.
@@ -22,10 +22,10 @@ Dataset make_split(const SyntheticOptions& o, const std::vector<float>& prototyp
   d.sample_shape = o.sample_shape;
   d.classes = o.classes;
   const std::int64_t n = d.sample_elements();
-  const runtime::RandomKey key{o.seed, 0, stream};
+  const kernels::RandomKey key{o.seed, 0, stream};
   d.inputs.resize(static_cast<std::size_t>(count * n));
   for (std::int64_t s = 0; s < count; ++s) {
-    const auto label = static_cast<std::int32_t>(runtime::random_bits(key, static_cast<std::uint64_t>(s)) %
+    const auto label = static_cast<std::int32_t>(kernels::random_bits(key, static_cast<std::uint64_t>(s)) %
                                                  static_cast<std::uint32_t>(o.classes));
     d.labels.push_back(label);
     // Element indices past the labels' so the two never share random bits.
@@ -51,7 +51,7 @@ DatasetSplits make_synthetic_dataset(const SyntheticOptions& o) {
   shape_only.sample_shape = o.sample_shape;
   const std::int64_t n = shape_only.sample_elements();
   std::vector<float> prototypes(static_cast<std::size_t>(o.classes * n));
-  const runtime::RandomKey key{o.seed, 0, kPrototypes};
+  const kernels::RandomKey key{o.seed, 0, kPrototypes};
   for (std::size_t i = 0; i < prototypes.size(); ++i) prototypes[i] = uniform(key, i);
   return {"synthetic", make_split(o, prototypes, o.train_count, kTrain),
           make_split(o, prototypes, o.test_count, kTest)};

@@ -9,7 +9,7 @@
 
 #include "compiled_plan.h"
 #include "node_kernels.h"
-#include "poet/runtime/memory_pager.h"
+#include "poet/paging/memory_pager.h"
 #include "poet/util/error.h"
 #include "running_statistics.h"
 #include "transfer_tracker.h"

@@ -8,10 +8,12 @@
 #include <algorithm>
 
 #include "op_kernels.h"
-#include "poet/runtime/kernels.h"
+#include "poet/kernels/kernels.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime::detail {
+
+using namespace kernels;  // the kernels this module binds to operators
 namespace {
 
 // The forward node whose kernels run node n: n itself, or the node a gradient differentiates.

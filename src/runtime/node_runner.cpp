@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "node_kernels.h"
+#include "poet/kernels/rng.h"
 #include "poet/runtime/parameters.h"
-#include "poet/runtime/rng.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime {
+
+using namespace kernels;  // the kernels this module binds to operators
 namespace {
 
 // Output floats of a node; a parameter gradient writes into the parameter store instead.

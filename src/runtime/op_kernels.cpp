@@ -12,6 +12,8 @@
 #include "poet/util/error.h"
 
 namespace poet::runtime::detail {
+
+using namespace kernels;  // the kernels this module binds to operators
 namespace {
 
 std::array<OpKernels, kOpKindCount> make_table() {

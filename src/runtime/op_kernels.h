@@ -11,7 +11,7 @@
 #include <span>
 
 #include "node_kernels.h"
-#include "poet/runtime/kernel_shapes.h"
+#include "poet/kernels/kernel_shapes.h"
 
 namespace poet::runtime::detail {
 
@@ -79,7 +79,7 @@ const OpKernels& op_kernels(OpKind op);
 
 // Shared by the bindings.
 const Shape& input_shape(const Graph& g, const Node& f, int slot = 0);
-RowsShape rows_shape(const Shape& s);  // [rows..., cols]
+kernels::RowsShape rows_shape(const Shape& s);  // [rows..., cols]
 void copy(std::span<const float> from, std::span<float> to);
 // A parameter slice [weights, then `tail` floats of bias or shift], split in two.
 struct SplitParams {

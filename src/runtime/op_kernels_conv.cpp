@@ -2,10 +2,12 @@
 #include <fmt/format.h>
 
 #include "op_kernel_defs.h"
-#include "poet/runtime/kernels.h"
+#include "poet/kernels/kernels.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime::detail::bind {
+
+using namespace kernels;  // the kernels this file binds to operators
 namespace {
 
 Conv2dShape conv_shape(const Graph& g, const Node& f) {

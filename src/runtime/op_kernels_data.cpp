@@ -1,8 +1,10 @@
 // Kernel bindings of the input and the reshapes.
 #include "op_kernel_defs.h"
-#include "poet/runtime/kernels.h"
+#include "poet/kernels/kernels.h"
 
 namespace poet::runtime::detail::bind {
+
+using namespace kernels;  // the kernels this file binds to operators
 namespace {
 
 // Both directions see [batch, heads, seq, head_dim] on one side: the split's output, the
@@ -35,7 +37,7 @@ OpKernels flatten() {
                                std::span<float> dx) { flatten_backward(dy, dx); }};
 }
 
-OpKernels split_heads() { return heads_kernels<split_shape, runtime::split_heads, split_heads_backward>(); }
-OpKernels merge_heads() { return heads_kernels<merge_shape, runtime::merge_heads, merge_heads_backward>(); }
+OpKernels split_heads() { return heads_kernels<split_shape, kernels::split_heads, split_heads_backward>(); }
+OpKernels merge_heads() { return heads_kernels<merge_shape, kernels::merge_heads, merge_heads_backward>(); }
 
 }  // namespace poet::runtime::detail::bind

@@ -2,9 +2,11 @@
 #include <algorithm>
 
 #include "op_kernel_defs.h"
-#include "poet/runtime/kernels.h"
+#include "poet/kernels/kernels.h"
 
 namespace poet::runtime::detail::bind {
+
+using namespace kernels;  // the kernels this file binds to operators
 namespace {
 
 using Unary = void (*)(std::span<const float>, std::span<float>);

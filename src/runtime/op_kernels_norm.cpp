@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include "op_kernel_defs.h"
-#include "poet/runtime/kernels.h"
+#include "poet/kernels/kernels.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime::detail::bind {
+
+using namespace kernels;  // the kernels this file binds to operators
 namespace {
 
 // The shapes of a norm or of its statistics node: both read x first.
@@ -68,7 +70,7 @@ OpKernels norm_kernels() {
 // statistics, the third and fourth quarters of its slice, where the executor commits them.
 void batch_norm_statistics(const KernelCall& c, std::span<float> stats) {
   const BatchNormShape s = batch_norm_shape(c.g, c.forward);
-  if (!c.ctx.inference) return runtime::batch_norm_stats(s, c.in.at(0), stats);
+  if (!c.ctx.inference) return kernels::batch_norm_stats(s, c.in.at(0), stats);
   const NodeId norm = c.ctx.batch_norm_owner[static_cast<std::size_t>(c.forward_id)];
   POET_CHECK(norm >= 0, fmt::format("batch-norm statistics '{}' feed no batch norm", c.forward.name));
   const std::span<const float> p = c.ctx.parameters->values(norm);
@@ -107,7 +109,7 @@ OpKernels batch_norm_stats() {
 
 OpKernels layer_norm_stats() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            runtime::layer_norm_stats(layer_norm_shape(c.g, c.forward), c.in.at(0), y);
+            kernels::layer_norm_stats(layer_norm_shape(c.g, c.forward), c.in.at(0), y);
           },
           .validate = [](const Graph& g, const Node& f) { validate(layer_norm_shape(g, f)); }};
 }

@@ -7,10 +7,12 @@
 
 #include "op_kernels.h"
 #include "poet/graph/op_table.h"
-#include "poet/runtime/rng.h"
+#include "poet/kernels/rng.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime {
+
+using namespace kernels;  // the kernels this module binds to operators
 namespace {
 
 // The RNG's step word for initial values: no training step reaches it, so initial values

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "poet/runtime/kernels_norm.h"
+#include "poet/kernels/kernels_norm.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime::detail {
+
+using namespace kernels;  // the kernels this module binds to operators
 
 RunningStatistics::RunningStatistics(const Graph& g) : norm_of_stats_(g.size(), -1) {
   std::int64_t floats = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "poet/graph/graph.h"
-#include "poet/runtime/kernel_shapes.h"
+#include "poet/kernels/kernel_shapes.h"
 #include "poet/runtime/parameters.h"
 
 namespace poet::runtime::detail {
@@ -27,7 +27,7 @@ class RunningStatistics {
   struct Norm {
     NodeId norm = -1;         // the BatchNorm2d node, owner of the running statistics
     std::int64_t offset = 0;  // of its captured statistics, 2 floats per channel
-    BatchNormShape shape;
+    kernels::BatchNormShape shape;
   };
   std::vector<Norm> norms_;
   std::vector<std::int32_t> norm_of_stats_;  // per node: index into norms_, or -1

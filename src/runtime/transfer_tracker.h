@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "poet/runtime/pager.h"
+#include "poet/paging/pager.h"
 
 namespace poet::runtime::detail {
 

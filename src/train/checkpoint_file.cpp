@@ -7,7 +7,7 @@
 #include <iterator>
 #include <span>
 
-#include "poet/runtime/checksum.h"
+#include "poet/paging/checksum.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"

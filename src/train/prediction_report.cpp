@@ -8,8 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "poet/profile/profiling.h"
 #include "poet/report/chart.h"
-#include "poet/runtime/profiling.h"
 #include "poet/util/units.h"
 
 namespace poet::train {
@@ -22,7 +22,7 @@ double median_over_ran(const std::vector<PredictionRow>& rows, F f) {
   std::vector<double> values;
   for (const PredictionRow& r : rows)
     if (r.ran) values.push_back(f(r));
-  return values.empty() ? 0 : runtime::summarize(std::move(values)).median;
+  return values.empty() ? 0 : profile::summarize(std::move(values)).median;
 }
 
 // Below this CPU share the steps were sharing their core with other processes.

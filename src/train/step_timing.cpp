@@ -6,9 +6,9 @@
 #include <memory>
 #include <random>
 
-#include "poet/runtime/file_pager.h"
+#include "poet/paging/file_pager.h"
+#include "poet/profile/profiling.h"
 #include "poet/runtime/node_runner.h"
-#include "poet/runtime/profiling.h"
 
 namespace poet::train {
 namespace {
@@ -54,7 +54,7 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
   if (options.time_nodes_alongside) {
     nodes = std::make_unique<runtime::NodeRunner>(g, options.seed);
     std::vector<std::vector<double>> warmup(g.size());
-    runtime::time_pass(*nodes, warmup);
+    profile::time_pass(*nodes, warmup);
   }
 
   const runtime::Executor& first = *runs.front().executor;
@@ -72,7 +72,7 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
     run.in_before = run.executor->pager().bytes_paged_in();
   }
   for (int i = 0; i < options.steps; ++i) {
-    if (nodes) runtime::time_pass(*nodes, node_samples);
+    if (nodes) profile::time_pass(*nodes, node_samples);
     for (Run& run : runs) {
       const auto began = std::chrono::steady_clock::now();
       const double cpu_began = thread_cpu_seconds();
@@ -86,14 +86,14 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
 
   SideBySideTiming out;
   if (nodes)
-    for (std::vector<double>& samples : node_samples) out.node_seconds.push_back(runtime::summarize(samples).median);
+    for (std::vector<double>& samples : node_samples) out.node_seconds.push_back(profile::summarize(samples).median);
   for (Run& run : runs) {
-    const runtime::SampleSummary s = runtime::summarize(run.seconds);
+    const profile::SampleSummary s = profile::summarize(run.seconds);
     const auto per_step = [&](std::size_t total, std::size_t before) {
       return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
     };
     const runtime::Executor& e = *run.executor;
-    out.plans.push_back({s.median, s.spread, runtime::summarize(run.cpu_shares).median, options.steps,
+    out.plans.push_back({s.median, s.spread, profile::summarize(run.cpu_shares).median, options.steps,
                          per_step(e.pager().bytes_paged_out(), run.out_before),
                          per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
   }

@@ -20,8 +20,8 @@
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
 #include "poet/lower/lower.h"
+#include "poet/paging/pager.h"
 #include "poet/runtime/optimizer.h"
-#include "poet/runtime/pager.h"
 #include "poet/runtime/parameters.h"
 #include "poet/simulate/simulator.h"
 

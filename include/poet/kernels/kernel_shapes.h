@@ -1,0 +1,109 @@
+// The shapes the fp32 kernels work on: one small struct per operator family.
+//
+// Layouts are dense and row-major: images are NCHW, weights of a convolution are
+// [out_channels, in_channels / groups, kernel_h, kernel_w], weights of a linear layer
+// [out_features, in_features]. `validate` throws InputError naming the bad field, since
+// shapes come from graphs the user may have written; a span whose size disagrees with a
+// valid shape is a bug of the caller (InternalError).
+#pragma once
+
+#include <cstdint>
+
+namespace poet::kernels {
+
+// x [rows, in_features] -> y [rows, out_features]; rows folds every leading axis.
+struct LinearShape {
+  std::int64_t rows = 0;
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  bool bias = true;
+};
+
+// x [batch, in_channels, in_h, in_w] -> y [batch, out_channels, out_h(), out_w()].
+struct Conv2dShape {
+  std::int64_t batch = 0;
+  std::int64_t in_channels = 0;
+  std::int64_t in_h = 0, in_w = 0;
+  std::int64_t out_channels = 0;
+  int kernel_h = 1, kernel_w = 1;
+  int stride = 1;
+  int pad_h = 0, pad_w = 0;
+  int groups = 1;  // groups == in_channels == out_channels: depthwise
+  bool bias = true;
+
+  std::int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride + 1; }
+  std::int64_t in_channels_per_group() const { return in_channels / groups; }
+  std::int64_t out_channels_per_group() const { return out_channels / groups; }
+};
+
+// Max and average pooling, x [batch, channels, in_h, in_w]. Average pooling divides by
+// the full window, padding included.
+struct Pool2dShape {
+  std::int64_t batch = 0;
+  std::int64_t channels = 0;
+  std::int64_t in_h = 0, in_w = 0;
+  int kernel_h = 1, kernel_w = 1;
+  int stride = 1;
+  int pad_h = 0, pad_w = 0;
+
+  std::int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride + 1; }
+};
+
+// Batch norm over x [batch, channels, spatial]: statistics per channel.
+struct BatchNormShape {
+  std::int64_t batch = 0;
+  std::int64_t channels = 0;
+  std::int64_t spatial = 1;  // height x width
+  float eps = 1e-5f;
+};
+
+// Layer norm over x [rows, features]: statistics per row, scale and shift per feature.
+struct LayerNormShape {
+  std::int64_t rows = 0;
+  std::int64_t features = 0;
+  float eps = 1e-5f;
+};
+
+// Softmax and the softmax cross-entropy loss over the last axis of [rows, cols].
+struct RowsShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+// Batched C = alpha x A x B, or alpha x A x B^T when transpose_b.
+// A [batch, m, k]; B [batch, k, n], or [batch, n, k] when transpose_b; C [batch, m, n].
+struct MatMulShape {
+  std::int64_t batch = 1;
+  std::int64_t m = 0, k = 0, n = 0;
+  bool transpose_b = false;
+  float alpha = 1.0f;  // attention scores use 1 / sqrt(head_dim)
+};
+
+// [batch, seq, heads x head_dim] <-> [batch, heads, seq, head_dim].
+struct HeadsShape {
+  std::int64_t batch = 0;
+  std::int64_t seq = 0;
+  std::int64_t heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+// token ids [tokens] and a table [vocab, dim] -> [tokens, dim].
+struct EmbeddingShape {
+  std::int64_t tokens = 0;
+  std::int64_t vocab = 0;
+  std::int64_t dim = 0;
+};
+
+void validate(const LinearShape& s);
+void validate(const Conv2dShape& s);
+void validate(const Pool2dShape& s);
+void validate(const BatchNormShape& s);
+void validate(const LayerNormShape& s);
+void validate(const RowsShape& s);
+void validate(const MatMulShape& s);
+void validate(const HeadsShape& s);
+void validate(const EmbeddingShape& s);
+
+}  // namespace poet::kernels

@@ -1,0 +1,35 @@
+// Element-wise activations and the tensor plumbing (add, flatten). Each backward reads
+// what the `autodiff` gradient rules give it: the output for ReLU, ReLU6, tanh and
+// sigmoid, the input for GELU. Output and input may be the same span (in place).
+#pragma once
+
+#include <span>
+
+namespace poet::kernels {
+
+void relu_forward(std::span<const float> x, std::span<float> y);
+void relu_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+void relu6_forward(std::span<const float> x, std::span<float> y);
+void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+// GELU, the tanh approximation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+void gelu_forward(std::span<const float> x, std::span<float> y);
+void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
+void tanh_forward(std::span<const float> x, std::span<float> y);
+void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+void sigmoid_forward(std::span<const float> x, std::span<float> y);
+void sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+// y = a + b. Its gradient flows to both inputs unchanged, so it has no backward kernel;
+// the sum of several gradient contributions (GradAccumulate) is add_forward again.
+void add_forward(std::span<const float> a, std::span<const float> b, std::span<float> y);
+
+// Flatten keeps the element order, so both directions are a copy (nothing when the spans
+// are the same memory).
+void flatten_forward(std::span<const float> x, std::span<float> y);
+void flatten_backward(std::span<const float> dy, std::span<float> dx);
+
+}  // namespace poet::kernels

@@ -1,0 +1,36 @@
+// A device profile measured on this machine for one training graph: what `poet profile`
+// writes. Compute time per node (profiling.h), storage latency and throughput fitted to
+// page-outs and page-ins of the graph's tensor sizes, and energy from the CPU's energy
+// counter where it can be read, else from the power figures the caller gives.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "poet/cost/device.h"
+#include "poet/graph/graph.h"
+#include "poet/profile/profiling.h"
+
+namespace poet::profile {
+
+struct MeasureOptions {
+  std::string name;  // of the profile
+  NodeTimingOptions nodes;
+  StorageTimingOptions storage;
+  bool use_rapl = true;                    // false: energy from cpu_power_w even if RAPL is readable
+  std::optional<double> cpu_power_w;       // W while computing; required without RAPL
+  std::optional<double> storage_power_w;   // W while paging; required (nothing meters storage)
+};
+
+// Throws InputError before measuring anything if the graph cannot run or a power figure
+// that is needed is missing (naming the option to give); IoError if the page file cannot
+// be made. `log` receives progress lines.
+DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
+                             const std::function<void(std::string_view)>& log = {});
+
+// "host, CPU model, N cores, kernel, date": where a profile was measured.
+std::string describe_this_machine();
+
+}  // namespace poet::profile

@@ -1,0 +1,111 @@
+// Element-wise activations, add and flatten. Each loop reads element i before writing
+// element i, which is what makes the in-place use (output span == input span) safe.
+#include "poet/kernels/kernels_activation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernel_checks.h"
+
+namespace poet::kernels {
+namespace {
+
+using detail::expect_size;
+
+template <typename F>
+void map(const char* kernel, std::span<const float> x, std::span<float> y, F f) {
+  expect_size(kernel, "y", y, static_cast<std::int64_t>(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
+}
+
+// dx[i] = dy[i] x f'(saved[i]), saved being the input or the output as the rule says.
+template <typename F>
+void map_gradient(const char* kernel, std::span<const float> dy, std::span<const float> saved, std::span<float> dx,
+                  F derivative) {
+  expect_size(kernel, "saved tensor", saved, static_cast<std::int64_t>(dy.size()));
+  expect_size(kernel, "dx", dx, static_cast<std::int64_t>(dy.size()));
+  for (std::size_t i = 0; i < dy.size(); ++i) dx[i] = dy[i] * derivative(saved[i]);
+}
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
+}  // namespace
+
+void relu_forward(std::span<const float> x, std::span<float> y) {
+  map("relu_forward", x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+}
+
+// Reads the output: y > 0 exactly where x > 0.
+void relu_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("relu_backward", dy, y, dx, [](float out) { return out > 0.0f ? 1.0f : 0.0f; });
+}
+
+void relu6_forward(std::span<const float> x, std::span<float> y) {
+  map("relu6_forward", x, y, [](float v) { return std::min(std::max(v, 0.0f), 6.0f); });
+}
+
+// Reads the output: 0 < y < 6 exactly where the input was inside the linear part.
+void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("relu6_backward", dy, y, dx, [](float out) { return out > 0.0f && out < 6.0f ? 1.0f : 0.0f; });
+}
+
+void gelu_forward(std::span<const float> x, std::span<float> y) {
+  map("gelu_forward", x, y, [](float v) {
+    const float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    return 0.5f * v * (1.0f + std::tanh(u));
+  });
+}
+
+void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
+  map_gradient("gelu_backward", dy, x, dx, [](float v) {
+    const float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
+    const float t = std::tanh(u);
+    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+  });
+}
+
+void tanh_forward(std::span<const float> x, std::span<float> y) {
+  map("tanh_forward", x, y, [](float v) { return std::tanh(v); });
+}
+
+void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("tanh_backward", dy, y, dx, [](float out) { return 1.0f - out * out; });
+}
+
+void sigmoid_forward(std::span<const float> x, std::span<float> y) {
+  // exp of a non-positive argument only, so that large |x| neither overflows nor loses
+  // the small tail to 1 - 1.
+  map("sigmoid_forward", x, y, [](float v) {
+    if (v >= 0.0f) return 1.0f / (1.0f + std::exp(-v));
+    const float e = std::exp(v);
+    return e / (1.0f + e);
+  });
+}
+
+void sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("sigmoid_backward", dy, y, dx, [](float out) { return out * (1.0f - out); });
+}
+
+void add_forward(std::span<const float> a, std::span<const float> b, std::span<float> y) {
+  expect_size("add_forward", "b", b, static_cast<std::int64_t>(a.size()));
+  expect_size("add_forward", "y", y, static_cast<std::int64_t>(a.size()));
+  for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+}
+
+namespace {
+
+void copy(const char* kernel, std::span<const float> from, std::span<float> to) {
+  expect_size(kernel, "output", to, static_cast<std::int64_t>(from.size()));
+  if (from.data() == to.data()) return;
+  std::copy(from.begin(), from.end(), to.begin());
+}
+
+}  // namespace
+
+void flatten_forward(std::span<const float> x, std::span<float> y) { copy("flatten_forward", x, y); }
+void flatten_backward(std::span<const float> dy, std::span<float> dx) { copy("flatten_backward", dy, dx); }
+
+}  // namespace poet::kernels

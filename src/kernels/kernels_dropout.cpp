@@ -1,0 +1,50 @@
+// Inverted dropout with masks from the counter-based RNG.
+#include "poet/kernels/kernels_dropout.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernel_checks.h"
+#include "poet/util/error.h"
+
+namespace poet::kernels {
+namespace {
+
+// An element is kept when the top 24 bits of its random word reach this threshold: an
+// integer compare, so the mask does not depend on how a platform rounds floats.
+std::uint32_t keep_threshold(float p) {
+  if (!(p >= 0.0f && p <= 1.0f)) throw InputError(fmt::format("dropout: p must be in [0, 1], not {}", p));
+  return static_cast<std::uint32_t>(std::lround(static_cast<double>(p) * (1u << 24)));
+}
+
+float keep_scale(float p) { return p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; }
+
+// out[i] = in[i] x scale where kept, 0 elsewhere; the forward and the backward are this.
+void apply_mask(const char* kernel, const RandomKey& key, float p, std::span<const float> in, std::span<float> out) {
+  detail::expect_size(kernel, "output", out, static_cast<std::int64_t>(in.size()));
+  // The block index is the counter's 32-bit word: 2^34 elements per tensor at most.
+  POET_CHECK(in.size() / 4 <= UINT32_MAX, fmt::format("{}: a tensor of {} elements is too large", kernel, in.size()));
+  const std::uint32_t threshold = keep_threshold(p);
+  const float scale = keep_scale(p);
+  for (std::size_t base = 0; base < in.size(); base += 4) {
+    const auto words = random_block(key, static_cast<std::uint32_t>(base / 4));
+    for (std::size_t lane = 0; lane < 4 && base + lane < in.size(); ++lane) {
+      const bool keep = (words[lane] >> 8) >= threshold;
+      out[base + lane] = keep ? in[base + lane] * scale : 0.0f;
+    }
+  }
+}
+
+}  // namespace
+
+void dropout_forward(const RandomKey& key, float p, std::span<const float> x, std::span<float> y) {
+  apply_mask("dropout_forward", key, p, x, y);
+}
+
+void dropout_backward(const RandomKey& key, float p, std::span<const float> dy, std::span<float> dx) {
+  apply_mask("dropout_backward", key, p, dy, dx);
+}
+
+}  // namespace poet::kernels

@@ -1,0 +1,235 @@
+// Batch norm and layer norm. Both normalize groups of elements: a channel across the batch
+// and the positions (batch norm), or a row (layer norm). Sums over a group are taken in
+// double, since a group can hold tens of thousands of elements, and in a fixed order.
+#include "poet/kernels/kernels_norm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernel_checks.h"
+
+namespace poet::kernels {
+namespace {
+
+using detail::expect_size;
+
+struct Moments {
+  float mean, inv_std;
+};
+
+Moments moments_of(std::span<const float> stats, std::int64_t group) {
+  return {stats[2 * group], stats[2 * group + 1]};
+}
+
+void store(std::span<float> stats, std::int64_t group, double mean, double var, float eps) {
+  stats[2 * group] = static_cast<float>(mean);
+  stats[2 * group + 1] = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+}
+
+// The input gradient of a normalization over a group of `count` elements, given the
+// group's sums of g = dy x scale and of g x xhat:
+//   dx = inv_std / count (count g - sum(g) - xhat sum(g xhat)).
+inline float normalized_input_gradient(float g, float xhat, float inv_std, double count, double sum_g,
+                                       double sum_g_xhat) {
+  return static_cast<float>(static_cast<double>(inv_std) / count *
+                            (count * g - sum_g - static_cast<double>(xhat) * sum_g_xhat));
+}
+
+// Batch norm walks channel c as `batch` runs of `spatial` contiguous elements.
+template <typename Visit>
+void for_channel(const BatchNormShape& s, std::int64_t c, Visit visit) {
+  for (std::int64_t n = 0; n < s.batch; ++n) {
+    const std::int64_t base = (n * s.channels + c) * s.spatial;
+    for (std::int64_t i = 0; i < s.spatial; ++i) visit(base + i);
+  }
+}
+
+void check_batch_norm(const char* kernel, const BatchNormShape& s, std::span<const float> x,
+                      std::span<const float> stats) {
+  validate(s);
+  expect_size(kernel, "x", x, s.batch * s.channels * s.spatial);
+  expect_size(kernel, "stats", stats, 2 * s.channels);
+}
+
+void check_layer_norm(const char* kernel, const LayerNormShape& s, std::span<const float> x,
+                      std::span<const float> stats) {
+  validate(s);
+  expect_size(kernel, "x", x, s.rows * s.features);
+  expect_size(kernel, "stats", stats, 2 * s.rows);
+}
+
+}  // namespace
+
+void batch_norm_stats(const BatchNormShape& s, std::span<const float> x, std::span<float> stats) {
+  check_batch_norm("batch_norm_stats", s, x, stats);
+  const double count = static_cast<double>(s.batch * s.spatial);
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    // Two passes: the mean first, then the squared deviations, which stay accurate when
+    // the mean is large against the spread.
+    double sum = 0.0;
+    for_channel(s, c, [&](std::int64_t i) { sum += x[i]; });
+    const double mean = sum / count;
+    double squares = 0.0;
+    for_channel(s, c, [&](std::int64_t i) {
+      const double d = x[i] - mean;
+      squares += d * d;
+    });
+    store(stats, c, mean, squares / count, s.eps);
+  }
+}
+
+void batch_norm_forward(const BatchNormShape& s, std::span<const float> x, std::span<const float> stats,
+                        std::span<const float> gamma, std::span<const float> beta, std::span<float> y) {
+  check_batch_norm("batch_norm_forward", s, x, stats);
+  expect_size("batch_norm_forward", "gamma", gamma, s.channels);
+  expect_size("batch_norm_forward", "beta", beta, s.channels);
+  expect_size("batch_norm_forward", "y", y, x.size());
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    const Moments m = moments_of(stats, c);
+    for_channel(s, c, [&](std::int64_t i) { y[i] = gamma[c] * ((x[i] - m.mean) * m.inv_std) + beta[c]; });
+  }
+}
+
+void batch_norm_backward_input(const BatchNormShape& s, std::span<const float> dy, std::span<const float> x,
+                               std::span<const float> stats, std::span<const float> gamma, std::span<float> dx) {
+  check_batch_norm("batch_norm_backward_input", s, x, stats);
+  expect_size("batch_norm_backward_input", "dy", dy, x.size());
+  expect_size("batch_norm_backward_input", "gamma", gamma, s.channels);
+  expect_size("batch_norm_backward_input", "dx", dx, x.size());
+  const double count = static_cast<double>(s.batch * s.spatial);
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    const Moments m = moments_of(stats, c);
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for_channel(s, c, [&](std::int64_t i) {
+      const double g = static_cast<double>(dy[i]) * gamma[c];
+      sum_g += g;
+      sum_g_xhat += g * ((x[i] - m.mean) * m.inv_std);
+    });
+    for_channel(s, c, [&](std::int64_t i) {
+      const float xhat = (x[i] - m.mean) * m.inv_std;
+      dx[i] = normalized_input_gradient(dy[i] * gamma[c], xhat, m.inv_std, count, sum_g, sum_g_xhat);
+    });
+  }
+}
+
+void batch_norm_backward_params(const BatchNormShape& s, std::span<const float> dy, std::span<const float> x,
+                                std::span<const float> stats, std::span<float> dgamma, std::span<float> dbeta) {
+  check_batch_norm("batch_norm_backward_params", s, x, stats);
+  expect_size("batch_norm_backward_params", "dy", dy, x.size());
+  expect_size("batch_norm_backward_params", "dgamma", dgamma, s.channels);
+  expect_size("batch_norm_backward_params", "dbeta", dbeta, s.channels);
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    const Moments m = moments_of(stats, c);
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for_channel(s, c, [&](std::int64_t i) {
+      sum_dy += dy[i];
+      sum_dy_xhat += static_cast<double>(dy[i]) * ((x[i] - m.mean) * m.inv_std);
+    });
+    dgamma[c] = static_cast<float>(sum_dy_xhat);
+    dbeta[c] = static_cast<float>(sum_dy);
+  }
+}
+
+void batch_norm_update_running_stats(const BatchNormShape& s, std::span<const float> stats, float momentum,
+                                     std::span<float> running_mean, std::span<float> running_var) {
+  validate(s);
+  expect_size("batch_norm_update_running_stats", "stats", stats, 2 * s.channels);
+  expect_size("batch_norm_update_running_stats", "running_mean", running_mean, s.channels);
+  expect_size("batch_norm_update_running_stats", "running_var", running_var, s.channels);
+  const double count = static_cast<double>(s.batch * s.spatial);
+  // With a single element per channel the unbiased variance is undefined; PyTorch then
+  // refuses to train, we keep the biased one (0) rather than divide by zero.
+  const double unbias = count > 1 ? count / (count - 1) : 1.0;
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    const Moments m = moments_of(stats, c);
+    // The statistics hold 1 / sqrt(var + eps); the variance comes back from it.
+    const double inv = m.inv_std;
+    const double var = std::max(0.0, 1.0 / (inv * inv) - static_cast<double>(s.eps)) * unbias;
+    running_mean[c] = static_cast<float>((1.0 - momentum) * running_mean[c] + momentum * static_cast<double>(m.mean));
+    running_var[c] = static_cast<float>((1.0 - momentum) * running_var[c] + momentum * var);
+  }
+}
+
+void batch_norm_inference_stats(const BatchNormShape& s, std::span<const float> running_mean,
+                                std::span<const float> running_var, std::span<float> stats) {
+  validate(s);
+  expect_size("batch_norm_inference_stats", "running_mean", running_mean, s.channels);
+  expect_size("batch_norm_inference_stats", "running_var", running_var, s.channels);
+  expect_size("batch_norm_inference_stats", "stats", stats, 2 * s.channels);
+  for (std::int64_t c = 0; c < s.channels; ++c) store(stats, c, running_mean[c], running_var[c], s.eps);
+}
+
+void layer_norm_stats(const LayerNormShape& s, std::span<const float> x, std::span<float> stats) {
+  check_layer_norm("layer_norm_stats", s, x, stats);
+  const double count = static_cast<double>(s.features);
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const float* row = x.data() + r * s.features;
+    double sum = 0.0;
+    for (std::int64_t f = 0; f < s.features; ++f) sum += row[f];
+    const double mean = sum / count;
+    double squares = 0.0;
+    for (std::int64_t f = 0; f < s.features; ++f) {
+      const double d = row[f] - mean;
+      squares += d * d;
+    }
+    store(stats, r, mean, squares / count, s.eps);
+  }
+}
+
+void layer_norm_forward(const LayerNormShape& s, std::span<const float> x, std::span<const float> stats,
+                        std::span<const float> gamma, std::span<const float> beta, std::span<float> y) {
+  check_layer_norm("layer_norm_forward", s, x, stats);
+  expect_size("layer_norm_forward", "gamma", gamma, s.features);
+  expect_size("layer_norm_forward", "beta", beta, s.features);
+  expect_size("layer_norm_forward", "y", y, x.size());
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const Moments m = moments_of(stats, r);
+    const std::int64_t base = r * s.features;
+    for (std::int64_t f = 0; f < s.features; ++f)
+      y[base + f] = gamma[f] * ((x[base + f] - m.mean) * m.inv_std) + beta[f];
+  }
+}
+
+void layer_norm_backward_input(const LayerNormShape& s, std::span<const float> dy, std::span<const float> x,
+                               std::span<const float> stats, std::span<const float> gamma, std::span<float> dx) {
+  check_layer_norm("layer_norm_backward_input", s, x, stats);
+  expect_size("layer_norm_backward_input", "dy", dy, x.size());
+  expect_size("layer_norm_backward_input", "gamma", gamma, s.features);
+  expect_size("layer_norm_backward_input", "dx", dx, x.size());
+  const double count = static_cast<double>(s.features);
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const Moments m = moments_of(stats, r);
+    const std::int64_t base = r * s.features;
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for (std::int64_t f = 0; f < s.features; ++f) {
+      const double g = static_cast<double>(dy[base + f]) * gamma[f];
+      sum_g += g;
+      sum_g_xhat += g * ((x[base + f] - m.mean) * m.inv_std);
+    }
+    for (std::int64_t f = 0; f < s.features; ++f) {
+      const float xhat = (x[base + f] - m.mean) * m.inv_std;
+      dx[base + f] = normalized_input_gradient(dy[base + f] * gamma[f], xhat, m.inv_std, count, sum_g, sum_g_xhat);
+    }
+  }
+}
+
+void layer_norm_backward_params(const LayerNormShape& s, std::span<const float> dy, std::span<const float> x,
+                                std::span<const float> stats, std::span<float> dgamma, std::span<float> dbeta) {
+  check_layer_norm("layer_norm_backward_params", s, x, stats);
+  expect_size("layer_norm_backward_params", "dy", dy, x.size());
+  expect_size("layer_norm_backward_params", "dgamma", dgamma, s.features);
+  expect_size("layer_norm_backward_params", "dbeta", dbeta, s.features);
+  std::fill(dgamma.begin(), dgamma.end(), 0.0f);
+  std::fill(dbeta.begin(), dbeta.end(), 0.0f);
+  // Row by row, accumulating in fp32 so that no scratch is needed; the order is fixed.
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const Moments m = moments_of(stats, r);
+    const std::int64_t base = r * s.features;
+    for (std::int64_t f = 0; f < s.features; ++f) {
+      dgamma[f] += dy[base + f] * ((x[base + f] - m.mean) * m.inv_std);
+      dbeta[f] += dy[base + f];
+    }
+  }
+}
+
+}  // namespace poet::kernels

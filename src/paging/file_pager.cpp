@@ -1,0 +1,183 @@
+#include "poet/paging/file_pager.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "poet/paging/page_file.h"
+#include "poet/util/error.h"
+
+namespace poet {
+
+using paging::InjectedFault;
+
+FilePager::FilePager(FilePagerOptions options)
+    : faults_(std::move(options.faults)),
+      file_(std::make_unique<paging::PageFile>(options.path, options.direct_io)),
+      slots_(paging::PageFile::kBlockSize),
+      queue_(16),
+      io_thread_([this] { run_io_thread(); }) {}
+
+FilePager::~FilePager() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  io_thread_.join();
+  // file_'s destructor removes the file.
+}
+
+const std::string& FilePager::path() const { return file_->path(); }
+bool FilePager::uses_direct_io() const { return file_->direct_io(); }
+
+std::uint64_t FilePager::file_capacity() const {
+  std::lock_guard lock(mutex_);
+  return paging::PageFile::kHeaderBytes + slots_.high_water();
+}
+
+FilePager::Record& FilePager::record(NodeId node) {
+  POET_CHECK(node >= 0, "paged tensors are nodes of the graph");
+  // Grows on a tensor's first page-out only, so steady-state steps allocate nothing here.
+  if (static_cast<std::size_t>(node) >= records_.size()) records_.resize(static_cast<std::size_t>(node) + 1);
+  return records_[static_cast<std::size_t>(node)];
+}
+
+void FilePager::enqueue(const Request& request) {
+  if (queue_size_ == queue_.size()) {
+    std::vector<Request> larger(queue_.size() * 2);
+    for (std::size_t i = 0; i < queue_size_; ++i) larger[i] = queue_[(queue_head_ + i) % queue_.size()];
+    queue_ = std::move(larger);
+    queue_head_ = 0;
+  }
+  queue_[(queue_head_ + queue_size_) % queue_.size()] = request;
+  ++queue_size_;
+  work_ready_.notify_one();
+}
+
+void FilePager::start_page_out(NodeId node, std::span<const std::byte> data) {
+  std::lock_guard lock(mutex_);
+  Record& r = record(node);
+  // Keep the slot when the new copy fits (the same tensor paged out again, step after step).
+  if (!r.has_copy || data.size() > r.slot.capacity) {
+    slots_.release(r.slot);
+    r.slot = slots_.allocate(data.size());
+  }
+  r.has_copy = true;
+  r.size = data.size();
+  r.last_ticket = next_ticket_++;
+  // The I/O thread only reads through this pointer for a page-out.
+  enqueue({PageTransfer::kOut, node, r.last_ticket, r.slot.offset, const_cast<std::byte*>(data.data()), data.size()});
+}
+
+void FilePager::start_page_in(NodeId node, std::span<std::byte> into) {
+  std::lock_guard lock(mutex_);
+  const bool known = node >= 0 && static_cast<std::size_t>(node) < records_.size() &&
+                     records_[static_cast<std::size_t>(node)].has_copy;
+  if (!known)
+    throw PagerError(fmt::format("page-in of tensor {} from '{}': the tensor was never paged out, so there is "
+                                 "no copy to read (a bug in the caller: a page-in must follow a page-out)",
+                                 node, path()));
+  Record& r = records_[static_cast<std::size_t>(node)];
+  if (into.size() != r.size)
+    throw PagerError(fmt::format("page-in of tensor {} from '{}': the buffer has {} bytes but the stored copy "
+                                 "has {} (a bug in the caller)",
+                                 node, path(), into.size(), r.size));
+  r.last_ticket = next_ticket_++;
+  enqueue({PageTransfer::kIn, node, r.last_ticket, r.slot.offset, into.data(), into.size()});
+}
+
+void FilePager::wait(NodeId node) {
+  std::unique_lock lock(mutex_);
+  if (node < 0 || static_cast<std::size_t>(node) >= records_.size()) return;
+  const std::uint64_t ticket = records_[static_cast<std::size_t>(node)].last_ticket;
+  transfer_done_.wait(lock, [&] { return completed_through_ >= ticket; });
+  const Record& r = records_[static_cast<std::size_t>(node)];
+  if (!r.failure.empty()) throw PagerError(r.failure);
+}
+
+void FilePager::wait_all() {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t last = next_ticket_ - 1;
+  transfer_done_.wait(lock, [&] { return completed_through_ >= last; });
+  if (!first_failure_.empty()) throw PagerError(first_failure_);
+}
+
+void FilePager::run_io_thread() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_ready_.wait(lock, [&] { return stopping_ || queue_size_ > 0; });
+    if (stopping_) return;
+    const Request request = queue_[queue_head_];
+    queue_head_ = (queue_head_ + 1) % queue_.size();
+    --queue_size_;
+    Record* r = &records_[static_cast<std::size_t>(request.node)];
+    std::string failure;
+    if (!first_failure_.empty()) {
+      failure = describe(request, "not performed because an earlier transfer failed: " + first_failure_);
+    } else {
+      // The page-out this page-in reads was queued earlier, so it has completed and set crc.
+      const std::uint32_t expected_crc = r->crc;
+      std::uint32_t crc = 0;
+      lock.unlock();
+      failure = perform(request, expected_crc, crc);
+      lock.lock();
+      r = &records_[static_cast<std::size_t>(request.node)];  // records_ may have grown meanwhile
+      if (!failure.empty()) {
+        first_failure_ = failure;
+        // The step is lost; take the file away now rather than when the pager is destroyed.
+        file_->remove();
+      } else if (request.kind == PageTransfer::kOut) {
+        r->crc = crc;
+        bytes_out_.fetch_add(request.size, std::memory_order_relaxed);
+      } else {
+        bytes_in_.fetch_add(request.size, std::memory_order_relaxed);
+      }
+    }
+    if (!failure.empty() && r->failure.empty()) r->failure = std::move(failure);
+    completed_through_ = request.ticket;
+    transfer_done_.notify_all();
+  }
+}
+
+InjectedFault FilePager::injected_fault_for(PageTransfer kind) {
+  if (kind == PageTransfer::kIn) return ++reads_started_ == faults_.fail_read ? InjectedFault::kReadIoError : InjectedFault::kNone;
+  if (++writes_started_ != faults_.fail_write) return InjectedFault::kNone;
+  switch (faults_.write_fault) {
+    case FaultInjector::WriteFault::kDiskFull: return InjectedFault::kDiskFull;
+    case FaultInjector::WriteFault::kShortWrite: return InjectedFault::kShortWrite;
+    case FaultInjector::WriteFault::kIoError: return InjectedFault::kWriteIoError;
+  }
+  return InjectedFault::kNone;
+}
+
+// Runs on the I/O thread without the lock. Returns the failure message, empty on success.
+std::string FilePager::perform(const Request& request, std::uint32_t expected_crc, std::uint32_t& crc) {
+  if (faults_.before_transfer) faults_.before_transfer(request.node, request.kind);
+  const InjectedFault fault = injected_fault_for(request.kind);
+  std::string cause;
+  if (request.kind == PageTransfer::kOut) {
+    const std::span<const std::byte> data(request.bytes, request.size);
+    cause = file_->write_at(request.offset, data, fault, crc);
+  } else {
+    const std::span<std::byte> into(request.bytes, request.size);
+    std::uint32_t actual = 0;
+    cause = file_->read_at(request.offset, into, fault, actual);
+    if (cause.empty()) {
+      if (actual != expected_crc)
+        cause = fmt::format("checksum mismatch: the copy read back has CRC-32 {:08x} but the one written had "
+                            "{:08x} (the file was modified underneath or the storage corrupted it); check the "
+                            "storage device or choose another --page-file, then rerun the step",
+                            actual, expected_crc);
+    }
+  }
+  return cause.empty() ? cause : describe(request, cause);
+}
+
+std::string FilePager::describe(const Request& request, const std::string& cause) const {
+  const bool out = request.kind == PageTransfer::kOut;
+  return fmt::format("{} of tensor {} {} '{}' failed: {}", out ? "page-out" : "page-in", request.node,
+                     out ? "to" : "from", file_->path(), cause);
+}
+
+}  // namespace poet

@@ -1,0 +1,163 @@
+#include "poet/profile/measure_device.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "poet/profile/rapl.h"
+#include "poet/util/error.h"
+#include "poet/util/units.h"
+
+namespace poet::profile {
+namespace {
+
+// x86 says "model name"; ARM boards say "Model" (a Raspberry Pi) or only "Hardware".
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, fallback;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon), value = line.substr(colon + 1);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    if (key == "model name") return value;
+    if ((key == "Model" || key == "Hardware") && fallback.empty()) fallback = value;
+  }
+  return fallback.empty() ? "unknown CPU" : fallback;
+}
+
+std::string utc_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
+  return text;
+}
+
+void check_power(std::optional<double> w, const char* option, bool zero_allowed) {
+  if (w && !((*w > 0 || (zero_allowed && *w == 0)) && std::isfinite(*w)))
+    throw InputError(fmt::format("{} is {}; give the active power in watts, a {} number", option, *w,
+                                 zero_allowed ? "non-negative" : "positive"));
+}
+
+// The GEMM's threads change every convolution's and linear layer's time.
+std::string blas_threads() {
+  const char* n = std::getenv("OPENBLAS_NUM_THREADS");
+  return n ? fmt::format("OPENBLAS_NUM_THREADS={}", n) : "OPENBLAS_NUM_THREADS unset (OpenBLAS uses every core)";
+}
+
+}  // namespace
+
+std::string describe_this_machine() {
+  char host[256] = "unknown host";
+  ::gethostname(host, sizeof host - 1);
+  utsname u{};
+  ::uname(&u);
+  return fmt::format("{}, {}, {} hardware threads, {} {} {}, {}", host, cpu_model(),
+                     std::thread::hardware_concurrency(), u.sysname, u.release, u.machine, utc_date());
+}
+
+DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
+                             const std::function<void(std::string_view)>& log) {
+  const auto say = [&](const std::string& line) {
+    if (log) log(line);
+  };
+  check_power(options.cpu_power_w, "--cpu-power", false);
+  check_power(options.storage_power_w, "--storage-power", true);
+  std::string no_rapl = "RAPL not used (disabled)";
+  std::optional<RaplMeter> rapl = options.use_rapl ? RaplMeter::open(no_rapl) : std::nullopt;
+  if (!rapl && !options.cpu_power_w)
+    throw InputError(fmt::format("no CPU energy meter: {}; give --cpu-power W, the CPU's active power while "
+                                 "training (from a USB power meter or the data sheet), to derive energy as time x power",
+                                 no_rapl));
+  if (!options.storage_power_w)
+    throw InputError("no storage energy meter exists; give --storage-power W, the power the storage draws while "
+                     "paging (the SD card's or eMMC's data sheet, or a power meter), or 0 to ignore paging energy");
+
+  runtime::NodeRunner runner(g);
+  say(fmt::format("profiling {} nodes of '{}' ({} of tensors and parameters held)", g.size(), g.name(),
+                  format_bytes(static_cast<double>(runner.bytes_held()))));
+  const auto started = std::chrono::steady_clock::now();
+  const double joules_before = rapl ? rapl->joules() : 0;
+  int reported = 0;
+  const std::vector<NodeTiming> timings = time_nodes(runner, options.nodes, [&](int done, int passes) {
+    if (done * 10 / passes < reported && done != passes) return;
+    reported = done * 10 / passes + 1;
+    say(fmt::format("  pass {}/{} over the {} nodes", done, passes, g.size()));
+  });
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double cpu_power = rapl ? (rapl->joules() - joules_before) / elapsed : *options.cpu_power_w;
+
+  DeviceProfile d;
+  d.name = options.name;
+  d.measured_on = describe_this_machine();
+  MeasuredNodes nodes;
+  nodes.graph = g.name();
+  nodes.repeats = options.nodes.repeats;
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Input) nodes.batch_size = n.shape.empty() ? 0 : n.shape.front();
+  double total_time = 0, total_energy = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const Node& n = g.node(v);
+    const NodeTiming& t = timings[static_cast<std::size_t>(v)];
+    nodes.nodes.push_back({.name = n.name, .op = std::string(op_name(n.op)), .role = std::string(role_name(n.role)),
+                           .shape = n.shape, .compute_time_s = t.seconds.median, .spread_s = t.seconds.spread,
+                           .compute_energy_j = t.seconds.median * cpu_power});
+    total_time += t.seconds.median;
+    total_energy += nodes.nodes.back().compute_energy_j;
+  }
+  d.nodes = std::move(nodes);
+  // The FLOP-model figures, for graphs other than this one: this graph's average rates.
+  const double flops = std::max(g.total_flops(), 1.0);
+  d.flops_per_second = flops / std::max(total_time, 1e-12);
+  d.flops_per_joule = flops / std::max(total_energy, 1e-12);
+  d.compute_power_w = cpu_power;
+  say(fmt::format("compute: {} per training step, {}, {:.3g} GFLOP/s on average", format_seconds(total_time),
+                  format_joules(total_energy), d.flops_per_second * 1e-9));
+
+  const std::vector<std::int64_t> sizes = storage_sizes(g);
+  say(fmt::format("storage: {} tensor sizes, {} to {}, in {}", sizes.size(),
+                  format_bytes(static_cast<double>(sizes.front())), format_bytes(static_cast<double>(sizes.back())),
+                  options.storage.directory));
+  const StorageTiming storage = time_storage(sizes, options.storage, [&](const StorageSample& s) {
+    say(fmt::format("  {}: page-out {} (spread {}), page-in {} (spread {})", format_bytes(static_cast<double>(s.bytes)),
+                    format_seconds(s.pageout_s), format_seconds(s.pageout_spread_s), format_seconds(s.pagein_s),
+                    format_seconds(s.pagein_spread_s)));
+  });
+  d.pageout_latency_s = storage.pageout.latency_s;
+  d.pageout_bytes_per_s = storage.pageout.bytes_per_s;
+  d.pagein_latency_s = storage.pagein.latency_s;
+  d.pagein_bytes_per_s = storage.pagein.bytes_per_s;
+  d.memory_power_w = *options.storage_power_w;
+  d.storage = storage.measured;
+  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}", format_seconds(d.pageout_latency_s),
+                  format_bytes(d.pageout_bytes_per_s), format_seconds(d.pagein_latency_s),
+                  format_bytes(d.pagein_bytes_per_s), storage.cache));
+
+  d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
+  d.sources = "poet profile (docs/PROFILING.md)";
+  d.method = fmt::format(
+      "compute: each node's kernel run through the runtime in passes over the graph in order, as a step runs them, "
+      "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
+      "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for), latency and "
+      "throughput fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
+      options.nodes.warmup, options.nodes.repeats, blas_threads(),
+      rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "
+                         "time",
+                         rapl->describe(), cpu_power)
+           : fmt::format("median time x {} W (--cpu-power; {})", cpu_power, no_rapl),
+      options.storage.directory, sizes.size(), options.storage.repeats, storage.cache, d.memory_power_w);
+  d.validate();
+  return d;
+}
+
+}  // namespace poet::profile
