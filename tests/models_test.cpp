@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "poet/backward/backward.h"
+#include "poet/graph/op_table.h"
 #include "poet/models/zoo.h"
 #include "poet/util/error.h"
 
@@ -47,12 +48,18 @@ TEST(Models, Lenet5ByHand) {
   }
 }
 
-TEST(Models, MobileNetV2HasTheStandardParameterCount) {
-  // torchvision's mobilenet_v2 has 3,504,872 parameters; the reference's batch norm counts
-  // 4 per channel (scale, shift and the two running statistics) where torchvision counts 2
-  // as parameters, and 17,056 channels pass through batch norms: 3,504,872 + 2 x 17,056.
+TEST(Models, FaithfulModelsTrainTorchvisionsParameterCounts) {
+  // sum(p.numel() for p in torchvision.models.<name>().parameters()), torchvision 0.14.
+  const std::pair<const char*, std::int64_t> torchvision[] = {
+      {"resnet18", 11'689'512}, {"resnet50", 25'557'032}, {"mobilenet_v2", 3'504'872}, {"vgg16", 138'357'544}};
+  for (const auto& [model, parameters] : torchvision) {
+    const Graph g = build_forward_graph(model, {.batch_size = 1, .flavor = ModelFlavor::Faithful});
+    EXPECT_EQ(trainable_parameters(g), parameters) << model;
+  }
+  // Batch norm also keeps its running mean and variance (PyTorch's buffers): memory, not
+  // trained. mobilenet_v2 has 17,056 channels through batch norms.
   const Graph g = build_forward_graph("mobilenet_v2", {.batch_size = 1});
-  EXPECT_EQ(total_params(g), 3504872 + 2 * 17056);
+  EXPECT_EQ(total_params(g), 3'504'872 + 2 * 17'056);
   EXPECT_EQ(g.node(static_cast<NodeId>(g.size() - 2)).shape, (Shape{1, 1000}));
 }
 

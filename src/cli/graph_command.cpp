@@ -7,6 +7,7 @@
 #include "graph_source.h"
 #include "poet/cost/cost_model.h"
 #include "poet/cost/graph_costs_json.h"
+#include "poet/graph/op_table.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -23,7 +24,9 @@ void print_summary(const Graph& g, const GraphCosts& costs, const DeviceProfile&
              format_joules(costs.total_compute_energy_j), format_count(g.total_flops()));
   fmt::print("activations {} forward ({})\n", format_bytes(static_cast<double>(g.forward_activation_bytes())),
              format_bytes_exact(g.forward_activation_bytes()));
-  fmt::print("parameters  {} ({}); gradients as much again; optimizer state x1 (momentum), x2 (Adam)\n",
+  fmt::print("parameters  {} trained, as PyTorch counts them; {} ({}) with batch-norm running statistics; "
+             "gradients as much again; optimizer state x1 (momentum), x2 (Adam)\n",
+             fmt::group_digits(trainable_parameters(g)),
              format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes));
 }
 

@@ -61,6 +61,16 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   return r;
 }
 
+std::int64_t trainable_parameters(const Graph& g) {
+  std::int64_t count = 0;
+  for (const Node& n : g.nodes()) {
+    if (n.role == Role::Backward || n.param_count == 0) continue;
+    const auto untrained = op_def(n.op).untrained;
+    count += n.param_count - (untrained ? untrained(n) : 0);
+  }
+  return count;
+}
+
 std::string ops_with_gradient_rules() {
   std::string names;
   for (const OpDef& d : op_table()) {

@@ -36,7 +36,7 @@ double stats_flops(const OpArgs& a, const Shape&) { return 3.0 * elements(a.inpu
 }  // namespace
 
 OpDef batch_norm2d() {
-  return norm(
+  OpDef d = norm(
       OpKind::BatchNorm2d, "batch_norm2d", "BatchNorm2d",
       [](const OpArgs& a) {
         require(a.input().size() >= 2, "batch_norm2d", "needs a [batch, channels, ...] input");
@@ -46,6 +46,8 @@ OpDef batch_norm2d() {
       // running statistics).
       [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
       [](const OpArgs& a, const Shape&) { return 4 * a.input()[1]; }, OpKind::BatchNormStats);
+  d.untrained = [](const Node& n) { return 2 * n.shape.at(1); };  // the running mean and variance
+  return d;
 }
 
 // Per channel.

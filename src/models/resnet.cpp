@@ -14,18 +14,24 @@ namespace {
 
 bool reference(const NetBuilder& net) { return net.flavor() == ModelFlavor::Reference; }
 
+// Every convolution here feeds a batch norm, whose shift makes a bias redundant: the real
+// networks (torchvision's) have none; the reference's layers do.
+NodeId conv(NetBuilder& net, NodeId x, std::int64_t out_c, int k, int stride, int pad, std::string name) {
+  return net.conv2d(x, out_c, k, stride, pad, std::move(name), 1, reference(net));
+}
+
 // The skip input of a real residual block: x itself, or x projected to the block's shape.
 NodeId shortcut(NetBuilder& net, NodeId x, std::int64_t channels, int stride, const std::string& p) {
   if (stride == 1 && net.shape(x)[1] == channels) return x;
-  const NodeId c = net.conv2d(x, channels, 1, stride, 0, p + ".downsample.conv", 1, false);
+  const NodeId c = conv(net, x, channels, 1, stride, 0, p + ".downsample.conv");
   return net.batch_norm(c, p + ".downsample.bn");
 }
 
 // resnet18's block: conv-bn-relu-conv-bn, add(relu1, bn2), relu.
 NodeId basic_block(NetBuilder& net, NodeId x, std::int64_t planes, int stride, const std::string& p) {
-  const NodeId c1 = net.conv2d(x, planes, 3, stride, 1, p + ".conv1");
+  const NodeId c1 = conv(net, x, planes, 3, stride, 1, p + ".conv1");
   const NodeId r1 = net.relu(net.batch_norm(c1, p + ".bn1"), p + ".relu1");
-  const NodeId c2 = net.conv2d(r1, planes, 3, 1, 1, p + ".conv2");
+  const NodeId c2 = conv(net, r1, planes, 3, 1, 1, p + ".conv2");
   const NodeId b2 = net.batch_norm(c2, p + ".bn2");
   const NodeId skip = reference(net) ? r1 : shortcut(net, x, planes, stride, p);
   return net.relu(net.add(skip, b2, p + ".add"), p + ".relu2");
@@ -33,11 +39,11 @@ NodeId basic_block(NetBuilder& net, NodeId x, std::int64_t planes, int stride, c
 
 // resnet18_cifar's block: a main path of two convolutions and a projection path from x.
 NodeId cifar_block(NetBuilder& net, NodeId x, std::int64_t planes, int stride, const std::string& p) {
-  const NodeId c1 = net.conv2d(x, planes, 3, stride, 1, p + ".conv1");
+  const NodeId c1 = conv(net, x, planes, 3, stride, 1, p + ".conv1");
   const NodeId r1 = net.relu(net.batch_norm(c1, p + ".bn1"), p + ".relu1");
-  const NodeId c2 = net.conv2d(r1, planes, 3, 1, 1, p + ".conv2");
+  const NodeId c2 = conv(net, r1, planes, 3, 1, 1, p + ".conv2");
   const NodeId r2 = net.relu(net.batch_norm(c2, p + ".bn2"), p + ".relu2");
-  const NodeId c3 = net.conv2d(x, planes, 3, stride, 1, p + ".shortcut.conv");
+  const NodeId c3 = conv(net, x, planes, 3, stride, 1, p + ".shortcut.conv");
   const NodeId b3 = net.batch_norm(c3, p + ".shortcut.bn");
   return net.relu(net.add(r2, b3, p + ".add"), p + ".relu3");
 }
@@ -45,11 +51,11 @@ NodeId cifar_block(NetBuilder& net, NodeId x, std::int64_t planes, int stride, c
 // resnet50's bottleneck: 1x1, 3x3, 1x1 convolutions; the skip adds bn3 and relu1 (their
 // sizes differ: the reference zero-pads the smaller).
 NodeId bottleneck(NetBuilder& net, NodeId x, std::int64_t planes, std::int64_t out, int stride, const std::string& p) {
-  const NodeId c1 = net.conv2d(x, planes, 1, stride, 0, p + ".conv1");
+  const NodeId c1 = conv(net, x, planes, 1, stride, 0, p + ".conv1");
   const NodeId r1 = net.relu(net.batch_norm(c1, p + ".bn1"), p + ".relu1");
-  const NodeId c2 = net.conv2d(r1, planes, 3, 1, 1, p + ".conv2");
+  const NodeId c2 = conv(net, r1, planes, 3, 1, 1, p + ".conv2");
   const NodeId r2 = net.relu(net.batch_norm(c2, p + ".bn2"), p + ".relu2");
-  const NodeId c3 = net.conv2d(r2, out, 1, 1, 0, p + ".conv3");
+  const NodeId c3 = conv(net, r2, out, 1, 1, 0, p + ".conv3");
   const NodeId b3 = net.batch_norm(c3, p + ".bn3");
   const NodeId skip = reference(net) ? r1 : shortcut(net, x, out, stride, p);
   return net.relu(net.add(b3, skip, p + ".add"), p + ".relu3");
@@ -57,7 +63,7 @@ NodeId bottleneck(NetBuilder& net, NodeId x, std::int64_t planes, std::int64_t o
 
 NodeId imagenet_stem(NetBuilder& net, const ModelOptions& o) {
   NodeId x = net.input({o.batch_size, 3, 224, 224});
-  x = net.conv2d(x, 64, 7, 2, 3, "conv1");
+  x = conv(net, x, 64, 7, 2, 3, "conv1");
   x = net.batch_norm(x, "bn1");
   if (!reference(net)) x = net.relu(x, "relu1");
   return net.max_pool(x, 3, 2, "maxpool");
@@ -86,7 +92,7 @@ Graph resnet18(const ModelOptions& o) {
 Graph resnet18_cifar(const ModelOptions& o) {
   NetBuilder net("resnet18_cifar", o.flavor);
   NodeId x = net.input({o.batch_size, 3, 32, 32});
-  x = net.conv2d(x, 16, 3, 1, 1, "conv1");
+  x = conv(net, x, 16, 3, 1, 1, "conv1");
   x = net.batch_norm(x, "bn1");
   const std::int64_t planes[3] = {16, 32, 64};
   for (int s = 0; s < 3; ++s)

@@ -70,6 +70,9 @@ struct OpDef {
   Shape (*shape)(const OpArgs& args) = nullptr;
   double (*flops)(const OpArgs& args, const Shape& output) = nullptr;
   std::int64_t (*params)(const OpArgs& args, const Shape& output) = nullptr;
+  // Of a node's parameters, those kept but not trained (batch norm's running statistics:
+  // PyTorch's buffers); null: none.
+  std::int64_t (*untrained)(const Node& node) = nullptr;
   // The autodiff backward's rule; none: the op cannot be differentiated, and saying so is
   // an error, never a guess.
   std::optional<GradientRule> gradient = {};
@@ -91,6 +94,10 @@ struct OpResult {
   std::int64_t params = 0;
 };
 OpResult apply_rules(OpKind op, const OpArgs& args);
+
+// The parameters the optimizer trains, over the forward nodes: what PyTorch counts as a
+// model's parameters (its buffers, such as running statistics, not included).
+std::int64_t trainable_parameters(const Graph& g);
 
 // "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.
 std::string ops_with_gradient_rules();
