@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "poet/backward/backward.h"
+#include "poet/graph/op_table.h"
 #include "poet/models/zoo.h"
 #include "poet/util/error.h"
 
@@ -103,7 +104,7 @@ void expect_well_formed(const Graph& g) {
         break;
       }
       case OpKind::GradParam:
-        EXPECT_EQ(n.shape, (Shape{g.node(n.grad.node).param_count})) << n.name;
+        EXPECT_EQ(n.shape, (Shape{trainable_parameters(g.node(n.grad.node))})) << n.name;
         EXPECT_EQ(n.bytes, 0) << n.name;
         EXPECT_TRUE(users[v].empty()) << n.name << ": parameter gradients feed the optimizer, not the graph";
         break;

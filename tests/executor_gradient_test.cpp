@@ -39,7 +39,7 @@ void expect_gradients_match_differences(const std::string& model, int batch, int
       plus[i] += eps;
       minus[i] -= eps;
       const double numeric = (static_cast<double>(loss_at(e, plus, b)) - loss_at(e, minus, b)) / (2.0 * eps);
-      EXPECT_NEAR(grad[i], numeric, 2e-3 + 0.05 * std::abs(numeric))
+      EXPECT_NEAR(grad[static_cast<std::size_t>(slices[s].trained_offset + k)], numeric, 2e-3 + 0.05 * std::abs(numeric))
           << model << ": parameter " << k << " of '" << g.node(slices[s].node).name << "'";
       ++checked;
     }

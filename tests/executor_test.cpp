@@ -207,6 +207,20 @@ TEST(Executor, RejectsBuffersThatAreNotThePlans) {
   }
 }
 
+TEST(Executor, HoldsTheFixedMemoryTheGraphCountsRunningStatisticsUntrained) {
+  const Graph g = training_graph("resnet18_cifar", 1);
+  for (const Optimizer kind : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam}) {
+    runtime::ExecutorOptions o;
+    o.optimizer.kind = kind;
+    runtime::Executor e(g, executable(g, checkpoint_all_schedule(g)), o);
+    const FixedMemory held = e.parameters().bytes(), counted = g.fixed_memory(kind);
+    EXPECT_EQ(held.parameter_bytes, counted.parameter_bytes);
+    EXPECT_EQ(held.gradient_bytes, counted.gradient_bytes);
+    EXPECT_EQ(held.optimizer_state_bytes, counted.optimizer_state_bytes);
+    EXPECT_LT(counted.gradient_bytes, counted.parameter_bytes);  // batch norm's running statistics
+  }
+}
+
 TEST(Executor, RejectsChainGraphsNamingTheNode) {
   const Graph g = build_model_training_graph("linear", {.batch_size = 1}, BackwardMode::Chain);
   try {

@@ -138,7 +138,7 @@ class Differentiator {
       Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
       grad.op = OpKind::GradParam;
       grad.name = fmt::format("dparams({})", fwd.name);
-      grad.shape = {fwd.param_count};
+      grad.shape = {trainable_parameters(fwd)};  // batch norm's running statistics are not trained
       grad.flops = rule->param_flops(fwd, g_.node(fwd.inputs.at(0)));
       g_.add(std::move(grad));  // bytes stay 0: it is written to the gradient region
     }

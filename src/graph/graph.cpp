@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -162,12 +163,14 @@ bool Graph::has_backward() const {
 
 FixedMemory Graph::fixed_memory(Optimizer optimizer) const {
   FixedMemory m;
-  for (const auto& n : nodes_)
-    if (n.role != Role::Backward) m.parameter_bytes += n.param_count * n.element_bytes;
-  m.gradient_bytes = m.parameter_bytes;
-  // State per parameter: none for SGD, a velocity for momentum, two moments for Adam.
+  for (const auto& n : nodes_) {
+    if (n.role == Role::Backward) continue;
+    m.parameter_bytes += n.param_count * n.element_bytes;
+    m.gradient_bytes += trainable_parameters(n) * n.element_bytes;  // running statistics have none
+  }
+  // State per trained parameter: none for SGD, a velocity for momentum, two moments for Adam.
   const int states = optimizer == Optimizer::SGD ? 0 : optimizer == Optimizer::Momentum ? 1 : 2;
-  m.optimizer_state_bytes = states * m.parameter_bytes;
+  m.optimizer_state_bytes = states * m.gradient_bytes;
   return m;
 }
 

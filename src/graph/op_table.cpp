@@ -61,13 +61,15 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   return r;
 }
 
+std::int64_t trainable_parameters(const Node& n) {
+  if (n.role == Role::Backward || n.param_count == 0) return 0;
+  const auto untrained = op_def(n.op).untrained;
+  return n.param_count - (untrained ? untrained(n) : 0);
+}
+
 std::int64_t trainable_parameters(const Graph& g) {
   std::int64_t count = 0;
-  for (const Node& n : g.nodes()) {
-    if (n.role == Role::Backward || n.param_count == 0) continue;
-    const auto untrained = op_def(n.op).untrained;
-    count += n.param_count - (untrained ? untrained(n) : 0);
-  }
+  for (const Node& n : g.nodes()) count += trainable_parameters(n);
   return count;
 }
 

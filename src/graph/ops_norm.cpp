@@ -46,7 +46,8 @@ OpDef batch_norm2d() {
       // running statistics).
       [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
       [](const OpArgs& a, const Shape&) { return 4 * a.input()[1]; }, OpKind::BatchNormStats);
-  d.untrained = [](const Node& n) { return 2 * n.shape.at(1); };  // the running mean and variance
+  // Of scale, shift, running mean and running variance, the last two.
+  d.untrained = [](const Node& n) { return n.param_count / 2; };
   return d;
 }
 

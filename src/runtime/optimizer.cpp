@@ -37,27 +37,28 @@ void apply_optimizer(const OptimizerConfig& c, std::uint64_t step, ParameterStor
   float* p = store.all_values().data();
   const float* g = store.all_gradients().data();
   float* state = store.optimizer_state().data();
-  const std::int64_t total = static_cast<std::int64_t>(store.all_values().size());
+  const std::int64_t trained = static_cast<std::int64_t>(store.all_gradients().size());
   // Adam's bias corrections, once per step.
   const float correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
   const float correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
   for (const ParameterSlice& s : store.slices()) {
-    for (std::int64_t i = s.offset; i < s.offset + s.trainable; ++i) {
+    for (std::int64_t k = 0; k < s.trainable; ++k) {
+      const std::int64_t i = s.offset + k, j = s.trained_offset + k;  // parameter; its gradient and state
       switch (c.kind) {
         case Optimizer::SGD:
-          p[i] -= c.learning_rate * g[i];
+          p[i] -= c.learning_rate * g[j];
           break;
         case Optimizer::Momentum: {
-          float& v = state[i];
-          v = c.momentum * v + g[i];
+          float& v = state[j];
+          v = c.momentum * v + g[j];
           p[i] -= c.learning_rate * v;
           break;
         }
         case Optimizer::Adam: {
-          float& m = state[i];
-          float& v = state[total + i];
-          m = c.beta1 * m + (1.0f - c.beta1) * g[i];
-          v = c.beta2 * v + (1.0f - c.beta2) * g[i] * g[i];
+          float& m = state[j];
+          float& v = state[trained + j];
+          m = c.beta1 * m + (1.0f - c.beta1) * g[j];
+          v = c.beta2 * v + (1.0f - c.beta2) * g[j] * g[j];
           const float m_hat = m / correction1, v_hat = v / correction2;
           p[i] -= c.learning_rate * m_hat / (std::sqrt(v_hat) + c.epsilon);
           break;

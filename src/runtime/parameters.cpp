@@ -41,7 +41,7 @@ float uniform_sign(std::uint32_t bits) {  // [-1, 1)
 
 ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uint64_t seed)
     : graph_(g), state_per_parameter_(state_per_parameter), slice_of_node_(g.size(), -1) {
-  std::int64_t total = 0;
+  std::int64_t total = 0, trained = 0;
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
     const Node& n = g.node(v);
     if (n.role == Role::Backward || n.param_count == 0) continue;
@@ -52,12 +52,13 @@ ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uin
                       "graph's param_count",
                       n.name, v, n.param_count, op_name(n.op), l.count));
     slice_of_node_[v] = static_cast<std::int32_t>(slices_.size());
-    slices_.push_back({v, total, n.param_count, l.trainable});
+    slices_.push_back({v, total, n.param_count, l.trainable, trained});
     total += n.param_count;
+    trained += l.trainable;
   }
   values_.assign(static_cast<std::size_t>(total), 0.0f);
-  gradients_.assign(static_cast<std::size_t>(total), 0.0f);
-  state_.assign(static_cast<std::size_t>(total) * static_cast<std::size_t>(state_per_parameter), 0.0f);
+  gradients_.assign(static_cast<std::size_t>(trained), 0.0f);
+  state_.assign(static_cast<std::size_t>(trained) * static_cast<std::size_t>(state_per_parameter), 0.0f);
   initialize(seed);
 }
 
@@ -100,7 +101,7 @@ std::span<const float> ParameterStore::values(NodeId node) const {
 std::span<float> ParameterStore::gradient(NodeId node) {
   const ParameterSlice& s = slice(node);
   return std::span<float>(gradients_)
-      .subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.trainable));
+      .subspan(static_cast<std::size_t>(s.trained_offset), static_cast<std::size_t>(s.trainable));
 }
 
 FixedMemory ParameterStore::bytes() const {

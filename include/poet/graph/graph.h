@@ -68,9 +68,9 @@ struct Node {
 // Memory that stays resident for the whole step, outside the activation budget's
 // reach of remat and paging. The reference counts parameters only.
 struct FixedMemory {
-  std::int64_t parameter_bytes = 0;
-  std::int64_t gradient_bytes = 0;
-  std::int64_t optimizer_state_bytes = 0;  // for the optimizer asked for
+  std::int64_t parameter_bytes = 0;        // every parameter, batch norm's running statistics included
+  std::int64_t gradient_bytes = 0;         // one per trained parameter (op_table.h's trainable_parameters)
+  std::int64_t optimizer_state_bytes = 0;  // for the optimizer asked for, per trained parameter
   std::int64_t total() const { return parameter_bytes + gradient_bytes + optimizer_state_bytes; }
 };
 

@@ -95,8 +95,9 @@ struct OpResult {
 };
 OpResult apply_rules(OpKind op, const OpArgs& args);
 
-// The parameters the optimizer trains, over the forward nodes: what PyTorch counts as a
-// model's parameters (its buffers, such as running statistics, not included).
+// The parameters the optimizer trains: of a node, and over a graph's forward nodes. What
+// PyTorch counts as a model's parameters (its buffers, such as running statistics, not).
+std::int64_t trainable_parameters(const Node& n);
 std::int64_t trainable_parameters(const Graph& g);
 
 // "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.

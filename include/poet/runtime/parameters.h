@@ -23,16 +23,17 @@ namespace poet::runtime {
 
 struct ParameterSlice {
   NodeId node = -1;
-  std::int64_t offset = 0;     // in floats, the same in parameters, gradients and state
-  std::int64_t count = 0;      // the node's param_count
-  std::int64_t trainable = 0;  // the leading elements the optimizer updates
+  std::int64_t offset = 0;          // in floats, in the parameters
+  std::int64_t count = 0;           // the node's param_count
+  std::int64_t trainable = 0;       // the leading elements the optimizer updates
+  std::int64_t trained_offset = 0;  // in floats, in the gradients (and each optimizer state)
 };
 
 class ParameterStore {
  public:
   // Slices for every forward node with parameters, initialised from `seed` (see
   // initialize). `state_per_parameter` floats of optimizer state per parameter (0 SGD,
-  // 1 momentum, 2 Adam). Throws InputError if a node's param_count disagrees with its
+  // 1 momentum, 2 Adam) per trained parameter. Throws InputError if a node's param_count disagrees with its
   // operator's layout.
   ParameterStore(const Graph& g, int state_per_parameter, std::uint64_t seed);
 
