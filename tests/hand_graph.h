@@ -36,6 +36,12 @@ inline Graph hand_graph() {
   return g;
 }
 
+// A plan of hand_graph(): x is paged out after relu and paged in right before d_x, which
+// then stalls 5 s on hand_device().
+inline constexpr const char* kHandLatePageIn =
+    "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
+    "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n";
+
 // x0 (input) -> relu ... -> loss: forward node k of `elems[k]` floats and 4 FLOP (the
 // input 0), then the reference's chain backward (one gradient per step, reading both ends).
 inline Graph chain_training_graph(const std::vector<std::int64_t>& elems) {

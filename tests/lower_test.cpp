@@ -7,15 +7,10 @@
 namespace poet {
 namespace {
 
-// x is paged out after relu and paged in right before d_x, which then stalls 5 s.
-constexpr const char* kLatePageIn =
-    "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
-    "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n";
-
 TEST(Lower, PlansTransfersSimulatesTheResultAndPlacesItsBuffersInPlanOrder) {
   const Graph g = testing::hand_graph();
   const GraphCosts costs = estimate_costs(g, testing::hand_device());
-  const Plan late = plan_from_text(kLatePageIn, g, "test");
+  const Plan late = plan_from_text(testing::kHandLatePageIn, g, "test");
   const LoweredPlan l = lower(g, costs, late, {.simulation = {.ram_budget_bytes = 140}});
   EXPECT_EQ(l.plan, plan_transfers(g, costs, late, {.ram_budget_bytes = 140}).plan);
   EXPECT_EQ(l.transfers.moved_pageins, 1u);
@@ -35,7 +30,7 @@ TEST(Lower, PlansTransfersSimulatesTheResultAndPlacesItsBuffersInPlanOrder) {
 TEST(Lower, WithoutTheTransferPlannerKeepsTheScheduleAsAlgorithm2MakesIt) {
   const Graph g = testing::hand_graph();
   const GraphCosts costs = estimate_costs(g, testing::hand_device());
-  const Plan late = plan_from_text(kLatePageIn, g, "test");
+  const Plan late = plan_from_text(testing::kHandLatePageIn, g, "test");
   const LoweredPlan l = lower(g, costs, late, {.plan_transfers = false});
   EXPECT_EQ(l.plan, late);
   EXPECT_DOUBLE_EQ(l.simulation.stall_s, 5);
@@ -45,7 +40,7 @@ TEST(Lower, WithoutTheTransferPlannerKeepsTheScheduleAsAlgorithm2MakesIt) {
 TEST(Lower, RejectsAPlanOverTheBudget) {
   const Graph g = testing::hand_graph();
   const GraphCosts costs = estimate_costs(g, testing::hand_device());
-  EXPECT_THROW(lower(g, costs, plan_from_text(kLatePageIn, g, "test"), {.simulation = {.ram_budget_bytes = 100}}),
+  EXPECT_THROW(lower(g, costs, plan_from_text(testing::kHandLatePageIn, g, "test"), {.simulation = {.ram_budget_bytes = 100}}),
                InvalidPlan);
 }
 

@@ -7,15 +7,10 @@
 namespace poet {
 namespace {
 
-// x is paged out after relu and paged in right before d_x, which then stalls 5 s.
-constexpr const char* kLatePageIn =
-    "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
-    "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n";
-
 TEST(TransferPlanner, MovesThePageInEarlyEnoughToHideItAndNoEarlier) {
   const Graph g = testing::hand_graph();
   const auto costs = estimate_costs(g, testing::hand_device());
-  const auto t = plan_transfers(g, costs, plan_from_text(kLatePageIn, g, "test"), {});
+  const auto t = plan_transfers(g, costs, plan_from_text(testing::kHandLatePageIn, g, "test"), {});
   EXPECT_DOUBLE_EQ(t.stall_before_s, 5);
   EXPECT_DOUBLE_EQ(t.makespan_before_s, 27);
   EXPECT_DOUBLE_EQ(t.stall_after_s, 0);
@@ -31,7 +26,7 @@ TEST(TransferPlanner, MovesThePageInEarlyEnoughToHideItAndNoEarlier) {
 TEST(TransferPlanner, KeepsTheBudgetAndRejectsAnInvalidInput) {
   const Graph g = testing::hand_graph();
   const auto costs = estimate_costs(g, testing::hand_device());
-  const Plan late = plan_from_text(kLatePageIn, g, "test");
+  const Plan late = plan_from_text(testing::kHandLatePageIn, g, "test");
   const SimulationOptions options{.ram_budget_bytes = 140};  // the late plan's own peak
   const auto t = plan_transfers(g, costs, late, options);
   EXPECT_LE(simulate(g, costs, t.plan, options).peak_bytes, 140);

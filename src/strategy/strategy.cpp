@@ -98,13 +98,9 @@ std::vector<std::string> strategy_names(std::optional<StrategyKind> kind) {
   return out;
 }
 
-bool is_strategy(std::string_view name) {
-  return std::any_of(std::begin(kStrategies), std::end(kStrategies), [&](const Entry& e) { return e.name == name; });
-}
-
-bool is_strategy_kind(std::string_view name, StrategyKind kind) {
+bool is_strategy(std::string_view name, std::optional<StrategyKind> kind) {
   return std::any_of(std::begin(kStrategies), std::end(kStrategies),
-                     [&](const Entry& e) { return e.name == name && e.kind == kind; });
+                     [&](const Entry& e) { return e.name == name && (!kind || e.kind == *kind); });
 }
 
 std::string strategy_list() { return fmt::format("{}", fmt::join(strategy_names(), ", ")); }

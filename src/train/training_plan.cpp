@@ -35,8 +35,6 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
   SimulationOptions options;  // strict: the parameters count against the budget
   options.ram_budget_bytes = request.budget_bytes;
   const std::int64_t budget = request.budget_bytes;
-  if (!is_strategy(request.strategy))
-    throw InputError(fmt::format("unknown training strategy '{}'; use one of {}", request.strategy, strategy_list()));
   check_workable(g, costs, options, budget);
 
   const auto began = std::chrono::steady_clock::now();
@@ -44,7 +42,7 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
       request.strategy, g, costs, {.budget = options, .time_limit_s = request.time_limit_s, .progress = request.progress});
   if (!r.found()) no_schedule(request.strategy, budget, r.detail);
   std::string detail = r.detail;
-  if (is_strategy_kind(request.strategy, StrategyKind::Solver)) {  // how the solve went
+  if (is_strategy(request.strategy, StrategyKind::Solver)) {  // how the solve went
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     detail = fmt::format("{} in {:.2f} s{}{}", r.status, seconds, detail.empty() ? "" : "; ", detail);
   }

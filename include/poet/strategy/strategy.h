@@ -43,8 +43,7 @@ enum class StrategyKind { Oracle, Baseline, Solver };
 // In the order figures and messages list them; with a kind, only those of that kind.
 std::vector<std::string> strategy_names(std::optional<StrategyKind> kind = std::nullopt);
 // Whether `name` is one of them (of that kind).
-bool is_strategy(std::string_view name);
-bool is_strategy_kind(std::string_view name, StrategyKind kind);
+bool is_strategy(std::string_view name, std::optional<StrategyKind> kind = std::nullopt);
 // The comma-separated list, for messages.
 std::string strategy_list();
 

@@ -36,7 +36,7 @@ class NoSchedule : public std::runtime_error {
 
 // Throws InputError naming the smallest workable budget (bytes and percent of the
 // activation peak) when the budget is below what any schedule needs, and NoSchedule when
-// the strategy finds none within it.
+// the strategy finds none within it; InputError too for an unknown strategy (strategy.h).
 TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRequest& request);
 
 }  // namespace poet::train
