@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  coinor-libcbc-dev libopenblas-dev zlib1g-dev libisal-dev
+  coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
   dataset-fashion-mnist
   clang libclang-rt-14-dev
 )
