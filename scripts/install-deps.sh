@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
   dataset-fashion-mnist
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev libomp-dev
 )
 
 missing=()

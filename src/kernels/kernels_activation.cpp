@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernel_checks.h"
+#include "parallel_for.h"
 
 namespace poet::kernels {
 namespace {
@@ -16,7 +17,9 @@ using detail::expect_size;
 template <typename F>
 void map(const char* kernel, std::span<const float> x, std::span<float> y, F f) {
   expect_size(kernel, "y", y, static_cast<std::int64_t>(x.size()));
-  for (std::size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
+  detail::parallel_blocks(static_cast<std::int64_t>(x.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) y[i] = f(x[i]);
+  });
 }
 
 // dx[i] = gradient(dy[i], saved[i]), saved being the input or the output as the rule says.
@@ -25,7 +28,9 @@ void map_gradient(const char* kernel, std::span<const float> dy, std::span<const
                   F gradient) {
   expect_size(kernel, "saved tensor", saved, static_cast<std::int64_t>(dy.size()));
   expect_size(kernel, "dx", dx, static_cast<std::int64_t>(dy.size()));
-  for (std::size_t i = 0; i < dy.size(); ++i) dx[i] = gradient(dy[i], saved[i]);
+  detail::parallel_blocks(static_cast<std::int64_t>(dy.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) dx[i] = gradient(dy[i], saved[i]);
+  });
 }
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -97,7 +102,9 @@ void sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::
 void add_forward(std::span<const float> a, std::span<const float> b, std::span<float> y) {
   expect_size("add_forward", "b", b, static_cast<std::int64_t>(a.size()));
   expect_size("add_forward", "y", y, static_cast<std::int64_t>(a.size()));
-  for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+  detail::parallel_blocks(static_cast<std::int64_t>(a.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) y[i] = a[i] + b[i];
+  });
 }
 
 namespace {

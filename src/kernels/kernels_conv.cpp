@@ -11,6 +11,7 @@
 
 #include "gemm.h"
 #include "kernel_checks.h"
+#include "parallel_for.h"
 
 namespace poet::kernels {
 namespace {
@@ -66,52 +67,53 @@ void for_each_tap_row(const Conv2dShape& s, Visit visit) {
 // Per image and channel: y = bias + sum over taps of w[tap] x shifted, in tap order.
 void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight, const float* bias, float* y) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  for (std::int64_t n = 0; n < s.batch; ++n)
-    for (std::int64_t c = 0; c < s.in_channels; ++c) {
-      const float* in = x + (n * s.in_channels + c) * area;
-      const float* w = weight + c * taps;
-      float* out = y + (n * s.in_channels + c) * p;
-      std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
-      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[out_row + ox] += w[tap] * in[in_row + ox * s.stride];
-      });
-    }
+  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
+    const std::int64_t n = plane / s.in_channels, c = plane % s.in_channels;
+    const float* in = x + (n * s.in_channels + c) * area;
+    const float* w = weight + c * taps;
+    float* out = y + (n * s.in_channels + c) * p;
+    std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
+    for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
+      for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[out_row + ox] += w[tap] * in[in_row + ox * s.stride];
+    });
+  });
 }
 
 void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float* weight, float* dx) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  for (std::int64_t n = 0; n < s.batch; ++n)
-    for (std::int64_t c = 0; c < s.in_channels; ++c) {
-      const float* g = dy + (n * s.in_channels + c) * p;
-      const float* w = weight + c * taps;
-      float* out = dx + (n * s.in_channels + c) * area;
-      std::fill(out, out + area, 0.0f);
-      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[in_row + ox * s.stride] += w[tap] * g[out_row + ox];
-      });
-    }
+  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
+    const std::int64_t n = plane / s.in_channels, c = plane % s.in_channels;
+    const float* g = dy + (n * s.in_channels + c) * p;
+    const float* w = weight + c * taps;
+    float* out = dx + (n * s.in_channels + c) * area;
+    std::fill(out, out + area, 0.0f);
+    for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
+      for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[in_row + ox * s.stride] += w[tap] * g[out_row + ox];
+    });
+  });
 }
 
 void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const float* x, float* dweight) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
   std::fill(dweight, dweight + s.in_channels * taps, 0.0f);
-  for (std::int64_t n = 0; n < s.batch; ++n)
-    for (std::int64_t c = 0; c < s.in_channels; ++c) {
+  detail::parallel_for(s.in_channels, s.batch * p * taps, [&](std::int64_t c) {
+    float* dw = dweight + c * taps;
+    for (std::int64_t n = 0; n < s.batch; ++n) {
       const float* g = dy + (n * s.in_channels + c) * p;
       const float* in = x + (n * s.in_channels + c) * area;
-      float* dw = dweight + c * taps;
       for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
         float sum = 0.0f;
         for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) sum += g[out_row + ox] * in[in_row + ox * s.stride];
         dw[tap] += sum;
       });
     }
+  });
 }
 
 // cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i, ox stride - pad_w + j], 0 outside.
 void im2col(const Conv2dShape& s, const float* x, float* cols) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
-  for (std::int64_t c = 0; c < s.in_channels_per_group(); ++c) {
+  detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
     const float* plane = x + c * input_plane(s);
     for (int i = 0; i < s.kernel_h; ++i) {
       for (int j = 0; j < s.kernel_w; ++j) {
@@ -138,14 +140,14 @@ void im2col(const Conv2dShape& s, const float* x, float* cols) {
         }
       }
     }
-  }
+  });
 }
 
 // The adjoint of im2col: adds each column entry back to the input position it came from.
 // dx must be zeroed first; overlapping windows add in a fixed order.
 void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
-  for (std::int64_t c = 0; c < s.in_channels_per_group(); ++c) {
+  detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
     float* plane = dx + c * input_plane(s);
     for (int i = 0; i < s.kernel_h; ++i) {
       for (int j = 0; j < s.kernel_w; ++j) {
@@ -160,7 +162,7 @@ void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
         }
       }
     }
-  }
+  });
 }
 
 // Where group g of image n starts in x, y and the weights.
