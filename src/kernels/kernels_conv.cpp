@@ -67,11 +67,11 @@ void for_each_tap_row(const Conv2dShape& s, Visit visit) {
 // Per image and channel: y = bias + sum over taps of w[tap] x shifted, in tap order.
 void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight, const float* bias, float* y) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
-    const std::int64_t n = plane / s.in_channels, c = plane % s.in_channels;
-    const float* in = x + (n * s.in_channels + c) * area;
+  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {  // plane: image n, channel c
+    const std::int64_t c = plane % s.in_channels;
+    const float* in = x + plane * area;
     const float* w = weight + c * taps;
-    float* out = y + (n * s.in_channels + c) * p;
+    float* out = y + plane * p;
     std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
     for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
       for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[out_row + ox] += w[tap] * in[in_row + ox * s.stride];
@@ -82,10 +82,9 @@ void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight
 void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float* weight, float* dx) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
   detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
-    const std::int64_t n = plane / s.in_channels, c = plane % s.in_channels;
-    const float* g = dy + (n * s.in_channels + c) * p;
-    const float* w = weight + c * taps;
-    float* out = dx + (n * s.in_channels + c) * area;
+    const float* g = dy + plane * p;
+    const float* w = weight + plane % s.in_channels * taps;
+    float* out = dx + plane * area;
     std::fill(out, out + area, 0.0f);
     for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
       for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[in_row + ox * s.stride] += w[tap] * g[out_row + ox];
