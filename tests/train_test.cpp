@@ -193,7 +193,6 @@ TEST(Train, DatasetOfTheWrongShapeIsRefused) {
 // poet train checks the data against the graph alone, before a plan or an arena exists.
 TEST(Train, DataThatDoNotFitAreRefusedFromTheGraphAlone) {
   const Graph lenet = training_graph("lenet5", 4);
-  EXPECT_NO_THROW(train::check_one_label_per_sample(lenet));
   EXPECT_NO_THROW(train::check_dataset_fits(lenet, lenet_data(8, 8).train));
   const auto refused = [](const Graph& g, const data::Dataset& d, const std::string& why) {
     try {
@@ -207,16 +206,19 @@ TEST(Train, DataThatDoNotFitAreRefusedFromTheGraphAlone) {
   refused(lenet, data::make_synthetic_dataset({.sample_shape = {1, 8, 8}, .classes = 10}).train,
           "has 64 values but model 'lenet5' takes 784");
   refused(lenet, data::make_synthetic_dataset({.sample_shape = {784}, .classes = 11}).train, "has 11 classes");
-  for (const char* model : {"transformer", "bert"}) {
-    const Graph g = training_graph(model, 1);
-    try {
-      train::check_one_label_per_sample(g);
-      ADD_FAILURE() << model << ": accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("predicts 512 labels per sample (one per token)"), std::string::npos)
-          << e.what();
-    }
-  }
+}
+
+// A model with a label per token takes a token's values as a sample: a batch of 2
+// sequences of 512 tokens is 1,024 samples of 768 values.
+TEST(Train, ALabelPerTokenMakesATokenASample) {
+  const Graph g = training_graph("transformer", 2);
+  EXPECT_EQ(train::labels_per_batch(g), 1024);
+  EXPECT_EQ(train::values_per_label(g), 768);
+  EXPECT_NO_THROW(train::check_dataset_fits(
+      g, data::make_synthetic_dataset({.sample_shape = {768}, .classes = 2, .train_count = 1024}).train));
+  const Graph lenet = training_graph("lenet5", 4);
+  EXPECT_EQ(train::labels_per_batch(lenet), 4);
+  EXPECT_EQ(train::values_per_label(lenet), 784);
 }
 
 }  // namespace

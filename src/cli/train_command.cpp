@@ -58,17 +58,31 @@ struct TrainOptions {
 
 data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
   if (o.dataset == "fashion-mnist") return data::load_fashion_mnist(o.data_dir);
+  // A sample per label (train::values_per_label): the input's trailing dimensions that
+  // hold one label's values, [C, H, W] of an image or [hidden] of a token.
   data::SyntheticOptions s;
+  const std::int64_t per_label = train::values_per_label(g), per_batch = train::labels_per_batch(g);
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v)
-    if (g.node(v).op == OpKind::Input) {  // [batch, sample...]
+    if (g.node(v).op == OpKind::Input) {
       const Shape& input = g.node(v).shape;
-      s.sample_shape.assign(input.begin() + 1, input.end());
+      auto first = input.end();
+      for (std::int64_t values = 1; values < per_label && first != input.begin();) values *= *--first;
+      s.sample_shape.assign(first, input.end());
     }
   s.classes = static_cast<int>(g.node(g.loss()).shape.back());
   s.seed = o.seed;
-  if (o.max_batches > 0) {  // no more samples than the run reads: at 224x224 each takes 600 KB
-    s.train_count = std::min(s.train_count, o.max_batches * o.batch_size);
-    s.test_count = std::min(s.test_count, s.train_count);
+  if (per_batch > o.batch_size) {  // a label per token: eight batches' tokens, a batch's for the test
+    constexpr std::int64_t kMostTokens = std::int64_t{1} << 17;  // 400 MB at BERT's 768 values
+    if (per_batch > kMostTokens)
+      throw InputError(fmt::format("--batch-size {} makes {} tokens a batch, more than the {} synthetic tokens poet "
+                                   "makes; lower --batch-size to at most {}",
+                                   o.batch_size, per_batch, kMostTokens, kMostTokens / (per_batch / o.batch_size)));
+    s.train_count = std::max(s.train_count, std::min(8 * per_batch, kMostTokens));
+    s.test_count = std::max(s.test_count, per_batch);
+  }
+  if (o.max_batches > 0) {  // no more samples than a short run reads: at 224x224 each takes 600 KB
+    s.train_count = std::min(s.train_count, o.max_batches * per_batch);
+    s.test_count = std::min(s.test_count, std::max(s.train_count, per_batch));
   }
   return data::make_synthetic_dataset(s);
 }
@@ -107,20 +121,20 @@ void train(const TrainOptions& o) {
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
   const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
-  train::check_one_label_per_sample(g);  // before its data are made: a transformer's are gigabytes
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
 
   const std::int64_t smallest_split = std::min(data.train.count(), data.test.count());
-  if (o.batch_size > smallest_split)
+  if (train::labels_per_batch(g) > smallest_split)
     throw InputError(fmt::format("--batch-size {} is larger than {}'s {} set ({} samples; {} for training, {} for "
                                  "testing), so no batch would be {}; lower --batch-size to at most {}",
                                  o.batch_size, data.name, data.train.count() < data.test.count() ? "training" : "test",
                                  smallest_split, data.train.count(), data.test.count(),
-                                 data.train.count() < data.test.count() ? "trained" : "evaluated", smallest_split));
-  // Before planning: a model that does not fit the data (a label per token, another input
-  // size) must not first wait for a solve and allocate an arena of gigabytes.
+                                 data.train.count() < data.test.count() ? "trained" : "evaluated",
+                                 smallest_split / (train::labels_per_batch(g) / o.batch_size)));
+  // Before planning: a model that does not fit the data (another input size) must not
+  // first wait for a solve and allocate an arena of gigabytes.
   train::check_dataset_fits(g, data.train);
   train::check_dataset_fits(g, data.test);
 

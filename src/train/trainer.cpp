@@ -23,35 +23,31 @@ Trainer::Trainer(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions opti
       batch_inputs_(executor_.input_elements()),
       batch_labels_(executor_.label_count()) {}
 
-namespace {
-
 // The labels of one batch, as the executor counts them: the loss's elements per class.
 std::int64_t labels_per_batch(const Graph& g) {
   const Shape& loss = g.node(g.loss()).shape;
   return element_count(loss) / (loss.empty() ? 1 : std::max<std::int64_t>(loss.back(), 1));
 }
 
-}  // namespace
-
-void check_one_label_per_sample(const Graph& g) {
-  const std::int64_t labels = labels_per_batch(g);
+std::int64_t values_per_label(const Graph& g) {
+  const std::int64_t labels = std::max<std::int64_t>(labels_per_batch(g), 1);
   for (const Node& n : g.nodes())
-    if (n.op == OpKind::Input && !n.shape.empty() && n.shape.front() != labels)
-      throw InputError(fmt::format("model '{}' predicts {} labels per sample (one per token); poet train trains models "
-                                   "that predict one label per sample (lenet5, the MLPs, VGG, ResNet, MobileNet)",
-                                   g.name(), labels / std::max<std::int64_t>(n.shape.front(), 1)));
+    if (n.op == OpKind::Input && !n.shape.empty()) {
+      if (element_count(n.shape) % labels != 0)
+        throw InputError(fmt::format("model '{}' takes {} input values for {} labels per batch, which do not divide "
+                                     "evenly into samples; poet train needs the same number of values per label",
+                                     g.name(), element_count(n.shape), labels));
+      return element_count(n.shape) / labels;
+    }
+  return 0;
 }
 
 void check_dataset_fits(const Graph& g, const data::Dataset& d) {
-  check_one_label_per_sample(g);
   const std::int64_t labels = labels_per_batch(g);
   const Shape& loss = g.node(g.loss()).shape;
   const std::int64_t classes = loss.empty() ? 1 : loss.back();
-  std::int64_t sample_elements = -1;
-  for (const Node& n : g.nodes())
-    if (n.op == OpKind::Input && !n.shape.empty())
-      sample_elements = element_count(n.shape) / std::max<std::int64_t>(labels, 1);
-  if (sample_elements >= 0 && d.sample_elements() != sample_elements)
+  const std::int64_t sample_elements = values_per_label(g);
+  if (d.sample_elements() != sample_elements)
     throw InputError(
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
                     "dataset that matches the model's input",

@@ -32,14 +32,17 @@ struct Evaluation {
 // Called after each batch with (batches done, batches in the epoch, that batch's loss).
 using ProgressFn = std::function<void(std::int64_t, std::int64_t, float)>;
 
-// Throws InputError if `g` predicts more than one label per sample (a label per token, as
-// the transformer and BERT do): the trainer feeds one label per sample. Needs the graph
-// alone, so `poet train` refuses such a model before it makes data, plans or allocates.
-void check_one_label_per_sample(const Graph& g);
+// The trainer feeds one dataset sample per label the loss takes: for an image classifier
+// a sample is an image; for a model with a label per token (the transformer, BERT) it is a
+// token's input values, so that a batch holds batch x tokens samples. These give the
+// labels of one batch and the input values of one sample; the latter throws InputError
+// when the graph's input does not divide evenly among its labels.
+std::int64_t labels_per_batch(const Graph& g);
+std::int64_t values_per_label(const Graph& g);
 
-// check_one_label_per_sample, and throws InputError if a sample of `d` does not have the
-// graph's input size, `d` holds fewer samples than a batch, or its classes exceed the
-// loss's. `poet train` calls it before planning, the trainer before each pass.
+// Throws InputError if a sample of `d` does not have values_per_label(g) values, `d` holds
+// fewer samples than a batch, or its classes exceed the loss's. `poet train` calls it
+// before planning, the trainer before each pass.
 void check_dataset_fits(const Graph& g, const data::Dataset& d);
 
 class Trainer {
