@@ -1,7 +1,7 @@
 /* Trains the model of model.h with the device plan of device_plan.h: one epoch over the
    training stream (train=N samples, steps=K to stop early), the weights written to the
-   result file, then the accuracy on the test stream (test=N samples), the memory figures,
-   and last one JSON line. Exit codes: 0 trained, 1 storage or data failed, 2 the plan was
+   result file (after every step with trace=1), then the accuracy on the test stream
+   (test=N samples), the memory figures, and last one JSON line. Exit codes: 0 trained, 1 storage or data failed, 2 the plan was
    rejected, 3 a fault. */
 #include "bsp.h"
 #include "libc.h"
@@ -48,7 +48,9 @@ int main(void) {
   const fw_stats *st = fw_runtime_stats();
   const char *args = bsp_arguments();
   const uint32_t train = fw_argument(args, "train", 6000), test = fw_argument(args, "test", 1000);
-  const uint32_t progress = fw_argument(args, "progress", 100);
+  const uint32_t progress = fw_argument(args, "progress", 100), trace = fw_argument(args, "trace", 0);
+  uint32_t count;
+  const float *weights = fw_parameters(&count);
   uint32_t steps = train / st->batch;
   steps = fw_argument(args, "steps", steps) < steps ? fw_argument(args, "steps", steps) : steps;
 
@@ -74,6 +76,8 @@ int main(void) {
   for (uint32_t s = 0; s < steps; ++s) {
     fw_batch b = {BSP_TRAIN_DATA, s * st->batch, 0.0f, 0};
     if (fw_train_step(&b, error)) return failed("training", error);
+    if (trace && bsp_result_write(weights, count * (uint32_t)sizeof(float)))
+      return failed("writing the weights", "the result file could not be written");
     loss_sum += b.loss;
     correct += b.correct;
     if ((s + 1) % progress == 0 || s + 1 == steps) {
@@ -93,9 +97,7 @@ int main(void) {
   const uint32_t train_ms = bsp_clock_ms() - began;
   const uint32_t paged_out = st->paged_out_bytes, paged_in = st->paged_in_bytes; /* by training */
 
-  uint32_t count;
-  const float *weights = fw_parameters(&count);
-  if (bsp_result_write(weights, count * (uint32_t)sizeof(float)))
+  if (!trace && bsp_result_write(weights, count * (uint32_t)sizeof(float)))
     return failed("writing the weights", "the result file could not be written");
 
   uint32_t test_correct = 0, test_rows = 0;

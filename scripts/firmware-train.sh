@@ -11,14 +11,15 @@
 #   --out DIR   where the plan, headers, data, firmware and weights.bin go (build/firmware)
 #   --poet PATH the host tool (build/poet; scripts/build.sh makes it)
 #   --time-limit S  seconds poet's solve may take (60)
+#   --trace     write the weights after every step to weights.bin, not only the last
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=0 train=6000 test=1000 out=build/firmware poet=build/poet
-model=mcu_cnn batch=8 seed=0 lr=0.01 time_limit=60
+model=mcu_cnn batch=8 seed=0 lr=0.01 time_limit=60 trace=0
 # poet's budget: parameters + gradients + activations. The firmware's 256 KiB (262,144 B)
-# also hold its 2 KiB stack and about 1.3 KB of other state (firmware/Makefile, link.ld);
-# a budget the arena does not fit beside them fails at the link.
-budget=258000B
+# also hold its 2 KiB stack and about 1.3 KB of other state (firmware/Makefile, link.ld); an
+# arena that does not fit beside them fails at the link.
+budget=256000B
 while [ $# -gt 0 ]; do
   case $1 in
     --steps) steps=$2; shift 2 ;;
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --poet) poet=$2; shift 2 ;;
     --time-limit) time_limit=$2; shift 2 ;;
+    --trace) trace=1; shift ;;
     *) echo "firmware-train.sh: unknown argument '$1'; see the usage at the top of $0" >&2; exit 2 ;;
   esac
 done
@@ -54,7 +56,7 @@ make -s -C firmware GEN="$out" OUT="$out"
 
 echo "== training in QEMU (mps2-an386, Cortex-M4)"
 rm -f "$out/weights.bin" "$out/pages.bin"
-args="train=$train test=$test"
+args="train=$train test=$test trace=$trace"
 if [ "$steps" -gt 0 ]; then args+=" steps=$steps"; fi
 started=$(date +%s)
 # Semihosting's files (train.bin, test.bin, pages.bin, weights.bin) are relative to here.

@@ -1,9 +1,15 @@
-// The firmware (firmware/, on an emulated Cortex-M4) and the host runtime take the same
-// training steps: scripts/firmware-train.sh plans mcu_cnn for 256 KB, builds the firmware and
-// runs 100 steps in QEMU; the host's Trainer runs the same 100 steps (same initial weights,
-// same batches) under checkpoint-all, and every parameter tensor agrees within 1e-4 of its
-// largest magnitude. The kernels differ in summation order only (the host's GEMM, the
-// firmware's direct loops), so the weights differ by rounding, not by math.
+// The firmware (firmware/, on an emulated Cortex-M4) takes the host runtime's training
+// steps. scripts/firmware-train.sh plans mcu_cnn for 256 KB, builds the firmware and runs
+// 100 steps in QEMU, writing the weights after every step; the host's Executor (any plan
+// gives it the same bits; checkpoint-all here) runs the same steps on the same batches.
+//
+// Two comparisons, each as a norm-wise relative difference ||w_fw - w_host|| / ||w_host||:
+//  - step by step: each host step starts from the firmware's weights before that step, so
+//    the difference is that one step's rounding: within 1e-4 at every one of the 100 steps;
+//  - the two 100-step trajectories, each from the same initial weights: the kernels sum in
+//    different orders (the host's GEMM, the firmware's direct loops), so now and then a
+//    ReLU or a max-pool decides a near-tie the other way, and plain SGD amplifies such
+//    differences step after step (docs/FIRMWARE.md gives the figures): within 5e-2.
 //
 // Skipped, saying why, where qemu-system-arm, clang or ld.lld is missing; CI installs them
 // (scripts/install-deps.sh). Its own program, run in the normal tree only: under the
@@ -12,27 +18,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "poet/backward/backward.h"
 #include "poet/cost/cost_model.h"
+#include "poet/cost/device.h"
+#include "poet/data/batches.h"
 #include "poet/data/fashion_mnist.h"
 #include "poet/lower/lower.h"
-#include "poet/models/zoo.h"
-#include "poet/cost/device.h"
+#include "poet/runtime/executor.h"
 #include "poet/schedule/checkpoint_all.h"
-#include "poet/train/trainer.h"
 
 namespace poet {
 namespace {
 
 constexpr int kSteps = 100;
-constexpr int kBatch = 8;  // scripts/firmware-train.sh's
-constexpr double kTolerance = 1e-4;
+constexpr int kBatch = 8;  // scripts/firmware-train.sh's model, batch, seed and learning rate
+constexpr float kLearningRate = 0.01f;
+constexpr double kStepTolerance = 1e-4;
+constexpr double kTrajectoryTolerance = 5e-2;
 
 bool on_path(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
@@ -42,54 +52,63 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<float> values(bytes.size() / sizeof(float));
-  std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(values.size() * sizeof(float)),
-            reinterpret_cast<char*>(values.data()));
+  std::copy_n(bytes.begin(), values.size() * sizeof(float), reinterpret_cast<char*>(values.data()));
   return values;
 }
 
-TEST(FirmwareParity, HundredStepsInQemuGiveTheHostsWeights) {
+double relative_difference(std::span<const float> a, std::span<const float> b) {
+  double squares = 0, differences = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    squares += static_cast<double>(b[i]) * b[i];
+    differences += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+  }
+  return std::sqrt(differences / squares);
+}
+
+TEST(FirmwareParity, HundredStepsInQemuTakeTheHostsSteps) {
   for (const char* tool : {"qemu-system-arm", "clang", "ld.lld", "make"})
     if (!on_path(tool))
       GTEST_SKIP() << "'" << tool << "' is not installed, so the firmware cannot be built or run here; "
                    << "scripts/install-deps.sh installs it";
-  const std::filesystem::path out = std::filesystem::path(POET_FIRMWARE_TEST_DIR);
+  const std::filesystem::path out(POET_FIRMWARE_TEST_DIR);
+  const std::filesystem::path log = out.string() + ".log";
   std::filesystem::remove_all(out);
-  const std::string command = std::string(POET_SOURCE_DIR) + "/scripts/firmware-train.sh --steps " +
+  const std::string command = std::string(POET_SOURCE_DIR) + "/scripts/firmware-train.sh --trace --steps " +
                               std::to_string(kSteps) + " --train " + std::to_string(kSteps * kBatch) +
-                              " --test 100 --out " + out.string() + " --poet " + POET_BINARY + " > " +
-                              (out.parent_path() / "firmware_parity.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\nfailed; its output is in "
-                                             << (out.parent_path() / "firmware_parity.log").string();
-  const std::vector<float> firmware = read_floats(out / "weights.bin");
+                              " --test 80 --time-limit 20 --out " + out.string() + " --poet " + POET_BINARY + " > " +
+                              log.string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\nfailed; its output is in " << log.string();
+  const std::vector<float> trace = read_floats(out / "weights.bin");
 
-  // The host: the same graph, seed 0 (initial weights and batch order), SGD at 0.01.
-  Graph g = build_model_training_graph("mcu_cnn", {.batch_size = kBatch}, BackwardMode::Autodiff);
+  const Graph g = build_model_training_graph("mcu_cnn", {.batch_size = kBatch}, BackwardMode::Autodiff);
   const GraphCosts costs = costs_for(g, builtin_platform("m4"));
-  LoweredPlan plan = lower(g, costs, checkpoint_all_schedule(g), {});
-  runtime::ExecutorOptions options;
-  options.seed = 0;
-  options.optimizer.learning_rate = 0.01f;
-  train::Trainer trainer(g, std::move(plan), options, 0);
-  const data::DatasetSplits d = data::load_fashion_mnist();
-  trainer.train_epoch(d.train, 0, kSteps);
-  const runtime::ParameterStore& host = trainer.executor().parameters();
-  ASSERT_EQ(firmware.size(), host.all_values().size()) << "weights.bin holds another model's parameters";
+  runtime::ExecutorOptions options;  // seed 0: the initial weights, as the firmware's
+  options.optimizer.kind = Optimizer::SGD;
+  options.optimizer.learning_rate = kLearningRate;
+  runtime::Executor stepwise(g, lower(g, costs, checkpoint_all_schedule(g)), options);
+  runtime::Executor trajectory(g, lower(g, costs, checkpoint_all_schedule(g)), options);
+  const std::size_t count = stepwise.parameters().all_values().size();
+  ASSERT_EQ(trace.size(), count * kSteps) << "weights.bin does not hold " << kSteps << " steps of this model's weights";
+  const auto after = [&](int step) { return std::span<const float>(trace).subspan(count * step, count); };
 
-  double worst = 0;
-  for (const runtime::ParameterSlice& s : host.slices()) {
-    double largest = 0, difference = 0;
-    for (std::int64_t k = 0; k < s.count; ++k) {
-      const auto i = static_cast<std::size_t>(s.offset + k);
-      largest = std::max(largest, std::abs(static_cast<double>(host.all_values()[i])));
-      difference = std::max(difference, std::abs(static_cast<double>(firmware[i]) - host.all_values()[i]));
-    }
-    const double relative = difference / largest;
-    worst = std::max(worst, relative);
-    EXPECT_LE(relative, kTolerance) << "parameters of '" << g.node(s.node).name << "' differ by " << difference
-                                    << ", " << relative << " of their largest magnitude " << largest;
+  const data::DatasetSplits d = data::load_fashion_mnist();
+  const std::vector<std::int64_t> order = data::shuffled_order(d.train.count(), 0, 0);  // poet train's epoch 0
+  std::vector<float> inputs(stepwise.input_elements());
+  std::vector<std::int32_t> labels(kBatch);
+  double worst_step = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    data::fill_batch(d.train, order, step, kBatch, inputs, labels);
+    if (step > 0) std::ranges::copy(after(step - 1), stepwise.parameters().all_values().begin());
+    stepwise.train_step(inputs, labels);
+    trajectory.train_step(inputs, labels);
+    const double difference = relative_difference(after(step), stepwise.parameters().all_values());
+    worst_step = std::max(worst_step, difference);
+    EXPECT_LE(difference, kStepTolerance) << "step " << step + 1 << " from the same weights";
   }
-  RecordProperty("worst_relative_difference", std::to_string(worst));
-  std::printf("host vs firmware after %d steps: largest difference %.3g of a tensor's largest weight\n", kSteps, worst);
+  const double end = relative_difference(after(kSteps - 1), trajectory.parameters().all_values());
+  EXPECT_LE(end, kTrajectoryTolerance) << "after " << kSteps << " steps from the same initial weights";
+  std::printf("host vs firmware, ||w_fw - w_host|| / ||w_host||: worst single step %.3g; after %d steps %.3g\n",
+              worst_step, kSteps, end);
 }
 
 }  // namespace
