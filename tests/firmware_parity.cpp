@@ -10,11 +10,13 @@
 //    different orders (the host's GEMM, the firmware's direct loops), so now and then a
 //    ReLU or a max-pool decides a near-tie the other way, and plain SGD amplifies such
 //    differences step after step (docs/FIRMWARE.md gives the figures): within 5e-2.
+// Then two bad plans are refused before the first step (exit code 2).
 //
 // Skipped, saying why, where qemu-system-arm, clang or ld.lld is missing; CI installs them
 // (scripts/install-deps.sh). Its own program, run in the normal tree only: under the
 // sanitizers the host half would only be slower, and QEMU's half is not instrumented.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +34,8 @@
 #include "poet/data/batches.h"
 #include "poet/data/fashion_mnist.h"
 #include "poet/lower/lower.h"
+#include "poet/plan/device_format.h"
+#include "poet/util/atomic_file.h"
 #include "poet/runtime/executor.h"
 #include "poet/schedule/checkpoint_all.h"
 
@@ -54,6 +58,11 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
   std::vector<float> values(bytes.size() / sizeof(float));
   std::copy_n(bytes.begin(), values.size() * sizeof(float), reinterpret_cast<char*>(values.data()));
   return values;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 double relative_difference(std::span<const float> a, std::span<const float> b) {
@@ -109,6 +118,25 @@ TEST(FirmwareParity, HundredStepsInQemuTakeTheHostsSteps) {
   EXPECT_LE(end, kTrajectoryTolerance) << "after " << kSteps << " steps from the same initial weights";
   std::printf("host vs firmware, ||w_fw - w_host|| / ||w_host||: worst single step %.3g; after %d steps %.3g\n",
               worst_step, kSteps, end);
+
+  // A plan the firmware must refuse before the first step, exit code 2, saying why: one bit
+  // flipped (the CRC), and a resealed plan that wants a larger arena than the firmware has.
+  const std::vector<std::uint8_t> good = bytes_of_c_header(read_text(out / "device_plan.h"), "device_plan.h");
+  std::vector<std::uint8_t> flipped = good;
+  flipped[flipped.size() / 2] ^= 0x10;
+  DevicePlan larger = decode_device_plan(good, "device_plan.h");
+  larger.arena_bytes += 4096;
+  for (const auto& [bytes, reason] : {std::pair{flipped, std::string("checksum mismatch")},
+                                      std::pair{encode_device_plan(larger), std::string("more than the firmware's")}}) {
+    write_file_atomically((out / "device_plan.h").string(), device_plan_c_header(bytes, "poet_plan"));
+    const std::string run = "make -s -C " + std::string(POET_SOURCE_DIR) + "/firmware GEN=" + out.string() +
+                            " OUT=" + out.string() + " && cd " + out.string() +
+                            " && qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none "
+                            "-semihosting-config enable=on,target=native -kernel fw.elf -append steps=1 > refused.txt";
+    const int status = std::system(run.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << run << " gave status " << status;
+    EXPECT_NE(read_text(out / "refused.txt").find(reason), std::string::npos) << read_text(out / "refused.txt");
+  }
 }
 
 }  // namespace
