@@ -19,7 +19,7 @@ void add_firmware_command(CLI::App& app) {
     GraphSource source;
     std::string plan_file, header, data_dir, dataset_dir = data::kFashionMnistDir;
     std::uint64_t seed = 0;
-    float learning_rate = 0.05f;
+    float learning_rate = 0.01f;
     std::int64_t train_samples = 6000, test_samples = 1000;
   };
   auto opts = std::make_shared<Options>();

@@ -14,7 +14,7 @@ namespace poet::train {
 
 struct FirmwareModelOptions {
   std::uint64_t seed = 0;        // of the initial parameters, as ExecutorOptions::seed
-  float learning_rate = 0.05f;   // SGD's
+  float learning_rate = 0.01f;   // SGD's
   float pixel_mean = 0;          // subtracted from each pixel / 255 (data/fashion_mnist.h)
 };
 
