@@ -7,9 +7,9 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  coinor-libcbc-dev libopenblas-dev zlib1g-dev libisal-dev
+  coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
   dataset-fashion-mnist
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev libomp-dev
   # The firmware (firmware/): built by clang for Cortex-M4, linked by lld, run on QEMU.
   lld qemu-system-arm
 )

@@ -113,7 +113,7 @@ void expect_no_allocation_after_warm_up(const Graph& g, LoweredPlan plan, Pager*
   o.pager = pager;
   runtime::Executor e(g, std::move(plan), o);
   const Batch b = synthetic_batch(e, 3);
-  e.train_step(b.inputs, b.labels);  // warm-up: OpenBLAS and the pager's stored copies allocate once
+  e.train_step(b.inputs, b.labels);  // warm-up: the GEMM (oneDNN JIT-compiles its kernels) and the pager's stored copies allocate once
   const auto step = [&] { e.train_step(b.inputs, b.labels); };
   const auto evaluate = [&] { e.evaluate(b.inputs, b.labels); };
   EXPECT_EQ(allocations_during(step), 0) << what;

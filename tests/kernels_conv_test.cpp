@@ -47,6 +47,52 @@ TEST(KernelConv2d, KernelOrientationIsCrossCorrelation) {
   EXPECT_EQ(conv(s, x, weight, {}), (std::vector<float>{0, 0, 0, 2, 3, 0, 5, 6, 0}));
 }
 
+// The convolution by its definition, one output at a time.
+std::vector<float> direct_conv(const Conv2dShape& s, const std::vector<float>& x, const std::vector<float>& weight) {
+  std::vector<float> y(s.batch * s.out_channels * s.out_h() * s.out_w(), 0.0f);
+  const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group();
+  for (std::int64_t n = 0; n < s.batch; ++n)
+    for (std::int64_t o = 0; o < s.out_channels; ++o)
+      for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+        for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
+          double sum = 0;
+          for (std::int64_t c = 0; c < cin; ++c)
+            for (std::int64_t i = 0; i < s.kernel_h; ++i)
+              for (std::int64_t j = 0; j < s.kernel_w; ++j) {
+                const std::int64_t iy = oy * s.stride - s.pad_h + i, ix = ox * s.stride - s.pad_w + j;
+                if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
+                const std::int64_t channel = o / cout * cin + c;
+                sum += x[((n * s.in_channels + channel) * s.in_h + iy) * s.in_w + ix] *
+                       weight[((o * cin + c) * s.kernel_h + i) * s.kernel_w + j];
+              }
+          y[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox] = static_cast<float>(sum);
+        }
+  return y;
+}
+
+// Every stride, padding and kernel size, on both paths (im2col and GEMM: one group;
+// depthwise: a group per channel), against the definition.
+TEST(KernelConv2d, MatchesTheDefinitionForEveryStrideAndPadding) {
+  int checked = 0;
+  for (int groups : {1, 2})
+    for (int kernel = 1; kernel <= 4; ++kernel)
+      for (int stride = 1; stride <= 3; ++stride)
+        for (int pad = 0; pad < kernel; ++pad) {
+          const Conv2dShape s{.batch = 2, .in_channels = 2, .in_h = 7, .in_w = 6, .out_channels = 2,
+                              .kernel_h = kernel, .kernel_w = kernel, .stride = stride, .pad_h = pad, .pad_w = pad,
+                              .groups = groups, .bias = false};
+          const std::vector<float> x = random_values(2 * 2 * 7 * 6, 5),
+                                   weight = random_values(2 * (2 / groups) * kernel * kernel, 6);
+          const std::vector<float> got = conv(s, x, weight, {}), want = direct_conv(s, x, weight);
+          ASSERT_EQ(got.size(), want.size());
+          for (std::size_t k = 0; k < got.size(); ++k)
+            ASSERT_NEAR(got[k], want[k], 1e-5f)
+                << "groups " << groups << ", kernel " << kernel << ", stride " << stride << ", pad " << pad << ", output " << k;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 60);
+}
+
 void check_conv_gradients(const Conv2dShape& s) {
   const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
   const std::size_t w_size = s.out_channels * s.in_channels_per_group() * s.kernel_h * s.kernel_w;
@@ -81,6 +127,8 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,
                         .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = false});
+  check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = true});
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {

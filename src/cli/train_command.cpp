@@ -66,6 +66,10 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
     }
   s.classes = static_cast<int>(g.node(g.loss()).shape.back());
   s.seed = o.seed;
+  if (o.max_batches > 0) {  // no more samples than the run reads: at 224x224 each takes 600 KB
+    s.train_count = std::min(s.train_count, o.max_batches * o.batch_size);
+    s.test_count = std::min(s.test_count, s.train_count);
+  }
   return data::make_synthetic_dataset(s);
 }
 

@@ -16,8 +16,13 @@ float uniform(const kernels::RandomKey& key, std::uint64_t index) {
 // Separate streams for prototypes, the training set and the test set.
 constexpr std::uint32_t kPrototypes = 0x5E01, kTrain = 0x5E02, kTest = 0x5E03;
 
-Dataset make_split(const SyntheticOptions& o, const std::vector<float>& prototypes, std::int64_t count,
-                   std::uint32_t stream) {
+// Element i of class `label`'s prototype: computed where it is used, not stored, since
+// the prototypes of a 1000-class 224x224 model would take 600 MB.
+float prototype(const SyntheticOptions& o, std::int64_t label, std::int64_t sample_elements, std::int64_t i) {
+  return uniform({o.seed, 0, kPrototypes}, static_cast<std::uint64_t>(label * sample_elements + i));
+}
+
+Dataset make_split(const SyntheticOptions& o, std::int64_t count, std::uint32_t stream) {
   Dataset d;
   d.sample_shape = o.sample_shape;
   d.classes = o.classes;
@@ -31,8 +36,8 @@ Dataset make_split(const SyntheticOptions& o, const std::vector<float>& prototyp
     // Element indices past the labels' so the two never share random bits.
     const std::uint64_t base = static_cast<std::uint64_t>(count) + static_cast<std::uint64_t>(s * n);
     for (std::int64_t i = 0; i < n; ++i)
-      d.inputs[static_cast<std::size_t>(s * n + i)] = prototypes[static_cast<std::size_t>(label * n + i)] +
-                                                      o.noise * uniform(key, base + static_cast<std::uint64_t>(i));
+      d.inputs[static_cast<std::size_t>(s * n + i)] =
+          prototype(o, label, n, i) + o.noise * uniform(key, base + static_cast<std::uint64_t>(i));
   }
   return d;
 }
@@ -47,14 +52,7 @@ DatasetSplits make_synthetic_dataset(const SyntheticOptions& o) {
   if (o.classes < 2) throw InputError(fmt::format("synthetic dataset: {} classes; need at least 2", o.classes));
   if (o.train_count < 1 || o.test_count < 1)
     throw InputError("synthetic dataset: the training and test sets need at least one sample each");
-  Dataset shape_only;
-  shape_only.sample_shape = o.sample_shape;
-  const std::int64_t n = shape_only.sample_elements();
-  std::vector<float> prototypes(static_cast<std::size_t>(o.classes * n));
-  const kernels::RandomKey key{o.seed, 0, kPrototypes};
-  for (std::size_t i = 0; i < prototypes.size(); ++i) prototypes[i] = uniform(key, i);
-  return {"synthetic", make_split(o, prototypes, o.train_count, kTrain),
-          make_split(o, prototypes, o.test_count, kTest)};
+  return {"synthetic", make_split(o, o.train_count, kTrain), make_split(o, o.test_count, kTest)};
 }
 
 }  // namespace poet::data

@@ -1,5 +1,5 @@
-// Row-major single-precision GEMM through CBLAS, with the dimension checks CBLAS's int
-// arguments need. C = alpha op(A) op(B) + beta C, op(A) [m, k], op(B) [k, n].
+// Row-major single-precision GEMM (oneDNN's sgemm): C = alpha op(A) op(B) + beta C,
+// op(A) [m, k], op(B) [k, n]. Its threads are OpenMP's (OMP_NUM_THREADS).
 #pragma once
 
 #include <cstdint>

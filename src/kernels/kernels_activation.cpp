@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernel_checks.h"
+#include "parallel_for.h"
 
 namespace poet::kernels {
 namespace {
@@ -16,16 +17,20 @@ using detail::expect_size;
 template <typename F>
 void map(const char* kernel, std::span<const float> x, std::span<float> y, F f) {
   expect_size(kernel, "y", y, static_cast<std::int64_t>(x.size()));
-  for (std::size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
+  detail::parallel_blocks(static_cast<std::int64_t>(x.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) y[i] = f(x[i]);
+  });
 }
 
-// dx[i] = dy[i] x f'(saved[i]), saved being the input or the output as the rule says.
+// dx[i] = gradient(dy[i], saved[i]), saved being the input or the output as the rule says.
 template <typename F>
 void map_gradient(const char* kernel, std::span<const float> dy, std::span<const float> saved, std::span<float> dx,
-                  F derivative) {
+                  F gradient) {
   expect_size(kernel, "saved tensor", saved, static_cast<std::int64_t>(dy.size()));
   expect_size(kernel, "dx", dx, static_cast<std::int64_t>(dy.size()));
-  for (std::size_t i = 0; i < dy.size(); ++i) dx[i] = dy[i] * derivative(saved[i]);
+  detail::parallel_blocks(static_cast<std::int64_t>(dy.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) dx[i] = gradient(dy[i], saved[i]);
+  });
 }
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -39,16 +44,21 @@ void relu_forward(std::span<const float> x, std::span<float> y) {
 
 // Reads the output: y > 0 exactly where x > 0.
 void relu_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("relu_backward", dy, y, dx, [](float out) { return out > 0.0f ? 1.0f : 0.0f; });
+  // A select, not dy x 0 or 1 (as PyTorch's threshold_backward): branch-free, it vectorizes.
+  map_gradient("relu_backward", dy, y, dx, [](float g, float out) { return out > 0.0f ? g : 0.0f; });
 }
 
 void relu6_forward(std::span<const float> x, std::span<float> y) {
-  map("relu6_forward", x, y, [](float v) { return std::min(std::max(v, 0.0f), 6.0f); });
+  // std::min(std::max(v, 0), 6) written as the selects it is, which the vectorizer takes.
+  map("relu6_forward", x, y, [](float v) {
+    const float r = v < 0.0f ? 0.0f : v;
+    return 6.0f < r ? 6.0f : r;
+  });
 }
 
 // Reads the output: 0 < y < 6 exactly where the input was inside the linear part.
 void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("relu6_backward", dy, y, dx, [](float out) { return out > 0.0f && out < 6.0f ? 1.0f : 0.0f; });
+  map_gradient("relu6_backward", dy, y, dx, [](float g, float out) { return (out > 0.0f) & (out < 6.0f) ? g : 0.0f; });
 }
 
 void gelu_forward(std::span<const float> x, std::span<float> y) {
@@ -59,11 +69,11 @@ void gelu_forward(std::span<const float> x, std::span<float> y) {
 }
 
 void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
-  map_gradient("gelu_backward", dy, x, dx, [](float v) {
+  map_gradient("gelu_backward", dy, x, dx, [](float g, float v) {
     const float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
     const float t = std::tanh(u);
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
   });
 }
 
@@ -72,7 +82,7 @@ void tanh_forward(std::span<const float> x, std::span<float> y) {
 }
 
 void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("tanh_backward", dy, y, dx, [](float out) { return 1.0f - out * out; });
+  map_gradient("tanh_backward", dy, y, dx, [](float g, float out) { return g * (1.0f - out * out); });
 }
 
 void sigmoid_forward(std::span<const float> x, std::span<float> y) {
@@ -86,13 +96,15 @@ void sigmoid_forward(std::span<const float> x, std::span<float> y) {
 }
 
 void sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("sigmoid_backward", dy, y, dx, [](float out) { return out * (1.0f - out); });
+  map_gradient("sigmoid_backward", dy, y, dx, [](float g, float out) { return g * (out * (1.0f - out)); });
 }
 
 void add_forward(std::span<const float> a, std::span<const float> b, std::span<float> y) {
   expect_size("add_forward", "b", b, static_cast<std::int64_t>(a.size()));
   expect_size("add_forward", "y", y, static_cast<std::int64_t>(a.size()));
-  for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+  detail::parallel_blocks(static_cast<std::int64_t>(a.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) y[i] = a[i] + b[i];
+  });
 }
 
 namespace {

@@ -51,8 +51,8 @@ void check_power(std::optional<double> w, const char* option, bool zero_allowed)
 
 // The GEMM's threads change every convolution's and linear layer's time.
 std::string blas_threads() {
-  const char* n = std::getenv("OPENBLAS_NUM_THREADS");
-  return n ? fmt::format("OPENBLAS_NUM_THREADS={}", n) : "OPENBLAS_NUM_THREADS unset (OpenBLAS uses every core)";
+  const char* n = std::getenv("OMP_NUM_THREADS");
+  return n ? fmt::format("OMP_NUM_THREADS={}", n) : "OMP_NUM_THREADS unset (the GEMM uses every core)";
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// The kernels that share their loops between OpenMP's threads (src/kernels/parallel_for.h)
+// give the same bits with one thread and with several: each piece of output is computed by
+// one thread, the same way. Sizes are above the threshold at which the threads start.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <functional>
+#include <vector>
+
+#include "kernel_gradcheck.h"
+#include "poet/kernels/kernels_activation.h"
+#include "poet/kernels/kernels_conv.h"
+#include "poet/kernels/kernels_norm.h"
+
+namespace poet::kernels {
+namespace {
+
+using testing::random_values;
+
+// Runs `compute` (which fills its outputs) with 1 thread, then 2 and 3, and compares.
+void same_bits_for_every_thread_count(const std::function<std::vector<std::vector<float>>()>& compute) {
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<std::vector<float>> one = compute();
+  for (int threads : {2, 3}) {
+    omp_set_num_threads(threads);
+    const std::vector<std::vector<float>> many = compute();
+    ASSERT_EQ(many.size(), one.size());
+    for (std::size_t k = 0; k < one.size(); ++k)
+      EXPECT_TRUE(testing::bit_identical(many[k], one[k])) << "output " << k << ", " << threads << " threads";
+  }
+  omp_set_num_threads(threads_before);
+}
+
+TEST(KernelThreads, BatchNormGivesTheSameBitsOnEveryThreadCount) {
+  const BatchNormShape s{.batch = 4, .channels = 24, .spatial = 30 * 30};
+  const std::size_t size = 4 * 24 * 900;
+  const std::vector<float> x = random_values(size, 1), dy = random_values(size, 2), gamma = random_values(24, 3),
+                           beta = random_values(24, 4);
+  same_bits_for_every_thread_count([&] {
+    std::vector<float> stats(48), y(size), dx(size), dgamma(24), dbeta(24);
+    batch_norm_stats(s, x, stats);
+    batch_norm_forward(s, x, stats, gamma, beta, y);
+    batch_norm_backward_input(s, dy, x, stats, gamma, dx);
+    batch_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
+    return std::vector<std::vector<float>>{stats, y, dx, dgamma, dbeta};
+  });
+}
+
+TEST(KernelThreads, ElementWiseKernelsGiveTheSameBitsOnEveryThreadCount) {
+  const std::size_t size = 200000;
+  const std::vector<float> x = random_values(size, 5), dy = random_values(size, 6);
+  same_bits_for_every_thread_count([&] {
+    std::vector<float> y(size), dx(size), sum(size);
+    relu6_forward(x, y);
+    relu6_backward(dy, y, dx);
+    add_forward(x, dy, sum);
+    return std::vector<std::vector<float>>{y, dx, sum};
+  });
+}
+
+TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
+  // Depthwise (direct loops) and im2col's share of a grouped convolution.
+  for (int groups : {16, 2}) {
+    const Conv2dShape s{.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = groups, .bias = true};
+    const std::size_t x_size = 2 * 16 * 40 * 40, w_size = 16 * (16 / groups) * 9;
+    const std::vector<float> x = random_values(x_size, 7), w = random_values(w_size, 8), b = random_values(16, 9),
+                             dy = random_values(x_size, 10);
+    same_bits_for_every_thread_count([&] {
+      std::vector<float> y(x_size), dx(x_size), dw(w_size), db(16), scratch(conv2d_scratch_elements(s));
+      conv2d_forward(s, x, w, b, y, scratch);
+      conv2d_backward_input(s, dy, w, dx, scratch);
+      conv2d_backward_params(s, dy, x, dw, db, scratch);
+      return std::vector<std::vector<float>>{y, dx, dw, db};
+    });
+  }
+}
+
+}  // namespace
+}  // namespace poet::kernels
