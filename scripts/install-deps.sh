@@ -10,6 +10,8 @@ packages=(
   coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
   dataset-fashion-mnist
   clang libclang-rt-14-dev libomp-dev
+  # The firmware (firmware/): built by clang for Cortex-M4, linked by lld, run on QEMU.
+  lld qemu-system-arm
 )
 
 missing=()

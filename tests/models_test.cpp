@@ -85,7 +85,7 @@ TEST(Models, UnknownNamesAndBadBatchSizesAreRejected) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'resnet19': expected one of linear, vgg16, vgg16_cifar, resnet18, resnet18_cifar, "
-                 "resnet50, transformer, bert, mobilenet_v2, lenet5");
+                 "resnet50, transformer, bert, mobilenet_v2, lenet5, mcu_cnn");
   }
   EXPECT_THROW(build_forward_graph("lenet5", {.batch_size = 0}), InputError);
   try {

@@ -39,5 +39,6 @@ void add_solve_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_firmware_command(CLI::App& app);
 
 }  // namespace poet::cli

@@ -55,6 +55,9 @@ void ScheduleSource::add_options(CLI::App& cmd) {
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()
       ->check(CLI::IsMember(strategy_names()));
+  cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
+      ->capture_default_str()
+      ->check(number_in(0.1, 86400));
 }
 
 Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {
@@ -62,7 +65,7 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   // Checkpoint-all is one schedule at any budget: the simulator, not the strategy, says
   // whether it fits (and by how much it does not).
   if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
-  StrategyResult r = schedule_for_budget(strategy, g, costs, {.budget = options, .progress = true});
+  StrategyResult r = schedule_for_budget(strategy, g, costs, {.budget = options, .time_limit_s = time_limit_s, .progress = true});
   if (!r.found())
     throw InputError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}; raise the budget or "
                                  "choose another strategy",

@@ -40,6 +40,7 @@ struct GraphSource {
 struct ScheduleSource {
   std::string schedule_file;
   std::string strategy = "checkpoint_all";
+  double time_limit_s = 60;  // of a solving strategy
 
   void add_options(CLI::App& cmd);
   // The schedule file, else the strategy's schedule for the budget `options` gives

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add_sweep_command(app);
   add_profile_command(app);
   add_train_command(app);
+  add_firmware_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,9 +14,6 @@ constexpr const char* kFix =
     "install Debian's dataset-fashion-mnist package (scripts/install-deps.sh, or apt-get install "
     "dataset-fashion-mnist), which puts the files in /usr/share/datasets/fashion-mnist";
 
-// The pixel mean of Fashion-MNIST's training images, scaled to [0, 1].
-constexpr float kPixelMean = 0.286f;
-
 std::string locate(const std::string& dir, const std::string& name) {
   const std::filesystem::path base = std::filesystem::path(dir) / name;
   for (const std::string& candidate : {base.string() + ".gz", base.string()})
@@ -40,7 +37,7 @@ Dataset load_split(const std::string& dir, const std::string& prefix) {
   d.classes = 10;
   d.sample_shape = {1, images.dims[1], images.dims[2]};
   d.inputs.reserve(images.values.size());
-  for (const std::uint8_t p : images.values) d.inputs.push_back(static_cast<float>(p) / 255.0f - kPixelMean);
+  for (const std::uint8_t p : images.values) d.inputs.push_back(static_cast<float>(p) / 255.0f - kFashionMnistPixelMean);
   d.labels.reserve(labels.values.size());
   for (std::size_t i = 0; i < labels.values.size(); ++i) {
     if (labels.values[i] >= d.classes)

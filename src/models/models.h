@@ -13,5 +13,6 @@ Graph resnet50(const ModelOptions& o);
 Graph transformer(const ModelOptions& o, int blocks, const char* name);
 Graph mobilenet_v2(const ModelOptions& o);
 Graph lenet5(const ModelOptions& o);
+Graph mcu_cnn(const ModelOptions& o);
 
 }  // namespace poet::models

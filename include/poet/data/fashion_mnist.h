@@ -9,6 +9,9 @@
 namespace poet::data {
 
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+// The pixel mean of Fashion-MNIST's training images, scaled to [0, 1]: a pixel p becomes
+// p / 255 - kFashionMnistPixelMean (in fp32, as the firmware computes it too).
+inline constexpr float kFashionMnistPixelMean = 0.286f;
 
 // Reads the four IDX files (each may be gzipped: `name.gz` is tried first, then `name`)
 // from `dir`. Pixels are scaled to [0, 1] and shifted by the dataset's mean, so a network

@@ -1,0 +1,66 @@
+// `poet firmware`: what firmware/ is built and fed with beside the device plan (the graph as a
+// C table with its initial parameters; the data in the host trainer's order).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "graph_source.h"
+#include "poet/data/fashion_mnist.h"
+#include "poet/train/firmware_export.h"
+#include "poet/util/atomic_file.h"
+
+namespace poet::cli {
+
+void add_firmware_command(CLI::App& app) {
+  struct Options {
+    GraphSource source;
+    std::string plan_file, header, data_dir, dataset_dir = data::kFashionMnistDir;
+    std::uint64_t seed = 0;
+    float learning_rate = 0.01f;
+    std::int64_t train_samples = 6000, test_samples = 1000;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "firmware", "Write the firmware's model header (graph, initial parameters) and Fashion-MNIST data files");
+  opts->source.add_options(*cmd);
+  cmd->add_option("--plan", opts->plan_file, "The device plan (poet plan --device-plan) the firmware will run")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--header", opts->header, "Write the model header (firmware/model_types.h's types) here")
+      ->required();
+  cmd->add_option("--seed", opts->seed, "Seed of the initial weights and the batch order, as poet train's")
+      ->capture_default_str();
+  cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));
+  cmd->add_option("--data-dir", opts->data_dir,
+                  "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) here");
+  cmd->add_option("--train-samples", opts->train_samples, "Samples of train.bin: the first of poet train's epoch 0")
+      ->capture_default_str()
+      ->check(number_in(1, 60000, true));
+  cmd->add_option("--test-samples", opts->test_samples, "Samples of test.bin: the first test images in order")
+      ->capture_default_str()
+      ->check(number_in(1, 10000, true));
+  cmd->add_option("--dataset-dir", opts->dataset_dir, "Where Fashion-MNIST's IDX files are")->capture_default_str();
+  cmd->callback([opts] {
+    const Graph g = opts->source.load();
+    const DevicePlan plan = load_device_plan(opts->plan_file);
+    const train::FirmwareModelOptions model{
+        .seed = opts->seed, .learning_rate = opts->learning_rate, .pixel_mean = data::kFashionMnistPixelMean};
+    write_file_atomically(opts->header, train::firmware_model_header(g, plan, model));
+    fmt::print("wrote {} ({} nodes, arena {} bytes)\n", opts->header, g.size(), plan.arena_bytes);
+    if (opts->data_dir.empty()) return;
+    const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
+    std::filesystem::create_directories(opts->data_dir);
+    const std::string train = (std::filesystem::path(opts->data_dir) / "train.bin").string();
+    const std::string test = (std::filesystem::path(opts->data_dir) / "test.bin").string();
+    write_file_atomically(train, train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
+                                                              data::kFashionMnistPixelMean));
+    write_file_atomically(test, train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,
+                                                             data::kFashionMnistPixelMean));
+    fmt::print("wrote {} ({} samples) and {} ({} samples)\n", train, opts->train_samples, test, opts->test_samples);
+  });
+}
+
+}  // namespace poet::cli
