@@ -188,6 +188,7 @@ void train(TrainOptions o) {
     if (!o.json)
       fmt::print("weights     from '{}': {} trained parameters in {} layers\n", o.onnx_file, trainable_parameters(g),
                  model.onnx->parameters.size());
+    std::fflush(stdout);  // before the progress bar on stderr
   }
 
   std::uint64_t first_epoch = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -124,6 +125,7 @@ OnnxModel Importer::run() {
     for (const std::string& in : graph.node(i).input())
       if (!in.empty()) readers_[in].push_back(i);
   read_initializers();
+  g_.set_name(std::filesystem::path(path_).stem().string());
 
   const ::onnx::ValueInfoProto* input = nullptr;
   std::string inputs;
