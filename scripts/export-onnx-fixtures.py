@@ -98,6 +98,22 @@ class TinyMLP(nn.Module):
         return self.head(x.reshape(x.shape[0], -1))
 
 
+class TinyInception(nn.Module):
+    """Branches concatenated along the channels, as Inception and DenseNet do."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, 1, 1)
+        self.branch1 = nn.Conv2d(4, 3, 1)
+        self.branch3 = nn.Conv2d(4, 5, 3, 1, 1)
+        self.fc = nn.Linear(3 + 5 + 4, 4)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        x = torch.relu(torch.cat([self.branch1(x), self.branch3(x), x], 1))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def randomize_norms(model, gen):
     """Batch norms with weights and statistics other than 1 and 0, so every one is tested."""
     for m in model.modules():
@@ -123,9 +139,11 @@ def floats(t):
     return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
 
 
-def write_fixture(name, model, sample_shape, classes, out_dir, opset=13):
-    gen = torch.Generator().manual_seed(1234)
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13):
+    """The fixture of the model `make_model` builds, with initial weights from a fixed seed."""
     torch.manual_seed(1234)
+    model = make_model()
+    gen = torch.Generator().manual_seed(1234)
     randomize_norms(model, gen)
     x = torch.rand((BATCH,) + sample_shape, generator=gen) * 2 - 1
     labels = torch.randint(0, classes, (BATCH,), generator=gen)
@@ -187,9 +205,10 @@ def write_structure(name, model, out_dir):
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "onnx")
     os.makedirs(out_dir, exist_ok=True)
-    write_fixture("tiny_cnn", TinyCNN(), (3, 16, 16), 5, out_dir)
-    write_fixture("tiny_resnet", TinyResNet(), (3, 16, 16), 10, out_dir)
-    write_fixture("tiny_mlp", TinyMLP(), (4, 8), 3, out_dir, opset=17)
+    write_fixture("tiny_cnn", TinyCNN, (3, 16, 16), 5, out_dir)
+    write_fixture("tiny_resnet", TinyResNet, (3, 16, 16), 10, out_dir)
+    write_fixture("tiny_mlp", TinyMLP, (4, 8), 3, out_dir, opset=17)
+    write_fixture("tiny_inception", TinyInception, (3, 8, 8), 4, out_dir)
     write_structure("resnet18", torchvision.models.resnet18(), out_dir)
     write_structure("mobilenet_v2", torchvision.models.mobilenet_v2(), out_dir)
 

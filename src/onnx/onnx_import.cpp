@@ -29,7 +29,7 @@ constexpr float kNormEpsilon = 1e-5f;
 // The operators mapped onto poet's, and those computed only on constants (folded).
 const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
-      "Add",  "AveragePool", "BatchNormalization", "Clip",    "Conv",    "Dropout",
+      "Add",  "AveragePool", "BatchNormalization", "Clip",  "Concat",  "Conv",    "Dropout",
       "Flatten", "Gemm",     "GlobalAveragePool",  "Identity", "LayerNormalization", "MatMul",
       "MaxPool", "Pad",      "Relu",     "Reshape",            "Sigmoid", "Softmax", "Tanh"};
   return ops;
@@ -432,6 +432,15 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Reshape") {
     if (const auto id = reshape(n)) return bind(n, *id);
     return alias(n, 0);
+  }
+  if (op == "Concat") {
+    std::vector<NodeId> parts;
+    for (int i = 0; i < n.input_count(); ++i) parts.push_back(activation(n, i));
+    const auto rank = static_cast<std::int64_t>(g_.node(parts.at(0)).shape.size());
+    std::int64_t axis = n.get_int("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis != 1) unsupported(n, fmt::format("poet concatenates along axis 1 (channels) only, not axis {}", axis));
+    return bind(n, make(n, OpKind::Concat, parts));
   }
   if (op == "Pad") {  // torch pads an average pool's input with zero pads: nothing to do
     const std::vector<std::int64_t> pads =
