@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "poet/util/error.h"
 
@@ -134,13 +135,13 @@ ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*
   for (std::size_t i = 0; i < size; ++i) {
     const std::int64_t l = x[x.size() == 1 ? 0 : i], r = y[y.size() == 1 ? 0 : i];
     const std::string& op = n.op_type();
-    if (op == "Add") out[i] = l + r;
-    else if (op == "Sub") out[i] = l - r;
-    else if (op == "Mul") out[i] = l * r;
-    else {
-      if (r == 0) bad(n, "divides by zero");
-      out[i] = l / r;
-    }
+    bool overflow = false;
+    if (op == "Add") overflow = __builtin_add_overflow(l, r, &out[i]);
+    else if (op == "Sub") overflow = __builtin_sub_overflow(l, r, &out[i]);
+    else if (op == "Mul") overflow = __builtin_mul_overflow(l, r, &out[i]);
+    else if (r == 0 || (r == -1 && l == std::numeric_limits<std::int64_t>::min())) bad(n, "divides by zero or overflows");
+    else out[i] = l / r;
+    if (overflow) bad(n, "overflows 64-bit integers");
   }
   return int_tensor(x.size() >= y.size() ? a.dims : b.dims, out);
 }
@@ -173,9 +174,11 @@ ConstTensor reshape(const NodeReader& n, const std::vector<const ConstTensor*>& 
     if (d == -1) {
       infer = static_cast<std::int64_t>(i);
       d = 1;
-    } else if (d < 0) {
-      bad(n, fmt::format("target dimension {} is negative", d));
+    } else if (d < 0 || d > std::max<std::int64_t>(out.elements(), 1)) {
+      bad(n, fmt::format("target dimension {} does not fit {} elements", d, out.elements()));
     }
+    if (d > 0 && known > std::max<std::int64_t>(out.elements(), 1) / d)
+      bad(n, "the target shape does not hold the tensor's elements");
     known *= d;
     dims.push_back(d);
   }

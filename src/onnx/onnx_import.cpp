@@ -116,6 +116,15 @@ class Importer {
   int index_ = 0;  // of the node being imported
 };
 
+// A kernel size, stride, pad or group count as the operator's int attribute: InputError
+// beyond any real model's (which could not be a window over an image poet holds).
+int window_attribute(const NodeReader& n, std::int64_t value, const char* what, const std::string& path) {
+  if (value < 0 || value > (1 << 20))
+    throw InputError(fmt::format("'{}': node '{}' ({}): {} {} is out of range", path, n.label(), n.op_type(), what,
+                                 value));
+  return static_cast<int>(value);
+}
+
 std::string dims_string(const Shape& s) { return s.empty() ? "a scalar" : "[" + fmt::format("{}", fmt::join(s, ", ")) + "]"; }
 
 OnnxModel Importer::run() {
@@ -464,7 +473,7 @@ NodeId Importer::conv(const NodeReader& n) {
   const ConstTensor* w = constant(n, 1);
   if (!w || w->dims.size() != 4 || in.size() != 4)
     unsupported(n, "poet convolves 2-D images only: an [N, C, H, W] input and an [out, in/groups, kh, kw] weight");
-  const std::int64_t groups = n.get_int("group", 1);
+  const int groups = window_attribute(n, n.get_int("group", 1), "group", path_);
   if (groups < 1 || in[1] != w->dims[1] * groups)
     fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
                         in[1]));
@@ -480,12 +489,12 @@ NodeId Importer::conv(const NodeReader& n) {
   if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3] || pads[0] < 0 || pads[1] < 0)
     unsupported(n, "poet's convolution pads both sides of an axis alike");
   OpAttrs a;
-  a.kernel_h = static_cast<int>(w->dims[2]);
-  a.kernel_w = static_cast<int>(w->dims[3]);
-  a.stride = static_cast<int>(strides[0]);
-  a.pad_h = static_cast<int>(pads[0]);
-  a.pad_w = static_cast<int>(pads[1]);
-  a.groups = static_cast<int>(groups);
+  a.kernel_h = window_attribute(n, w->dims[2], "kernel height", path_);
+  a.kernel_w = window_attribute(n, w->dims[3], "kernel width", path_);
+  a.stride = window_attribute(n, strides[0], "stride", path_);
+  a.pad_h = window_attribute(n, pads[0], "pad", path_);
+  a.pad_w = window_attribute(n, pads[1], "pad", path_);
+  a.groups = groups;
   a.bias = !n.input(2).empty();
   const std::int64_t out = w->dims[0];
   const NodeId id = make(n, OpKind::Conv2d, {x}, {.attrs = a, .features = out});
@@ -644,11 +653,11 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   if (op == OpKind::AvgPool2d && (pads[0] > 0 || pads[1] > 0) && n.get_int("count_include_pad", 0) == 0)
     unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   OpAttrs a;
-  a.kernel_h = static_cast<int>((*kernel)[0]);
-  a.kernel_w = static_cast<int>((*kernel)[1]);
-  a.stride = static_cast<int>(strides[0]);
-  a.pad_h = static_cast<int>(pads[0]);
-  a.pad_w = static_cast<int>(pads[1]);
+  a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
+  a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
+  a.stride = window_attribute(n, strides[0], "stride", path_);
+  a.pad_h = window_attribute(n, pads[0], "pad", path_);
+  a.pad_w = window_attribute(n, pads[1], "pad", path_);
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
     unsupported(n, "poet pools with padding narrower than the kernel");
   // ceil_mode rounds the output size up; poet's rule rounds down: equal when the windows tile.
@@ -673,14 +682,20 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
   std::int64_t known = 1;
   int unknown = 0;
   for (const std::int64_t d : to) {
-    if (d == -1) ++unknown;
-    else known *= d;
+    if (d == -1) {
+      ++unknown;
+      continue;
+    }
+    if (d < 1 || d > total) unsupported(n, fmt::format("its target dimension {} cannot hold {} elements", d, total));
+    if (known > total / d) unsupported(n, fmt::format("its target shape {} exceeds {} elements", dims_string(to), total));
+    known *= d;
   }
   if (unknown == 1 && known > 0)
     for (std::int64_t& d : to)
       if (d == -1) d = total / known;
   if (to == from) return std::nullopt;
-  if (to.size() == 2 && from.size() >= 2 && to[0] == from[0] && to[1] * to[0] == total)
+  if (to.size() == 2 && from.size() >= 2 && to[0] == from[0] && to[1] > 0 && total % to[1] == 0 &&
+      total / to[1] == to[0])
     return make(n, OpKind::Flatten, {x});
   unsupported(n, fmt::format("it reshapes {} to {}; poet reshapes only to [batch, features] (a flatten)",
                              shape_string(from), dims_string(to)));
