@@ -71,7 +71,7 @@ class TinyResNet(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(8)
+        self.bn1 = nn.BatchNorm2d(8, eps=1e-3)  # as torchvision's Inception and MobileNetV3
         self.maxpool = nn.MaxPool2d(3, 2, 1)
         self.layer1 = BasicBlock(8, 8, 1)
         self.layer2 = BasicBlock(8, 16, 2)

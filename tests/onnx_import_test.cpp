@@ -5,11 +5,13 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 
 #include "executor_harness.h"
+#include "poet/graph/graph_json.h"
 #include "poet/onnx/onnx_import.h"
 #include "poet/train/imported_weights.h"
 #include "poet/util/error.h"
@@ -162,6 +164,22 @@ TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
   EXPECT_EQ(m.forward.node(0).shape, (Shape{5, 3, 16, 16}));
   EXPECT_EQ(m.forward.node(m.forward.loss()).shape, (Shape{5, 5}));
   EXPECT_TRUE(m.has_weights);
+}
+
+// torchvision's Inception and MobileNetV3 normalize with epsilon 1e-3 (the tiny ResNet's
+// first batch norm does too): the norm and its statistics node keep it, and so does the
+// graph's JSON.
+TEST(OnnxImport, NormEpsilonIsKeptThroughTheTrainingGraphAndItsJson) {
+  const OnnxModel m = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  int loose = 0;
+  for (const Node& n : g.nodes())
+    if (n.role != Role::Backward && (n.op == OpKind::BatchNorm2d || n.op == OpKind::BatchNormStats) &&
+        std::abs(n.attrs.epsilon - 1e-3) < 1e-9)
+      ++loose;
+  EXPECT_EQ(loose, 2) << "the first batch norm and its statistics";
+  const Graph back = graph_from_json(graph_to_json(g), "round trip");
+  for (std::size_t v = 0; v < g.size(); ++v) EXPECT_EQ(back.nodes()[v].attrs, g.nodes()[v].attrs) << g.nodes()[v].name;
 }
 
 // One SGD step on the tiny ResNet, then export: the exported file imports with exactly

@@ -23,8 +23,16 @@ namespace poet {
 namespace onnx_import {
 namespace {
 
-// Batch and layer norms compute with this epsilon (kernels/kernel_shapes.h), PyTorch's default.
-constexpr float kNormEpsilon = 1e-5f;
+// A norm's epsilon (ONNX's default is PyTorch's, 1e-5; torchvision's Inception and
+// MobileNetV3 use 1e-3).
+OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
+  OpAttrs a;
+  a.epsilon = n.get_float("epsilon", 1e-5f);
+  if (!(a.epsilon > 0 && a.epsilon < 1))
+    throw InputError(
+        fmt::format("'{}': node '{}' ({}): epsilon {} is outside (0, 1)", path, n.label(), n.op_type(), a.epsilon));
+  return a;
+}
 
 // The operators mapped onto poet's, and those computed only on constants (folded).
 const std::vector<std::string>& layer_ops() {
@@ -469,7 +477,7 @@ void Importer::import_node(const NodeReader& n) {
 
 NodeId Importer::conv(const NodeReader& n) {
   const NodeId x = activation(n, 0);
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   const ConstTensor* w = constant(n, 1);
   if (!w || w->dims.size() != 4 || in.size() != 4)
     unsupported(n, "poet convolves 2-D images only: an [N, C, H, W] input and an [out, in/groups, kh, kw] weight");
@@ -515,7 +523,7 @@ NodeId Importer::gemm(const NodeReader& n) {
   const bool bias = !n.input(2).empty();
   OpAttrs a;
   a.bias = bias;
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (in.size() != 2 || in[1] != (trans_b ? b->dims[1] : b->dims[0]))
     fail(n, fmt::format("its input {} does not fit its weight {}", shape_string(in), dims_string(b->dims)));
   const NodeId id = make(n, OpKind::Linear, {x}, {.attrs = a, .features = out});
@@ -545,7 +553,7 @@ NodeId Importer::matmul(const NodeReader& n) {
   const ConstTensor& w = *b.constant;
   if (w.dims.size() != 2) unsupported(n, "poet multiplies by a constant 2-D weight only");
   const std::int64_t out = w.dims[1];
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (in.size() < 2 || in.back() != w.dims[0])
     fail(n, fmt::format("its input {} does not fit its weight {}", shape_string(in), dims_string(w.dims)));
   std::optional<Weight> bias;
@@ -604,12 +612,9 @@ NodeId Importer::softmax(const NodeReader& n) {
 
 NodeId Importer::batch_norm(const NodeReader& n) {
   const NodeId x = activation(n, 0);
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (in.size() < 2) fail(n, "it needs an [N, C, ...] input");
-  const float eps = n.get_float("epsilon", 1e-5f);
-  if (std::abs(eps - kNormEpsilon) > 1e-9f)
-    unsupported(n, fmt::format("epsilon {} differs from poet's norms' {}", eps, kNormEpsilon));
-  const NodeId id = make(n, OpKind::BatchNorm2d, {x});
+  const NodeId id = make(n, OpKind::BatchNorm2d, {x}, {.attrs = norm_attributes(n, path_)});
   const Shape c = {in[1]};
   set_parameters(n, id,
                  {weight(n, 1, c, "scale"), weight(n, 2, c, "bias"), weight(n, 3, c, "running mean"),
@@ -619,16 +624,13 @@ NodeId Importer::batch_norm(const NodeReader& n) {
 
 NodeId Importer::layer_norm(const NodeReader& n) {
   const NodeId x = activation(n, 0);
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   std::int64_t axis = n.get_int("axis", -1);
   if (axis < 0) axis += static_cast<std::int64_t>(in.size());
   if (axis != static_cast<std::int64_t>(in.size()) - 1)
     unsupported(n, "poet's layer norm normalizes over the last axis only");
-  const float eps = n.get_float("epsilon", 1e-5f);
-  if (std::abs(eps - kNormEpsilon) > 1e-9f)
-    unsupported(n, fmt::format("epsilon {} differs from poet's norms' {}", eps, kNormEpsilon));
   if (n.input(2).empty()) unsupported(n, "poet's layer norm has a bias (B); this one has none");
-  const NodeId id = make(n, OpKind::LayerNorm, {x});
+  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = norm_attributes(n, path_)});
   const Shape f = {in.back()};
   set_parameters(n, id, {weight(n, 1, f, "scale"), weight(n, 2, f, "bias")});
   return id;
@@ -636,7 +638,7 @@ NodeId Importer::layer_norm(const NodeReader& n) {
 
 NodeId Importer::pool(const NodeReader& n, OpKind op) {
   const NodeId x = activation(n, 0);
-  const Shape& in = g_.node(x).shape;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   const auto kernel = n.get_ints("kernel_shape");
   if (!kernel || kernel->size() != 2 || in.size() != 4) unsupported(n, "poet pools 2-D images with a 2-D kernel");
   if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
