@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "executor_harness.h"
 #include "poet/graph/graph_json.h"
