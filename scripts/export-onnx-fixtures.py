@@ -99,7 +99,7 @@ class TinyMLP(nn.Module):
 
 
 class TinyInception(nn.Module):
-    """Branches concatenated along the channels, as Inception and DenseNet do."""
+    """Branches concatenated along the channels, one of them average-pooled with padding, as in Inception."""
 
     def __init__(self):
         super().__init__()
@@ -110,7 +110,9 @@ class TinyInception(nn.Module):
 
     def forward(self, x):
         x = torch.relu(self.stem(x))
-        x = torch.relu(torch.cat([self.branch1(x), self.branch3(x), x], 1))
+        # The pooled branch: torch writes count_include_pad's padding as a Pad before the pool.
+        pooled = nn.functional.avg_pool2d(x, 3, stride=1, padding=1)
+        x = torch.relu(torch.cat([self.branch1(x), self.branch3(x), pooled], 1))
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 

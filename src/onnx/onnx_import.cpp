@@ -103,6 +103,7 @@ class Importer {
   NodeId pool(const NodeReader& n, OpKind op);
   std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
   NodeId dropout(const NodeReader& n);
+  void pad(const NodeReader& n);
   NodeId softmax(const NodeReader& n);
   void add_loss();
   std::int64_t model_opset() const;
@@ -118,7 +119,9 @@ class Importer {
   std::set<std::string> names_;
   std::vector<ImportedParameters> parameters_;
   std::set<int> absorbed_;  // Add nodes folded into the MatMul before them as its bias
-  std::map<int, const ConstTensor*> matmul_bias_;  // MatMul index -> its absorbed bias
+  // AveragePool index -> the zero padding (rows, columns) of the Pad before it, which torch
+  // writes out for count_include_pad=True: poet's average pooling counts its padding so.
+  std::map<int, std::pair<std::int64_t, std::int64_t>> pool_padding_;
   bool has_weights_ = true;
   int folded_ = 0;
   int index_ = 0;  // of the node being imported
@@ -459,15 +462,7 @@ void Importer::import_node(const NodeReader& n) {
     if (axis != 1) unsupported(n, fmt::format("poet concatenates along axis 1 (channels) only, not axis {}", axis));
     return bind(n, make(n, OpKind::Concat, parts));
   }
-  if (op == "Pad") {  // torch pads an average pool's input with zero pads: nothing to do
-    const std::vector<std::int64_t> pads =
-        n.get_ints("pads") ? *n.get_ints("pads") : (constant(n, 1) ? int_values(*constant(n, 1), "pads")
-                                                                   : std::vector<std::int64_t>{});
-    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p != 0; }))
-      unsupported(n, "poet pads inside convolutions and pools only; a Pad node must add nothing (pads 0)");
-    activation(n, 0);
-    return alias(n, 0);
-  }
+  if (op == "Pad") return pad(n);
   const bool folds_only = std::find(constant_ops().begin(), constant_ops().end(), op) != constant_ops().end();
   unsupported(n, folds_only ? fmt::format("poet computes {} only on constants (shape computations), and this one "
                                           "reads an activation",
@@ -647,12 +642,17 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   if (auto_pad != "NOTSET" && auto_pad != "VALID")
     unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
   const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-  const std::vector<std::int64_t> pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  std::vector<std::int64_t> pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  bool counts_padding = n.get_int("count_include_pad", 0) != 0;
+  if (const auto it = pool_padding_.find(index_); it != pool_padding_.end()) {  // the Pad before it, folded in
+    pads = {it->second.first, it->second.second, it->second.first, it->second.second};
+    counts_padding = true;
+  }
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
     unsupported(n, "poet's pooling takes one stride for both axes");
   if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
     unsupported(n, "poet's pooling pads both sides of an axis alike");
-  if (op == OpKind::AvgPool2d && (pads[0] > 0 || pads[1] > 0) && n.get_int("count_include_pad", 0) == 0)
+  if (op == OpKind::AvgPool2d && (pads[0] > 0 || pads[1] > 0) && !counts_padding)
     unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   OpAttrs a;
   a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
@@ -701,6 +701,35 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
     return make(n, OpKind::Flatten, {x});
   unsupported(n, fmt::format("it reshapes {} to {}; poet reshapes only to [batch, features] (a flatten)",
                              shape_string(from), dims_string(to)));
+}
+
+// A Pad adds nothing (torch pads with zeros before an average pool), or pads an image's
+// rows and columns with zeros symmetrically for the one AveragePool that reads it, which
+// then pools with that padding.
+void Importer::pad(const NodeReader& n) {
+  activation(n, 0);
+  const std::vector<std::int64_t> pads =
+      n.get_ints("pads") ? *n.get_ints("pads")
+                         : (constant(n, 1) ? int_values(*constant(n, 1), "pads") : std::vector<std::int64_t>{});
+  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) return alias(n, 0);
+  const ConstTensor* fill = constant(n, 2);
+  const bool zeros = !fill || (fill->has_data && fill->is_float &&
+                               std::all_of(fill->floats.begin(), fill->floats.end(), [](float v) { return v == 0; }));
+  const std::string& y = n.proto().output(0);
+  const auto readers = readers_.find(y);
+  const bool one_pool = readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y) &&
+                        model_.graph().node(readers->second.front()).op_type() == "AveragePool";
+  const bool image = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
+                     pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
+  if (n.get_string("mode", "constant") != "constant" || !zeros || !one_pool || !image)
+    unsupported(n, "poet pads inside convolutions and pools only: a Pad must add nothing, or zeros on an image's "
+                   "rows and columns alike on both sides for the average pool that reads it");
+  const int pool = readers->second.front();
+  const NodeReader reader(model_.graph().node(pool), pool);
+  if (const auto p = reader.get_ints("pads"); p && std::any_of(p->begin(), p->end(), [](auto v) { return v != 0; }))
+    unsupported(n, "the average pool after it pads as well");
+  pool_padding_[pool] = {pads[2], pads[3]};
+  alias(n, 0);
 }
 
 NodeId Importer::dropout(const NodeReader& n) {
