@@ -186,7 +186,8 @@ void train(TrainOptions o) {
   if (model.onnx) {  // fine-tuning starts from the file's weights (a checkpoint, if resumed, replaces them)
     train::load_imported_weights(trainer.executor().parameters(), g, model.onnx->parameters);
     if (!o.json)
-      fmt::print("weights     from '{}': {} trained parameters in {} layers\n", o.onnx_file, trainable_parameters(g),
+      fmt::print("weights     from '{}': {} trained parameters in {} layers\n", o.onnx_file,
+                 fmt::group_digits(trainable_parameters(g)),
                  model.onnx->parameters.size());
     std::fflush(stdout);  // before the progress bar on stderr
   }
