@@ -4,7 +4,7 @@
 # Prints every include that does and exits 1; exit 0 when the layering holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-order=(util graph models backward cost schedule plan simulate budget lower report baselines solve strategy sweep kernels paging runtime profile data train cli)
+order=(util graph models onnx backward cost schedule plan simulate budget lower report baselines solve strategy sweep kernels paging runtime profile data train cli)
 rank() {
   local i
   for i in "${!order[@]}"; do [[ ${order[$i]} == "$1" ]] && { echo "$i"; return; }; done

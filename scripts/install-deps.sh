@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
+  libonnx-dev libprotobuf-dev
   dataset-fashion-mnist
   clang libclang-rt-14-dev libomp-dev
   # The firmware (firmware/): built by clang for Cortex-M4, linked by lld, run on QEMU.

@@ -134,5 +134,19 @@ expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset syntheti
 expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy checkpoint_all,poet --ram-budget 100%,97% --report "$tmp/report" --report-steps 2 --page-file "$tmp"
 [ -s "$tmp/report/prediction.svg" ] && [ -s "$tmp/report/prediction.md" ] && [ -s "$tmp/report/prediction.json" ] || { echo "FAIL: --report wrote no prediction.{svg,md,json}"; failures=$((failures + 1)); }
 
+# Bring your own model: ONNX import, fine-tuning from the file's weights, export, resume.
+onnx=$(dirname "$0")/data/onnx
+expect 0 "parameters  11,689,512 trained" -- graph --onnx "$onnx/resnet18.onnx" --batch-size 2
+expect 0 "peak RAM" -- simulate --onnx "$onnx/mobilenet_v2.onnx" --strategy chen_sqrt --ram-budget 60%
+expect 2 "node 'scale_by_itself' (Mul)" -- solve --onnx "$onnx/unsupported_mul.onnx"
+expect 2 "not an ONNX model" -- graph --onnx "$tmp/bad.ckpt"
+expect 2 "excludes" -- graph --onnx "$onnx/tiny_cnn.onnx" --model lenet5
+expect 2 "structure-only" -- train --onnx "$onnx/resnet18.onnx" --dataset synthetic --batch-size 1 --max-batches 1
+expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 80% --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --export-onnx "$tmp/tuned.onnx"
+expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 80% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume
+[[ "$last_output" == *"resume      from '$tmp/onnx.ckpt' after epoch 1"* ]] || { echo "FAIL: train --onnx did not resume"; failures=$((failures + 1)); }
+expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
+expect 2 "--export-onnx writes the trained weights" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp/x.onnx"
+
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]

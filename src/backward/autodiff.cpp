@@ -42,6 +42,7 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
       s.element_bytes = n.element_bytes;
       s.flops = stats_rule.flops;
       s.inputs = {n.inputs.at(0)};
+      s.attrs.epsilon = n.attrs.epsilon;  // the statistics hold 1 / sqrt(var + epsilon)
       const NodeId sid = g.add(std::move(s));
       n.inputs.push_back(sid);
       n.bytes = 0;  // recomputed from the shape by Graph::add

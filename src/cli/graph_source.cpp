@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include "commands.h"
 #include "poet/backward/backward.h"
 #include "poet/graph/graph_json.h"
+#include "poet/onnx/onnx_import.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
@@ -29,11 +31,12 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
 void GraphSource::add_options(CLI::App& cmd) {
   model = kDefaultModel;
   platform = kDefaultPlatform;
-  cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
-  cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model");
+  auto* model_option = cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
+  auto* graph_option = cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model");
+  add_onnx_option(cmd, model_option, graph_option);
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
       ->capture_default_str();
-  cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo models")
+  cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
       ->capture_default_str()
       ->check(number_in(1, kMaxBatchSize, true));
   cmd.add_option("--backward", backward,
@@ -42,11 +45,32 @@ void GraphSource::add_options(CLI::App& cmd) {
       ->check(CLI::IsMember({"autodiff", "chain"}));
 }
 
+void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI::Option* graph_option) {
+  auto* onnx = cmd.add_option("--onnx", onnx_file,
+                              "Import an ONNX model (torch.onnx.export; docs/ONNX.md) instead of a zoo model, "
+                              "with --batch-size as its batch");
+  onnx->excludes(model_option);
+  if (graph_option) onnx->excludes(graph_option);
+}
+
 Graph GraphSource::load() const {
   if (!graph_file.empty()) return load_graph(graph_file);
   const auto mode = backward_mode_from_name(backward);
   POET_CHECK(mode.has_value(), "--backward is checked by CLI11");
+  if (!onnx_file.empty()) {
+    if (*mode != BackwardMode::Autodiff)
+      throw InputError("--backward chain reproduces the reference implementation's zoo models; an ONNX model takes "
+                       "--backward autodiff");
+    Graph g = build_training_graph(import_onnx(onnx_file, {.batch_size = batch_size}).forward, *mode);
+    g.validate();
+    return g;
+  }
   return build_model_training_graph(model, {.batch_size = batch_size}, *mode);
+}
+
+std::string GraphSource::label() const {
+  if (!onnx_file.empty()) return std::filesystem::path(onnx_file).stem().string();
+  return graph_file.empty() ? model : "graph";
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {

@@ -29,12 +29,17 @@ CLI::Validator number_in(double lo, double hi, bool whole = false);
 struct GraphSource {
   std::string model;
   std::string graph_file;
+  std::string onnx_file;  // an ONNX model (torch.onnx.export), imported for batch_size
   std::string platform;
   int batch_size = 1;
   std::string backward = "autodiff";
 
   void add_options(CLI::App& cmd);
-  Graph load() const;  // the zoo model's training graph, or the file's graph
+  // --onnx FILE, which excludes the model option `model_option` (and --graph, if given).
+  void add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI::Option* graph_option = nullptr);
+  Graph load() const;  // the zoo model's training graph, the ONNX model's, or the file's graph
+  // What the graph is called in messages and file names: the model, or the ONNX file's stem.
+  std::string label() const;
 };
 
 struct ScheduleSource {

@@ -28,9 +28,12 @@ void add_profile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "profile", "Measure this machine's per-node compute and storage costs for a model; write a device profile");
   opts->source.model = kDefaultModel;
-  cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")->capture_default_str();
-  cmd->add_option("-g,--graph", opts->source.graph_file, "Profile a training graph JSON file instead of a zoo model");
-  cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo models")
+  auto* model_option =
+      cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")->capture_default_str();
+  auto* graph_option =
+      cmd->add_option("-g,--graph", opts->source.graph_file, "Profile a training graph JSON file instead of a zoo model");
+  opts->source.add_onnx_option(*cmd, model_option, graph_option);
+  cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")
       ->capture_default_str()
       ->check(number_in(1, kMaxBatchSize, true));
   cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed passes over the graph, and timed transfers per storage size")

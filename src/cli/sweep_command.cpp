@@ -77,7 +77,7 @@ void add_sweep_command(CLI::App& app) {
         for (const char* m : {"poet_remat", "poet_paging", "poet"}) tasks.push_back({m, percent, bytes_for(percent), d});
     }
     const std::string dir = opts->output_dir.empty()
-                                ? fmt::format("sweep-{}-{}", opts->source.graph_file.empty() ? opts->source.model : "graph",
+                                ? fmt::format("sweep-{}-{}", opts->source.label(),
                                               opts->source.platform)
                                 : opts->output_dir;
     std::error_code ec;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,7 +21,10 @@
 #include "poet/paging/file_pager.h"
 #include "poet/profile/profiling.h"
 #include "poet/strategy/strategy.h"
+#include "poet/graph/op_table.h"
+#include "poet/onnx/onnx_import.h"
 #include "poet/train/checkpoint_file.h"
+#include "poet/train/imported_weights.h"
 #include "poet/train/trainer.h"
 #include "poet/util/error.h"
 #include "poet/util/progress_bar.h"
@@ -34,6 +38,8 @@ namespace {
 
 struct TrainOptions {
   std::string model = "lenet5";
+  std::string onnx_file;    // fine-tune this ONNX model from its weights instead of a zoo model
+  std::string export_onnx;  // write the trained weights into the ONNX model here
   std::string dataset = "fashion-mnist";
   std::string data_dir = data::kFashionMnistDir;
   std::vector<std::string> ram_budgets = {"100%"};
@@ -114,13 +120,36 @@ void check_fits_in_ram(std::int64_t needed, const TrainOptions& o) {
                                  o.model, o.batch_size, format_bytes(static_cast<double>(needed)), format_bytes(ram)));
 }
 
-void train(const TrainOptions& o) {
+// The model trained: a zoo model, or an imported ONNX model with its weights.
+struct TrainedModel {
+  std::string name;  // in messages and checkpoints
+  Graph graph;
+  std::optional<OnnxModel> onnx;
+};
+
+TrainedModel load_model(const TrainOptions& o) {
+  if (o.onnx_file.empty()) {
+    if (!o.export_onnx.empty())
+      throw InputError("--export-onnx writes the trained weights into the ONNX model they came from; train one with "
+                       "--onnx FILE");
+    return {o.model, build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff), {}};
+  }
+  OnnxModel m = import_onnx(o.onnx_file, {.batch_size = o.batch_size});
+  Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  g.validate();
+  const std::string name = "onnx:" + std::filesystem::path(o.onnx_file).filename().string();
+  return {name, std::move(g), std::move(m)};
+}
+
+void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
   if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
-  const Graph g = build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff);
+  TrainedModel model = load_model(o);
+  o.model = model.name;
+  const Graph& g = model.graph;
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
   const data::DatasetSplits data = load_dataset(o, g);
@@ -172,6 +201,14 @@ void train(const TrainOptions& o) {
   eo.pager = pager.get();
   train::Trainer trainer(g, plan.lowered, eo, o.seed);
   trainer.check_dataset(data.train);
+  if (model.onnx) {  // fine-tuning starts from the file's weights (a checkpoint, if resumed, replaces them)
+    train::load_imported_weights(trainer.executor().parameters(), g, model.onnx->parameters);
+    if (!o.json)
+      fmt::print("weights     from '{}': {} trained parameters in {} layers\n", o.onnx_file,
+                 fmt::group_digits(trainable_parameters(g)),
+                 model.onnx->parameters.size());
+    std::fflush(stdout);  // before the progress bar on stderr
+  }
 
   std::uint64_t first_epoch = 0;
   if (o.resume) {
@@ -211,6 +248,11 @@ void train(const TrainOptions& o) {
     std::fflush(stdout);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (model.onnx && !o.export_onnx.empty()) {
+    train::take_trained_weights(trainer.executor().parameters(), g, model.onnx->parameters);
+    export_onnx(*model.onnx, o.export_onnx);
+    if (!o.json) fmt::print("exported    the trained weights into '{}'\n", o.export_onnx);
+  }
 
   const auto& executor = trainer.executor();
   const double measured = profile::summarize(step_seconds).median;
@@ -249,9 +291,9 @@ void train(const TrainOptions& o) {
              format_seconds(measured), step_seconds.size(), format_seconds(sim.makespan_s), o.platform,
              device.nodes ? fmt::format(" ({:+.1f}%)", 100 * (measured - sim.makespan_s) / sim.makespan_s)
                           : fmt::format(", a FLOP model of another device; to predict this machine, profile it: "
-                                        "poet profile -m {} -b {} --cpu-power W --storage-power W -o p.json, then "
+                                        "poet profile {} -b {} --cpu-power W --storage-power W -o p.json, then "
                                         "--platform p.json",
-                                        o.model, o.batch_size));
+                                        o.onnx_file.empty() ? "-m " + o.model : "--onnx " + o.onnx_file, o.batch_size));
 }
 
 }  // namespace
@@ -259,7 +301,12 @@ void train(const TrainOptions& o) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model for real under a RAM budget, by recomputation and paging");
-  cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
+  auto* model_option = cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
+  cmd->add_option("--onnx", o->onnx_file,
+                  "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead of a zoo model")
+      ->excludes(model_option);
+  cmd->add_option("--export-onnx", o->export_onnx,
+                  "After training, write the ONNX model with the trained weights to this file (atomically)");
   cmd->add_option("--dataset", o->dataset, "fashion-mnist (Debian's dataset-fashion-mnist) or synthetic")
       ->capture_default_str()
       ->check(CLI::IsMember({"fashion-mnist", "synthetic"}));
@@ -314,6 +361,9 @@ void add_train_command(CLI::App& app) {
     // Before the data and the plan: a page file that cannot be made is the user's to fix.
     if (!o->page_file.empty()) check_page_file_location(o->page_file);
     if (o->report_dir.empty()) return train(*o);
+    if (!o->onnx_file.empty())
+      throw InputError("--report times zoo models; plan an ONNX model with 'poet solve --onnx FILE' or train it "
+                       "without --report");
     run_prediction_report({.model = o->model,
                            .batch_size = o->batch_size,
                            .platform = o->platform,

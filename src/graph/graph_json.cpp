@@ -32,6 +32,7 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.heads != d.heads) j["heads"] = a.heads;
   if (a.transpose_b != d.transpose_b) j["transpose_b"] = a.transpose_b;
   if (a.dropout_p != d.dropout_p) j["dropout_p"] = a.dropout_p;
+  if (a.epsilon != d.epsilon) j["epsilon"] = a.epsilon;
   return j;
 }
 
@@ -115,6 +116,10 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "dropout_p" && value.is_number()) {
       a.dropout_p = value.get<double>();
       if (!(a.dropout_p >= 0 && a.dropout_p < 1)) r.fail(fmt::format("attrs.dropout_p is {}; it must be in [0, 1)", a.dropout_p));
+    }
+    else if (key == "epsilon" && value.is_number()) {
+      a.epsilon = value.get<double>();
+      if (!(a.epsilon > 0 && a.epsilon < 1)) r.fail(fmt::format("attrs.epsilon is {}; it must be in (0, 1)", a.epsilon));
     }
     else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", text_excerpt(key)));
   }

@@ -12,6 +12,7 @@ OpDef input();
 OpDef flatten();
 OpDef split_heads();
 OpDef merge_heads();
+OpDef concat();
 OpDef chain_gradient();
 OpDef grad_input();
 OpDef grad_param();

@@ -1,5 +1,7 @@
-// The input, the reshapes (flatten, the attention heads' split and merge), and the kinds of
+// The input, the reshapes (flatten, the attention heads' split and merge, concatenation), and the kinds of
 // backward nodes, which are made by the backward module rather than from rules.
+#include <fmt/format.h>
+
 #include "op_defs.h"
 
 namespace poet::ops {
@@ -45,6 +47,29 @@ OpDef merge_heads() {
         const Shape& in = a.input();
         require(in.size() == 4, "merge_heads", "needs a [batch, heads, seq, head_dim] input");
         return Shape{in[0], in[2], in[1] * in[3]};
+      },
+      copy_flops, reshape_gradient());
+}
+
+// Along axis 1: DenseNet's and Inception's channel concatenation. Each input's gradient is
+// its block of dY, copied out: it reads nothing else.
+OpDef concat() {
+  return parameterless(
+      OpKind::Concat, "concat", "",
+      [](const OpArgs& a) {
+        require(!a.inputs.empty(), "concat", "needs at least one input");
+        Shape out = a.input(0);
+        require(out.size() >= 2, "concat", "needs [batch, channels, ...] inputs");
+        for (std::size_t i = 1; i < a.inputs.size(); ++i) {
+          const Shape& s = a.input(i);
+          bool alike = s.size() == out.size();
+          for (std::size_t d = 0; alike && d < s.size(); ++d) alike = d == 1 || s[d] == out[d];
+          require(alike, "concat",
+                  fmt::format("input {} has shape {}, which differs from {} outside axis 1", i, shape_string(s),
+                              shape_string(a.input(0))));
+          out[1] += s[1];
+        }
+        return out;
       },
       copy_flops, reshape_gradient());
 }

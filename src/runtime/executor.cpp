@@ -40,6 +40,7 @@ struct Executor::State {
   std::unique_ptr<std::byte[], ArenaDelete> arena;
   std::vector<float> scratch;
   std::vector<std::span<float>> input_tensors;  // per compute, its inputs in the arena
+  std::size_t logits_tensor = 0;                 // in input_tensors: the loss's first compute's input
   std::unique_ptr<MemoryPager> own_pager;
   Pager* pager;
   detail::TransferTracker transfers;
@@ -70,9 +71,14 @@ struct Executor::State {
         label_count(static_cast<std::size_t>(element_count(graph.node(graph.loss()).shape) / classes)) {
     validate(options.optimizer);
     input_tensors.reserve(compiled.input_offsets.size());
+    bool loss_seen = false;
     for (const detail::CompiledInstruction& c : compiled.instructions) {
       if (c.kind != InstrKind::Compute) continue;
       const Node& n = graph.node(c.node);
+      if (c.node == graph.loss() && !loss_seen) {
+        logits_tensor = input_tensors.size();
+        loss_seen = true;
+      }
       for (std::size_t k = 0; k < n.inputs.size(); ++k)
         input_tensors.push_back(
             tensor(compiled.input_offsets[c.first_input + k], detail::tensor_bytes(graph.node(n.inputs[k]))));
@@ -201,6 +207,8 @@ StepResult Executor::train_step(std::span<const float> inputs, std::span<const s
 StepResult Executor::evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels) {
   return state_->evaluate(inputs, labels);
 }
+
+std::span<const float> Executor::evaluated_logits() const { return state_->input_tensors.at(state_->logits_tensor); }
 
 void Executor::set_steps_done(std::uint64_t steps) { state_->steps = steps; }
 

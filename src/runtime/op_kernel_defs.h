@@ -11,6 +11,7 @@ OpKernels input();
 OpKernels flatten();
 OpKernels split_heads();
 OpKernels merge_heads();
+OpKernels concat();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();

@@ -36,6 +36,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::GlobalAvgPool, bind::global_avg_pool());
   set(OpKind::Add, bind::add());
   set(OpKind::Flatten, bind::flatten());
+  set(OpKind::Concat, bind::concat());
   set(OpKind::Dropout, bind::dropout());
   set(OpKind::MatMul, bind::matmul());
   set(OpKind::Softmax, bind::softmax());

@@ -37,6 +37,38 @@ OpKernels flatten() {
                                std::span<float> dx) { flatten_backward(dy, dx); }};
 }
 
+namespace {
+
+// Floats per batch element of a tensor: one row of the concatenation.
+std::int64_t row_of(const Shape& s) { return element_count(s) / s.at(0); }
+
+// Where input `slot` of concat f starts in a row of f's output.
+std::int64_t concat_offset(const Graph& g, const Node& f, int slot) {
+  std::int64_t offset = 0;
+  for (int i = 0; i < slot; ++i) offset += row_of(g.node(f.inputs[static_cast<std::size_t>(i)]).shape);
+  return offset;
+}
+
+}  // namespace
+
+OpKernels concat() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const std::int64_t batch = c.forward.shape.at(0), y_row = row_of(c.forward.shape);
+            std::int64_t offset = 0;
+            for (std::size_t i = 0; i < c.forward.inputs.size(); ++i) {
+              const std::int64_t x_row = row_of(c.g.node(c.forward.inputs[i]).shape);
+              concat_forward_part(batch, c.in.at(i), x_row, y, y_row, offset);
+              offset += x_row;
+            }
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            const int slot = c.node.grad.slot;
+            concat_backward_part(c.forward.shape.at(0), dy, row_of(c.forward.shape), concat_offset(c.g, c.forward, slot),
+                                 dx, row_of(input_shape(c.g, c.forward, slot)));
+          },
+          .gradient_slots = static_cast<int>(kMaxInputs)};
+}
+
 OpKernels split_heads() { return heads_kernels<split_shape, kernels::split_heads, split_heads_backward>(); }
 OpKernels merge_heads() { return heads_kernels<merge_shape, kernels::merge_heads, merge_heads_backward>(); }
 

@@ -16,13 +16,16 @@ namespace {
 BatchNormShape batch_norm_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   POET_CHECK(x.size() >= 2, fmt::format("batch norm '{}' needs [batch, channels, ...]", f.name));
-  return {.batch = x[0], .channels = x[1], .spatial = element_count(x) / (x[0] * x[1])};
+  return {.batch = x[0],
+          .channels = x[1],
+          .spatial = element_count(x) / (x[0] * x[1]),
+          .eps = static_cast<float>(f.attrs.epsilon)};
 }
 std::int64_t groups(const BatchNormShape& s) { return s.channels; }
 
 LayerNormShape layer_norm_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
-  return {.rows = element_count(x) / x.back(), .features = x.back()};
+  return {.rows = element_count(x) / x.back(), .features = x.back(), .eps = static_cast<float>(f.attrs.epsilon)};
 }
 std::int64_t groups(const LayerNormShape& s) { return s.features; }
 

@@ -17,7 +17,11 @@ RunningStatistics::RunningStatistics(const Graph& g) : norm_of_stats_(g.size(), 
     if (n.op != OpKind::BatchNorm2d || n.role == Role::Backward) continue;
     const Shape& x = g.node(n.inputs.at(0)).shape;
     norm_of_stats_[static_cast<std::size_t>(n.inputs.at(1))] = static_cast<std::int32_t>(norms_.size());
-    norms_.push_back({v, floats, {.batch = x[0], .channels = x[1], .spatial = element_count(x) / (x[0] * x[1])}});
+    norms_.push_back({v, floats,
+                      {.batch = x[0],
+                       .channels = x[1],
+                       .spatial = element_count(x) / (x[0] * x[1]),
+                       .eps = static_cast<float>(n.attrs.epsilon)}});
     floats += 2 * x[1];
   }
   captured_.assign(static_cast<std::size_t>(floats), 0.0f);

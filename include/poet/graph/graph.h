@@ -40,6 +40,7 @@ struct OpAttrs {
   int heads = 0;
   bool transpose_b = false;
   double dropout_p = 0.0;
+  double epsilon = 1e-5;  // batch and layer norm (and their statistics): var + epsilon; PyTorch's default
   bool operator==(const OpAttrs&) const = default;
 };
 

@@ -35,6 +35,7 @@ enum class OpKind : std::uint8_t {
   Embedding,
   SplitHeads,      // [B, S, H*D] -> [B, H, S, D]
   MergeHeads,      // [B, H, S, D] -> [B, S, H*D]
+  Concat,          // along axis 1 (channels, or features) of inputs alike in every other axis
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

@@ -72,6 +72,10 @@ class Executor {
   // running statistics and optimizer state are bit for bit as before; allocates nothing.
   // Throws as train_step does: InputError for a bad batch, PagerError if a transfer fails.
   StepResult evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels);
+  // The loss's input - the model's logits - as the last evaluate() computed them: the
+  // forward pass ends with the loss, so they are still in the arena where the loss read
+  // them. Valid until the next step or evaluation.
+  std::span<const float> evaluated_logits() const;
 
   // The steps run so far, which key the dropout masks and Adam's bias correction. A run
   // resumed from a checkpoint sets it to the checkpoint's count, so its next step is the

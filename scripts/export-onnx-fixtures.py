@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""Writes the ONNX fixtures poet's importer is held to (tests/data/onnx/).
+
+A developer tool, not needed to build or test poet: it needs Debian's python3-torch,
+python3-torchvision and python3-onnx (apt-get install -y python3-torch python3-torchvision
+python3-onnx), and /usr/bin/python3, which those packages install into.
+
+For each small model (weights included) it writes NAME.onnx and NAME.json: a fixed input
+and labels, PyTorch's logits in eval mode, and PyTorch's loss and parameter gradients
+(by initializer name, in the file's layout) after one forward and backward in training
+mode, with mean cross-entropy - what poet's one training step computes. Large torchvision
+models are written structure-only: their initializers keep their dimensions but not their
+data, enough to plan, and the JSON holds PyTorch's parameter count.
+
+Usage: scripts/export-onnx-fixtures.py [OUT_DIR]   (default: tests/data/onnx)
+"""
+import json
+import os
+import sys
+
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn as nn
+import torchvision
+
+BATCH = 2
+
+
+class TinyCNN(nn.Module):
+    """Convolution (strided, padded, grouped), ReLU, ReLU6, Sigmoid, Tanh, both poolings."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=1, padding=1)
+        self.pool1 = nn.MaxPool2d(2, 2)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2, bias=False)
+        self.act2 = nn.ReLU6()
+        self.pool2 = nn.AvgPool2d(2, 2)
+        self.fc1 = nn.Linear(8 * 2 * 2, 16)
+        self.fc2 = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = self.pool1(torch.relu(self.conv1(x)))
+        x = self.pool2(self.act2(self.conv2(x)))
+        x = torch.flatten(x, 1)
+        x = torch.tanh(self.fc1(x))
+        return self.fc2(torch.sigmoid(x))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class TinyResNet(nn.Module):
+    """A ResNet in miniature: batch norm, residual adds, a downsampling shortcut."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8, eps=1e-3)  # as torchvision's Inception and MobileNetV3
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = BasicBlock(8, 8, 1)
+        self.layer2 = BasicBlock(8, 16, 2)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.layer2(self.layer1(x))
+        x = nn.functional.adaptive_avg_pool2d(x, 1)
+        return self.fc(x.reshape(x.shape[0], -1))
+
+
+class TinyMLP(nn.Module):
+    """Linear layers on a sequence (MatMul + Add), layer norm, and a reshape to features."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 16)
+        self.norm = nn.LayerNorm(16)
+        self.head = nn.Linear(4 * 16, 3)
+
+    def forward(self, x):
+        x = self.norm(torch.relu(self.proj(x)))
+        return self.head(x.reshape(x.shape[0], -1))
+
+
+class TinyInception(nn.Module):
+    """Branches concatenated along the channels, one of them average-pooled with padding, as in Inception."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, 1, 1)
+        self.branch1 = nn.Conv2d(4, 3, 1)
+        self.branch3 = nn.Conv2d(4, 5, 3, 1, 1)
+        self.fc = nn.Linear(3 + 5 + 4, 4)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        # The pooled branch: torch writes count_include_pad's padding as a Pad before the pool.
+        pooled = nn.functional.avg_pool2d(x, 3, stride=1, padding=1)
+        x = torch.relu(torch.cat([self.branch1(x), self.branch3(x), pooled], 1))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def randomize_norms(model, gen):
+    """Batch norms with weights and statistics other than 1 and 0, so every one is tested."""
+    for m in model.modules():
+        if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
+            with torch.no_grad():
+                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+                if isinstance(m, nn.BatchNorm2d):
+                    m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=gen))
+                    m.running_var.copy_(1 + 0.3 * torch.rand(m.running_var.shape, generator=gen))
+
+
+def export(model, example, path, opset):
+    model.eval()
+    # PRESERVE keeps batch norm as it is (EVAL would fold it into the convolutions, which
+    # changes the parameters); the model is in eval mode, so no dropout is exported.
+    torch.onnx.export(model, example, path, opset_version=opset, training=torch.onnx.TrainingMode.PRESERVE,
+                      input_names=["input"], output_names=["logits"], dynamic_axes={"input": {0: "batch"}})
+    onnx.checker.check_model(onnx.load(path))
+
+
+def floats(t):
+    return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
+
+
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13):
+    """The fixture of the model `make_model` builds, with initial weights from a fixed seed."""
+    torch.manual_seed(1234)
+    model = make_model()
+    gen = torch.Generator().manual_seed(1234)
+    randomize_norms(model, gen)
+    x = torch.rand((BATCH,) + sample_shape, generator=gen) * 2 - 1
+    labels = torch.randint(0, classes, (BATCH,), generator=gen)
+    path = os.path.join(out_dir, name + ".onnx")
+    export(model, x, path, opset)
+
+    model.eval()
+    with torch.no_grad():
+        logits = model(x)
+    model.train()
+    model.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), labels)
+    loss.backward()
+    # Gradients by initializer name, in the file's layout: torch stores a Linear weight it
+    # exports as MatMul transposed, under a name of its own.
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
+    grads = {}
+    for n, p in model.named_parameters():
+        if n in inits:
+            grads[n] = floats(p.grad)
+            continue
+        t = p.detach().t().numpy()
+        found = [k for k, v in inits.items() if v.shape == t.shape and (v == t).all()]
+        if len(found) != 1:
+            sys.exit(f"{name}: parameter {n} is not an initializer of the file, as is or transposed")
+        grads[found[0]] = floats(p.grad.t())
+    fixture = {
+        "model": name,
+        "input_shape": [BATCH] + list(sample_shape),
+        "input": floats(x),
+        "labels": labels.tolist(),
+        "logits": floats(logits),
+        "loss": float(loss),
+        "gradients": grads,
+        "trainable_parameters": sum(p.numel() for p in model.parameters()),
+    }
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump(fixture, f)
+
+
+def strip_weights(path):
+    """Keeps each initializer's name, type and dimensions; drops its data."""
+    m = onnx.load(path)
+    for t in m.graph.initializer:
+        t.ClearField("raw_data")
+        t.ClearField("float_data")
+    onnx.save(m, path)
+
+
+def write_structure(name, model, out_dir):
+    x = torch.rand(1, 3, 224, 224)
+    path = os.path.join(out_dir, name + ".onnx")
+    export(model, x, path, 13)
+    strip_weights(path)
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump({"model": name, "trainable_parameters": sum(p.numel() for p in model.parameters())}, f)
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "onnx")
+    os.makedirs(out_dir, exist_ok=True)
+    write_fixture("tiny_cnn", TinyCNN, (3, 16, 16), 5, out_dir)
+    write_fixture("tiny_resnet", TinyResNet, (3, 16, 16), 10, out_dir)
+    write_fixture("tiny_mlp", TinyMLP, (4, 8), 3, out_dir, opset=17)
+    write_fixture("tiny_inception", TinyInception, (3, 8, 8), 4, out_dir)
+    write_structure("resnet18", torchvision.models.resnet18(), out_dir)
+    write_structure("mobilenet_v2", torchvision.models.mobilenet_v2(), out_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+#include "onnx_file.h"
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "poet/util/error.h"
+#include "tensor_data.h"
+
+namespace poet::onnx_import {
+
+::onnx::ModelProto read_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open ONNX file '{}': check the path", path));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in.good() && !in.eof()) throw InputError(fmt::format("cannot read ONNX file '{}'", path));
+  const std::string data = bytes.str();
+  ::onnx::ModelProto model;
+  if (data.empty() || !model.ParseFromString(data))
+    throw InputError(fmt::format("'{}' is not an ONNX model (not a protobuf ModelProto, or truncated); export one "
+                                 "with torch.onnx.export",
+                                 path));
+  if (!model.has_graph() || model.graph().node_size() == 0)
+    throw InputError(fmt::format("'{}' holds no ONNX graph (no nodes); it is not a model torch.onnx.export wrote",
+                                 path));
+  return model;
+}
+
+::onnx::ModelProto checked_with_shapes(const ::onnx::ModelProto& model, const std::string& input, int batch,
+                                       const std::string& path) {
+  ::onnx::ModelProto m = model;
+  ::onnx::GraphProto& g = *m.mutable_graph();
+  // Shapes the exporter recorded for its own batch would contradict the new batch.
+  g.clear_value_info();
+  for (auto& v : *g.mutable_input()) {
+    if (v.name() != input || !v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+    auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_value(batch);
+  }
+  for (auto& v : *g.mutable_output()) {  // a symbolic batch merges with the one inferred
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+    auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_param("batch");
+  }
+  // Weights without data: the checker wants one value field per initializer, so a
+  // structure-only file's are checked as graph inputs of their type and dimensions.
+  auto* inits = g.mutable_initializer();
+  for (int i = inits->size() - 1; i >= 0; --i) {
+    const ::onnx::TensorProto& t = inits->Get(i);
+    if (!is_structure_only(t)) continue;
+    ::onnx::ValueInfoProto* v = g.add_input();
+    v->set_name(t.name());
+    auto* tensor = v->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(t.data_type());
+    for (const std::int64_t d : t.dims()) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    inits->DeleteSubrange(i, 1);
+  }
+  try {
+    ::onnx::checker::check_model(m);
+    ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("'{}' is not a valid ONNX model: {}", path, e.what()));
+  }
+  return m;
+}
+
+}  // namespace poet::onnx_import

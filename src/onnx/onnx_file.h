@@ -1,0 +1,23 @@
+// Reading an ONNX file: the protobuf parsed, the model checked by ONNX's checker and its
+// shapes inferred for the batch size asked for, every failure an InputError naming the file.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+namespace poet::onnx_import {
+
+// Parses `path`. InputError (naming the path) when it cannot be read or is not an ONNX
+// model: not protobuf, truncated, or without a graph.
+::onnx::ModelProto read_model_file(const std::string& path);
+
+// Runs ONNX's checker and shape inference (strict: a node whose inputs do not fit it is
+// an error) on a copy of `model` whose input has batch dimension `batch`, and returns the
+// copy with its inferred shapes (value_info). Initializers without data (a structure-only
+// file) are checked as typed graph inputs of their dimensions. InputError naming `path`
+// and ONNX's reason otherwise.
+::onnx::ModelProto checked_with_shapes(const ::onnx::ModelProto& model, const std::string& input, int batch,
+                                       const std::string& path);
+
+}  // namespace poet::onnx_import

@@ -1,0 +1,186 @@
+#include "tensor_data.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "poet/util/error.h"
+
+namespace poet::onnx_import {
+namespace {
+
+using ::onnx::TensorProto;
+
+// Far above any real model's tensor, and small enough that every byte count fits in int64.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 36;
+
+Shape checked_dims(const TensorProto& t, const std::string& what) {
+  Shape dims;
+  std::int64_t count = 1;
+  for (const std::int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && count > kMaxElements / d))
+      throw InputError(fmt::format("{} has dimensions that are negative or too large ({} elements at most)", what,
+                                   kMaxElements));
+    count *= d;
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+bool is_integer(int type) {
+  switch (type) {
+    case TensorProto::INT64:
+    case TensorProto::INT32:
+    case TensorProto::INT16:
+    case TensorProto::INT8:
+    case TensorProto::UINT8:
+    case TensorProto::UINT16:
+    case TensorProto::UINT32:
+    case TensorProto::UINT64:
+    case TensorProto::BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Bytes per element of raw_data for the integer types.
+std::size_t raw_width(int type) {
+  switch (type) {
+    case TensorProto::INT64:
+    case TensorProto::UINT64:
+      return 8;
+    case TensorProto::INT32:
+    case TensorProto::UINT32:
+      return 4;
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+std::int64_t raw_integer(const char* p, int type) {
+  switch (type) {
+    case TensorProto::INT64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case TensorProto::UINT64: {
+      std::uint64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<std::int64_t>(v);
+    }
+    case TensorProto::INT32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case TensorProto::UINT32: {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case TensorProto::INT16: {
+      std::int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case TensorProto::UINT16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case TensorProto::INT8:
+      return static_cast<std::int8_t>(*p);
+    default:
+      return static_cast<std::uint8_t>(*p);
+  }
+}
+
+void expect_count(std::int64_t have, std::int64_t want, const std::string& what) {
+  if (have != want)
+    throw InputError(fmt::format("{} holds {} values but its dimensions say {}; the file is damaged", what, have,
+                                 want));
+}
+
+}  // namespace
+
+bool is_structure_only(const TensorProto& t) {
+  bool has_elements = true;
+  for (const std::int64_t d : t.dims()) has_elements = has_elements && d > 0;
+  return has_elements && !t.has_raw_data() && t.float_data_size() == 0 && t.int64_data_size() == 0 &&
+         t.int32_data_size() == 0 && t.double_data_size() == 0 && t.uint64_data_size() == 0 &&
+         t.data_location() != TensorProto::EXTERNAL;
+}
+
+ConstTensor read_tensor(const TensorProto& t, const std::string& what) {
+  ConstTensor c;
+  c.name = t.name();
+  c.dims = checked_dims(t, what);
+  const std::int64_t n = element_count(c.dims);
+  if (t.data_location() == TensorProto::EXTERNAL)
+    throw InputError(fmt::format("{} keeps its data in an external file, which poet does not read; export the model "
+                                 "with its weights inside (torch.onnx.export does for models under 2 GB)",
+                                 what));
+  const int type = t.data_type();
+  if (type == TensorProto::FLOAT || type == TensorProto::DOUBLE) {
+    c.is_float = true;
+  } else if (!is_integer(type)) {
+    throw InputError(fmt::format("{} has element type {}, which poet does not read: it trains float32 models",
+                                 what, TensorProto::DataType_Name(static_cast<TensorProto::DataType>(type))));
+  }
+  if (is_structure_only(t)) {
+    c.has_data = false;
+    return c;
+  }
+  const auto count = static_cast<std::size_t>(n);
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    const std::size_t width = type == TensorProto::FLOAT ? 4 : type == TensorProto::DOUBLE ? 8 : raw_width(type);
+    expect_count(static_cast<std::int64_t>(raw.size() / width), n, what);
+    if (raw.size() % width != 0) expect_count(-1, n, what);
+    if (type == TensorProto::FLOAT) {
+      c.floats.resize(count);
+      if (count > 0) std::memcpy(c.floats.data(), raw.data(), count * 4);
+    } else if (type == TensorProto::DOUBLE) {
+      c.floats.resize(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        double v;
+        std::memcpy(&v, raw.data() + 8 * i, 8);
+        c.floats[i] = static_cast<float>(v);
+      }
+    } else {
+      c.ints.resize(count);
+      for (std::size_t i = 0; i < count; ++i) c.ints[i] = raw_integer(raw.data() + width * i, type);
+    }
+    return c;
+  }
+  if (type == TensorProto::FLOAT) {
+    expect_count(t.float_data_size(), n, what);
+    c.floats.assign(t.float_data().begin(), t.float_data().end());
+  } else if (type == TensorProto::DOUBLE) {
+    expect_count(t.double_data_size(), n, what);
+    for (const double v : t.double_data()) c.floats.push_back(static_cast<float>(v));
+  } else if (type == TensorProto::INT64) {
+    expect_count(t.int64_data_size(), n, what);
+    c.ints.assign(t.int64_data().begin(), t.int64_data().end());
+  } else if (type == TensorProto::UINT64) {
+    expect_count(t.uint64_data_size(), n, what);
+    for (const std::uint64_t v : t.uint64_data()) c.ints.push_back(static_cast<std::int64_t>(v));
+  } else {  // the narrower integers and bool are stored in int32_data
+    expect_count(t.int32_data_size(), n, what);
+    c.ints.assign(t.int32_data().begin(), t.int32_data().end());
+  }
+  return c;
+}
+
+const std::vector<std::int64_t>& int_values(const ConstTensor& t, const std::string& what) {
+  if (t.is_float || !t.has_data)
+    throw InputError(fmt::format("{} must be an integer tensor with data (a shape, axes or indices)", what));
+  return t.ints;
+}
+
+}  // namespace poet::onnx_import

@@ -1,0 +1,39 @@
+// Constant tensors of an ONNX file (initializers, Constant nodes and what folding makes
+// of them), read from their protobuf form with every size checked against the data.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "poet/graph/graph.h"
+
+namespace poet::onnx_import {
+
+struct ConstTensor {
+  std::string name;  // the initializer's name; empty for a folded value
+  Shape dims;
+  bool is_float = false;  // float32; otherwise an integer tensor (int64, int32, bool...)
+  bool has_data = true;   // false: a structure-only file's initializer (dimensions, no data)
+  std::vector<float> floats;
+  std::vector<std::int64_t> ints;
+
+  std::int64_t elements() const { return element_count(dims); }
+};
+
+// Reads `t` (float32, float64 as float32, or any integer type as int64). Throws InputError
+// naming `what` for negative or overflowing dimensions, data that do not match them,
+// external data, or an element type poet cannot use.
+ConstTensor read_tensor(const ::onnx::TensorProto& t, const std::string& what);
+
+// A tensor without data counts as structure-only when it has elements: a file stripped
+// of its weights to stay small.
+bool is_structure_only(const ::onnx::TensorProto& t);
+
+// The tensor's values, as integers (what shape computations read); InputError naming
+// `what` for a float tensor or one without data.
+const std::vector<std::int64_t>& int_values(const ConstTensor& t, const std::string& what);
+
+}  // namespace poet::onnx_import

@@ -1,0 +1,242 @@
+// The ONNX importer's contract beyond PyTorch parity (onnx_parity_test.cpp): unsupported
+// operators and hostile files are clear errors, and export writes the trained weights
+// back so that importing the result gives them again.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "executor_harness.h"
+#include "poet/graph/graph_json.h"
+#include "poet/onnx/onnx_import.h"
+#include "poet/train/imported_weights.h"
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(POET_TEST_DATA_DIR) + "/onnx/" + name; }
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::path(::testing::TempDir()) / ("poet_onnx_" + name)).string();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void add_value(::onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(::onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_initializer(::onnx::GraphProto& g, const std::string& name, const Shape& dims, float value) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  std::int64_t n = 1;
+  for (const std::int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (std::int64_t i = 0; i < n; ++i) t->add_float_data(value + 0.01f * static_cast<float>(i));
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& name, const std::string& op,
+                            std::vector<std::string> in, std::string out) {
+  auto* n = g.add_node();
+  n->set_name(name);
+  n->set_op_type(op);
+  for (auto& i : in) n->add_input(i);
+  n->add_output(std::move(out));
+  return n;
+}
+
+// A model with input x of `input` dims and output y of `output` dims, whose nodes `body` adds.
+std::string write_model(const std::string& name, const Shape& input, const Shape& output,
+                        const std::function<void(::onnx::GraphProto&)>& body) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  ::onnx::GraphProto& g = *m.mutable_graph();
+  g.set_name(name);
+  add_value(g.add_input(), "x", input);
+  add_value(g.add_output(), "y", output);
+  body(g);
+  const std::string path = temp_path(name + ".onnx");
+  write_bytes(path, m.SerializeAsString());
+  return path;
+}
+
+// The message of the InputError importing `path` throws; fails the test if none is thrown.
+std::string import_error(const std::string& path) {
+  try {
+    import_onnx(path, {.batch_size = 2});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "importing " << path << " did not fail";
+  return {};
+}
+
+TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
+  const std::string path = write_model("mul", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "scale_by_itself", "Mul", {"x", "x"}, "y");
+  });
+  const std::string message = import_error(path);
+  EXPECT_NE(message.find("scale_by_itself"), std::string::npos) << message;
+  EXPECT_NE(message.find("Mul"), std::string::npos) << message;
+  EXPECT_NE(message.find("Conv, Dropout"), std::string::npos) << message;  // the list of those supported
+  EXPECT_NE(message.find("docs/ONNX.md"), std::string::npos) << message;
+}
+
+TEST(OnnxImport, UnsupportedAttributeIsNamed) {
+  const std::string path = write_model("dilated", {1, 3, 8, 8}, {1, 2, 4, 4}, [](auto& g) {
+    add_initializer(g, "w", {2, 3, 3, 3}, 0.1f);
+    auto* conv = add_node(g, "dilated_conv", "Conv", {"x", "w"}, "y");
+    auto* d = conv->add_attribute();
+    d->set_name("dilations");
+    d->set_type(::onnx::AttributeProto::INTS);
+    d->add_ints(2);
+    d->add_ints(2);
+  });
+  const std::string message = import_error(path);
+  EXPECT_NE(message.find("dilated_conv"), std::string::npos) << message;
+  EXPECT_NE(message.find("dilat"), std::string::npos) << message;
+}
+
+TEST(OnnxImport, HostileFilesAreClearErrors) {
+  const std::string garbage = temp_path("garbage.onnx");
+  write_bytes(garbage, "this is not an ONNX model, only some text\n");
+  EXPECT_NE(import_error(garbage).find(garbage), std::string::npos);
+
+  const std::string empty = temp_path("empty.onnx");
+  write_bytes(empty, "");
+  EXPECT_NE(import_error(empty).find("not an ONNX model"), std::string::npos);
+
+  EXPECT_NE(import_error(temp_path("does-not-exist.onnx")).find("cannot open"), std::string::npos);
+
+  const std::string whole = read_bytes(fixture("tiny_resnet.onnx"));
+  for (const std::size_t keep : {std::size_t{10}, whole.size() / 3, whole.size() / 2, whole.size() - 7}) {
+    const std::string truncated = temp_path("truncated.onnx");
+    write_bytes(truncated, whole.substr(0, keep));
+    import_error(truncated);
+  }
+
+  const std::string missing = write_model("missing", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "reads_nothing", "Relu", {"nowhere"}, "y");
+  });
+  import_error(missing);
+
+  // A convolution whose weight has 5 input channels, on a 3-channel image.
+  const std::string wrong = write_model("wrong_shapes", {1, 3, 8, 8}, {1, 2, 6, 6}, [](auto& g) {
+    add_initializer(g, "w", {2, 5, 3, 3}, 0.1f);
+    add_node(g, "bad_conv", "Conv", {"x", "w"}, "y");
+  });
+  import_error(wrong);
+
+  // Weights whose data do not match their dimensions.
+  const std::string short_weights = write_model("short_weights", {1, 4}, {1, 3}, [](auto& g) {
+    add_initializer(g, "w", {3, 4}, 0.1f);
+    g.mutable_initializer(0)->mutable_float_data()->RemoveLast();
+    auto* gemm = add_node(g, "fc", "Gemm", {"x", "w"}, "y");
+    auto* t = gemm->add_attribute();
+    t->set_name("transB");
+    t->set_type(::onnx::AttributeProto::INT);
+    t->set_i(1);
+  });
+  import_error(short_weights);
+}
+
+TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
+  const OnnxModel m = import_onnx(fixture("tiny_cnn.onnx"), {.batch_size = 5});
+  EXPECT_EQ(m.forward.node(0).shape, (Shape{5, 3, 16, 16}));
+  EXPECT_EQ(m.forward.node(m.forward.loss()).shape, (Shape{5, 5}));
+  EXPECT_TRUE(m.has_weights);
+}
+
+// torchvision's Inception and MobileNetV3 normalize with epsilon 1e-3 (the tiny ResNet's
+// first batch norm does too): the norm and its statistics node keep it, and so does the
+// graph's JSON.
+TEST(OnnxImport, NormEpsilonIsKeptThroughTheTrainingGraphAndItsJson) {
+  const OnnxModel m = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  int loose = 0;
+  for (const Node& n : g.nodes())
+    if (n.role != Role::Backward && (n.op == OpKind::BatchNorm2d || n.op == OpKind::BatchNormStats) &&
+        std::abs(n.attrs.epsilon - 1e-3) < 1e-9)
+      ++loose;
+  EXPECT_EQ(loose, 2) << "the first batch norm and its statistics";
+  const Graph back = graph_from_json(graph_to_json(g), "round trip");
+  for (std::size_t v = 0; v < g.size(); ++v) EXPECT_EQ(back.nodes()[v].attrs, g.nodes()[v].attrs) << g.nodes()[v].name;
+}
+
+// One SGD step on the tiny ResNet, then export: the exported file imports with exactly
+// the trained weights (batch-norm running statistics included).
+TEST(OnnxExport, RoundTripGivesTheTrainedWeights) {
+  OnnxModel m = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 4});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  runtime::ExecutorOptions options;
+  options.optimizer.kind = Optimizer::SGD;
+  options.optimizer.learning_rate = 0.1f;
+  runtime::Executor e(g, testing::executable(g, checkpoint_all_schedule(g)), options);
+  train::load_imported_weights(e.parameters(), g, m.parameters);
+  const std::vector<ImportedParameters> before = m.parameters;
+  const testing::Batch b = testing::synthetic_batch(e, 3);
+  e.train_step(b.inputs, b.labels);
+  train::take_trained_weights(e.parameters(), g, m.parameters);
+
+  const std::string out = temp_path("tiny_resnet_trained.onnx");
+  export_onnx(m, out);
+  const OnnxModel back = import_onnx(out, {.batch_size = 4});
+  ASSERT_EQ(back.parameters.size(), m.parameters.size());
+  bool changed = false;
+  for (std::size_t i = 0; i < m.parameters.size(); ++i) {
+    EXPECT_EQ(back.parameters[i].node, m.parameters[i].node);
+    EXPECT_TRUE(testing::same_bits(back.parameters[i].values, m.parameters[i].values)) << m.parameters[i].node;
+    changed = changed || !testing::same_bits(before[i].values, m.parameters[i].values);
+  }
+  EXPECT_TRUE(changed) << "the step trained the weights";
+}
+
+// torch shares one initializer between equal tensors through Identity nodes; each layer
+// trains its own copy, and export gives each its own initializer.
+TEST(OnnxExport, WeightsSharedThroughIdentityAreWrittenApart) {
+  const std::string path = write_model("shared", {1, 4}, {1, 4}, [](auto& g) {
+    add_initializer(g, "w", {4, 4}, 0.5f);
+    add_node(g, "alias", "Identity", {"w"}, "w2");
+    add_node(g, "fc1", "MatMul", {"x", "w"}, "h");
+    add_node(g, "act", "Relu", {"h"}, "r");
+    add_node(g, "fc2", "MatMul", {"r", "w2"}, "y");
+  });
+  OnnxModel m = import_onnx(path, {.batch_size = 1});
+  ASSERT_EQ(m.parameters.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t k = 0; k < m.parameters[i].values.size(); ++k)
+      m.parameters[i].values[k] = static_cast<float>(i * 100 + k);
+  const std::string out = temp_path("shared_trained.onnx");
+  export_onnx(m, out);
+  const OnnxModel back = import_onnx(out, {.batch_size = 1});
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_TRUE(testing::same_bits(back.parameters[i].values, m.parameters[i].values)) << m.parameters[i].node;
+}
+
+TEST(OnnxExport, StructureOnlyModelHasNothingToExport) {
+  const OnnxModel m = import_onnx(fixture("resnet18.onnx"), {.batch_size = 1});
+  EXPECT_THROW(export_onnx(m, temp_path("resnet18_out.onnx")), InputError);
+}
+
+}  // namespace
+}  // namespace poet
