@@ -9,7 +9,9 @@
 namespace poet::kernels::detail {
 
 // Below about this many elements of work, starting the threads costs more than it saves.
-inline constexpr std::int64_t kParallelMinElements = 32768;
+// Measured at 2 threads (docs/BENCHMARKS.md, "Kernel speed"): with 32,768 a resnet18_cifar
+// step (batch 32) took 125 ms, with 262,144 96 ms; mobilenet_v2's (batch 4) 131 and 135 ms.
+inline constexpr std::int64_t kParallelMinElements = 262144;
 
 template <typename F>
 void parallel_for(std::int64_t count, std::int64_t elements_each, F f) {
