@@ -62,6 +62,20 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   return r;
 }
 
+Node node_by_rules(std::string name, OpKind op, Role role, OpResult r, std::vector<NodeId> inputs,
+                   const OpArgs& args) {
+  Node n;
+  n.name = std::move(name);
+  n.op = op;
+  n.role = role;
+  n.shape = std::move(r.shape);
+  n.flops = r.flops;
+  n.param_count = r.params;
+  n.inputs = std::move(inputs);
+  n.attrs = args.attrs;
+  return n;
+}
+
 std::int64_t trainable_parameters(const Node& n) {
   if (n.role == Role::Backward || n.param_count == 0) return 0;
   const auto untrained = op_def(n.op).untrained;

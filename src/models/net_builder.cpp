@@ -20,16 +20,7 @@ NodeId NetBuilder::make(std::string name, OpKind op, std::vector<NodeId> inputs,
   } catch (const InputError& e) {  // the zoo's own layers do not fit: a bug of the model
     fail_internal(__FILE__, __LINE__, fmt::format("layer '{}': {}", name, e.what()));
   }
-  Node n;
-  n.name = std::move(name);
-  n.op = op;
-  n.role = role;
-  n.shape = std::move(r.shape);
-  n.flops = r.flops;
-  n.param_count = r.params;
-  n.inputs = std::move(inputs);
-  n.attrs = args.attrs;
-  return graph_.add(std::move(n));
+  return graph_.add(node_by_rules(std::move(name), op, role, std::move(r), std::move(inputs), args));
 }
 
 NodeId NetBuilder::input(Shape shape) {

@@ -289,15 +289,7 @@ NodeId Importer::make(const NodeReader& n, OpKind op, std::vector<NodeId> inputs
   } catch (const InputError& e) {
     fail(n, fmt::format("as poet's {}: {}", op_name(op), e.what()));
   }
-  Node node;
-  node.name = unique_name(n);
-  node.op = op;
-  node.shape = std::move(r.shape);
-  node.flops = r.flops;
-  node.param_count = r.params;
-  node.inputs = std::move(inputs);
-  node.attrs = args.attrs;
-  return g_.add(std::move(node));
+  return g_.add(node_by_rules(unique_name(n), op, Role::Forward, std::move(r), std::move(inputs), args));
 }
 
 void Importer::set_parameters(const NodeReader& n, NodeId id, const std::vector<Weight>& weights) {

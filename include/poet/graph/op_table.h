@@ -94,6 +94,9 @@ struct OpResult {
   std::int64_t params = 0;
 };
 OpResult apply_rules(OpKind op, const OpArgs& args);
+// The node those rules describe: `r` is apply_rules(op, args) for the same args.
+Node node_by_rules(std::string name, OpKind op, Role role, OpResult r, std::vector<NodeId> inputs,
+                   const OpArgs& args);
 
 // The parameters the optimizer trains: of a node, and over a graph's forward nodes. What
 // PyTorch counts as a model's parameters (its buffers, such as running statistics, not).
