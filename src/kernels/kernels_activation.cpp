@@ -59,7 +59,7 @@ void relu6_forward(std::span<const float> x, std::span<float> y) {
 
 // Reads the output: 0 < y < 6 exactly where the input was inside the linear part.
 void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("relu6_backward", dy, y, dx, [](float g, float out) { return (out > 0.0f) & (out < 6.0f) ? g : 0.0f; });
+  map_gradient("relu6_backward", dy, y, dx, [](float g, float out) { return ((out > 0.0f) & (out < 6.0f)) ? g : 0.0f; });
 }
 
 void gelu_forward(std::span<const float> x, std::span<float> y) {

@@ -82,8 +82,8 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   if (exists && S_ISDIR(st.st_mode)) fail(path, EISDIR);
   if (exists && !S_ISREG(st.st_mode)) return write_through(path, target, contents);
 
-  std::string folder = std::filesystem::path(target).parent_path().string();
-  if (folder.empty()) folder = ".";
+  const std::string parent = std::filesystem::path(target).parent_path().string();
+  const std::string folder = parent.empty() ? std::string(".") : parent;
   std::string name = target + ".tmp-XXXXXX";
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) fail(path, errno);
