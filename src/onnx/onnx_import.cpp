@@ -94,6 +94,13 @@ class Importer {
   void bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
+  // The stride and padding of a Conv or pooling node as poet's window operators take them
+  // (undilated, explicit or VALID padding, one stride for both axes, each axis padded alike
+  // on both sides); `pads` replaces the node's own (a Pad folded into a pool).
+  struct Window {
+    int stride, pad_h, pad_w;
+  };
+  Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {});
   NodeId conv(const NodeReader& n);
   NodeId gemm(const NodeReader& n);
   NodeId matmul(const NodeReader& n);
@@ -462,6 +469,24 @@ void Importer::import_node(const NodeReader& n) {
                             : fmt::format("poet has no operator for ONNX's {}", op));
 }
 
+Importer::Window Importer::window(const NodeReader& n, const char* operation,
+                                  std::optional<std::vector<std::int64_t>> pads) {
+  if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
+    unsupported(n, fmt::format("dilated {} (dilations other than 1) is not supported", operation));
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID")
+    unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
+  const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
+  if (!pads) pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
+    unsupported(n, fmt::format("poet's {} takes one stride for both axes", operation));
+  const auto& p = *pads;
+  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
+    unsupported(n, fmt::format("poet's {} pads both sides of an axis alike", operation));
+  return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, p[0], "pad", path_),
+          window_attribute(n, p[1], "pad", path_)};
+}
+
 NodeId Importer::conv(const NodeReader& n) {
   const NodeId x = activation(n, 0);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
@@ -472,23 +497,13 @@ NodeId Importer::conv(const NodeReader& n) {
   if (groups < 1 || in[1] != w->dims[1] * groups)
     fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
                         in[1]));
-  if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
-    unsupported(n, "dilated convolutions (dilations other than 1) are not supported");
-  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID")
-    unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
-  const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-  const std::vector<std::int64_t> pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
-  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
-    unsupported(n, "poet's convolution takes one stride for both axes");
-  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3] || pads[0] < 0 || pads[1] < 0)
-    unsupported(n, "poet's convolution pads both sides of an axis alike");
+  const Window geometry = window(n, "convolution");
   OpAttrs a;
   a.kernel_h = window_attribute(n, w->dims[2], "kernel height", path_);
   a.kernel_w = window_attribute(n, w->dims[3], "kernel width", path_);
-  a.stride = window_attribute(n, strides[0], "stride", path_);
-  a.pad_h = window_attribute(n, pads[0], "pad", path_);
-  a.pad_w = window_attribute(n, pads[1], "pad", path_);
+  a.stride = geometry.stride;
+  a.pad_h = geometry.pad_h;
+  a.pad_w = geometry.pad_w;
   a.groups = groups;
   a.bias = !n.input(2).empty();
   const std::int64_t out = w->dims[0];
@@ -628,30 +643,21 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   const auto kernel = n.get_ints("kernel_shape");
   if (!kernel || kernel->size() != 2 || in.size() != 4) unsupported(n, "poet pools 2-D images with a 2-D kernel");
-  if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
-    unsupported(n, "dilated pooling is not supported");
-  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID")
-    unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
-  const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-  std::vector<std::int64_t> pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  std::optional<std::vector<std::int64_t>> folded_pads;
   bool counts_padding = n.get_int("count_include_pad", 0) != 0;
   if (const auto it = pool_padding_.find(index_); it != pool_padding_.end()) {  // the Pad before it, folded in
-    pads = {it->second.first, it->second.second, it->second.first, it->second.second};
+    folded_pads = {it->second.first, it->second.second, it->second.first, it->second.second};
     counts_padding = true;
   }
-  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
-    unsupported(n, "poet's pooling takes one stride for both axes");
-  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3])
-    unsupported(n, "poet's pooling pads both sides of an axis alike");
-  if (op == OpKind::AvgPool2d && (pads[0] > 0 || pads[1] > 0) && !counts_padding)
+  const Window geometry = window(n, "pooling", folded_pads);
+  if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
     unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   OpAttrs a;
   a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
   a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
-  a.stride = window_attribute(n, strides[0], "stride", path_);
-  a.pad_h = window_attribute(n, pads[0], "pad", path_);
-  a.pad_w = window_attribute(n, pads[1], "pad", path_);
+  a.stride = geometry.stride;
+  a.pad_h = geometry.pad_h;
+  a.pad_w = geometry.pad_w;
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
     unsupported(n, "poet pools with padding narrower than the kernel");
   // ceil_mode rounds the output size up; poet's rule rounds down: equal when the windows tile.

@@ -61,42 +61,24 @@ std::size_t raw_width(int type) {
   }
 }
 
+// One little-endian integer of type T at p (raw_data need not be aligned).
+template <typename T>
+std::int64_t load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<std::int64_t>(v);
+}
+
 std::int64_t raw_integer(const char* p, int type) {
   switch (type) {
-    case TensorProto::INT64: {
-      std::int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    case TensorProto::UINT64: {
-      std::uint64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<std::int64_t>(v);
-    }
-    case TensorProto::INT32: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case TensorProto::UINT32: {
-      std::uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case TensorProto::INT16: {
-      std::int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case TensorProto::UINT16: {
-      std::uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case TensorProto::INT8:
-      return static_cast<std::int8_t>(*p);
-    default:
-      return static_cast<std::uint8_t>(*p);
+    case TensorProto::INT64: return load<std::int64_t>(p);
+    case TensorProto::UINT64: return load<std::uint64_t>(p);
+    case TensorProto::INT32: return load<std::int32_t>(p);
+    case TensorProto::UINT32: return load<std::uint32_t>(p);
+    case TensorProto::INT16: return load<std::int16_t>(p);
+    case TensorProto::UINT16: return load<std::uint16_t>(p);
+    case TensorProto::INT8: return load<std::int8_t>(p);
+    default: return load<std::uint8_t>(p);
   }
 }
 
