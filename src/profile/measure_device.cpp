@@ -128,7 +128,12 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   say(fmt::format("storage: {} tensor sizes, {} to {}, in {}", sizes.size(),
                   format_bytes(static_cast<double>(sizes.front())), format_bytes(static_cast<double>(sizes.back())),
                   options.storage.directory));
-  const StorageTiming storage = time_storage(sizes, options.storage, [&](const StorageSample& s) {
+  StorageTimingOptions storage_options = options.storage;
+  // The transfers are timed while the graph's kernels run on the CPU, as in a step.
+  storage_options.compute_load = [&runner] {
+    for (NodeId v = 0; v < static_cast<NodeId>(runner.graph().size()); ++v) runner.run(v);
+  };
+  const StorageTiming storage = time_storage(sizes, storage_options, [&](const StorageSample& s) {
     say(fmt::format("  {}: page-out {} (spread {}), page-in {} (spread {})", format_bytes(static_cast<double>(s.bytes)),
                     format_seconds(s.pageout_s), format_seconds(s.pageout_spread_s), format_seconds(s.pagein_s),
                     format_seconds(s.pagein_spread_s)));
@@ -148,7 +153,8 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.method = fmt::format(
       "compute: each node's kernel run through the runtime in passes over the graph in order, as a step runs them, "
       "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
-      "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for), latency and "
+      "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for, while passes over "
+      "the graph's kernels run on another thread, as in a step), latency and "
       "throughput fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
       options.nodes.warmup, options.nodes.repeats, blas_threads(),
       rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "

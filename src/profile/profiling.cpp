@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <exception>
 #include <set>
+#include <stop_token>
+#include <thread>
 
 #include "poet/paging/file_pager.h"
 #include "poet/util/error.h"
@@ -39,6 +42,32 @@ bool drop_cached_pages(const std::string& path) {
   ::close(fd);
   return ok;
 }
+
+// Runs `work` over and over on its own thread from construction to finish() (or
+// destruction), passing on what it throws at finish().
+class BackgroundLoad {
+ public:
+  explicit BackgroundLoad(std::function<void()> work) {
+    if (!work) return;
+    thread_ = std::jthread([this, work = std::move(work)](std::stop_token stop) {
+      try {
+        while (!stop.stop_requested()) work();
+      } catch (...) {
+        failure_ = std::current_exception();
+      }
+    });
+  }
+  void finish() {
+    if (!thread_.joinable()) return;
+    thread_.request_stop();
+    thread_.join();
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
+  std::exception_ptr failure_;
+  std::jthread thread_;  // last: joined (by its destructor) before failure_ goes
+};
 
 }  // namespace
 
@@ -121,6 +150,7 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
   pager_options.path = options.directory;
   pager_options.direct_io = options.direct_io;
   FilePager pager(pager_options);
+  BackgroundLoad load(options.compute_load);
   StorageTiming result;
   result.measured.path = options.directory;
   result.measured.direct_io = pager.uses_direct_io();
@@ -156,6 +186,7 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
     xs.push_back(s.bytes), outs.push_back(s.pageout_s), ins.push_back(s.pagein_s);
     if (progress) progress(s);
   }
+  load.finish();
   if (!xs.empty()) {
     result.pageout = fit_transfers(xs, outs);
     result.pagein = fit_transfers(xs, ins);
