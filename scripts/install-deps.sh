@@ -9,6 +9,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libdnnl-dev zlib1g-dev libisal-dev
   libonnx-dev libprotobuf-dev
+  # Image-folder datasets: PNG and JPEG decoding (src/data/image_decode.cpp).
+  libpng-dev libjpeg62-turbo-dev
   dataset-fashion-mnist
   clang libclang-rt-14-dev libomp-dev
   # The firmware (firmware/): built by clang for Cortex-M4, linked by lld, run on QEMU.
