@@ -20,6 +20,7 @@
 #include "poet/data/image_folder.h"
 #include "poet/data/image_transform.h"
 #include "poet/util/error.h"
+#include "scratch_folder.h"
 
 namespace poet::data {
 namespace {
@@ -39,25 +40,8 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-class ImageFolder : public ::testing::Test {
+class ImageFolder : public ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("poet_images_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A copy of the fixture folder in dir_/name, to spoil.
   fs::path copy_of_fixture(const std::string& name = "folder") {
     const fs::path to = dir_ / name;
@@ -71,8 +55,6 @@ class ImageFolder : public ::testing::Test {
     o.sample_shape = {3, 8, 8};
     return o;
   }
-
-  fs::path dir_;
 };
 
 TEST(ImageDecode, EveryKindOfFileDecodesToRgb) {
