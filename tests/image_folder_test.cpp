@@ -77,6 +77,17 @@ TEST(ImageDecode, EveryKindOfFileDecodesToRgb) {
   }
 }
 
+TEST(ImageDecode, CmykJpegsAreRefusedByName) {
+  // disc/000.png saved by PIL as convert("CMYK") JPEG.
+  const std::string path = (kImages / "cmyk.jpg").string();
+  try {
+    decode_image(path);
+    ADD_FAILURE() << "a CMYK JPEG decoded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("picture '" + path + "' is a CMYK JPEG"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ImageDecode, GreyPicturesHaveEqualChannels) {
   for (const char* name : {"001.png", "005.jpg"}) {
     const RgbImage image = decode_image((kFolder / "disc" / name).string());
@@ -181,6 +192,12 @@ TEST_F(ImageFolder, HiddenFilesAndTopLevelFilesAreIgnored) {
   write_bytes(f / "disc" / ".DS_Store", "junk");
   write_bytes(f / "README.txt", "pictures of discs and stripes");
   fs::create_directories(f / ".ipynb_checkpoints");
+  EXPECT_EQ(load_image_folder(options(f)).train.count(), 10);
+}
+
+TEST_F(ImageFolder, ALinkLoopInsideAClassIsNotFollowed) {
+  const fs::path f = copy_of_fixture();
+  fs::create_directory_symlink(f / "disc", f / "disc" / "again");
   EXPECT_EQ(load_image_folder(options(f)).train.count(), 10);
 }
 

@@ -184,6 +184,10 @@ void read_jpeg_header(JpegDecoder& j, const std::string& path) {
 RgbImage decode_jpeg(const std::string& path) {
   JpegDecoder j(path);
   read_jpeg_header(j, path);
+  if (j.d.jpeg_color_space == JCS_CMYK || j.d.jpeg_color_space == JCS_YCCK)
+    throw InputError(fmt::format("picture '{}' is a CMYK JPEG (print colours); poet reads RGB and greyscale pictures: "
+                                 "re-save it as an RGB JPEG or a PNG, or move it out of the folder",
+                                 path));
   if (!jpeg_start(&j.d, &j.error)) corrupt(path, "JPEG", j.error.message);
   POET_CHECK(j.d.output_components == 3, "libjpeg gives 3 components for JCS_RGB");
   RgbImage out{j.d.output_width, j.d.output_height, {}};

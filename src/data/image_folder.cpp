@@ -32,8 +32,8 @@ std::vector<ClassFiles> list_classes(const std::string& folder, const char* opti
     throw InputError(fmt::format("{} '{}' is not a folder{}; {}", option, folder,
                                  fs::exists(folder, ec) ? "" : " (it does not exist)", kLayout));
   std::vector<ClassFiles> classes;
-  for (const fs::directory_entry& e : fs::directory_iterator(folder, ec))
-    if (!hidden(e.path()) && e.is_directory(ec)) classes.push_back({e.path().filename().string(), {}});
+  for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (!hidden(it->path()) && it->is_directory(ec)) classes.push_back({it->path().filename().string(), {}});
   if (ec)
     throw InputError(fmt::format("cannot list {} '{}': {}; check that it is readable", option, folder, ec.message()));
   std::ranges::sort(classes, {}, &ClassFiles::name);
@@ -41,7 +41,8 @@ std::vector<ClassFiles> list_classes(const std::string& folder, const char* opti
     throw InputError(fmt::format("{} '{}' has no class sub-folders; {}", option, folder, kLayout));
   for (ClassFiles& c : classes) {
     const fs::path dir = fs::path(folder) / c.name;
-    auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
+    // Links to folders inside a class are not followed (a link to its own parent would loop).
+    auto it = fs::recursive_directory_iterator(dir, ec);
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (hidden(it->path())) {
         if (it->is_directory(ec)) it.disable_recursion_pending();
