@@ -147,6 +147,29 @@ expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny
 [[ "$last_output" == *"resume      from '$tmp/onnx.ckpt' after epoch 1"* ]] || { echo "FAIL: train --onnx did not resume"; failures=$((failures + 1)); }
 expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
 expect 2 "--export-onnx writes the trained weights" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp/x.onnx"
+expect 0 "median |error|" -- train --onnx "$onnx/tiny_cnn.onnx" --batch-size 2 --strategy poet --ram-budget 90% --report "$tmp/onnx-report" --report-steps 2 --page-file "$tmp"
+
+# Fine-tuning on a folder of pictures (tests/data/images: 2 classes of 6 PNG and JPEG files).
+images=$(dirname "$0")/data/images/folder
+expect 0 "data        folder:$images: 10 training and 2 test samples" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --batch-size 2 --max-batches 2 --page-file "$tmp" --export-onnx "$tmp/tuned_cnn.onnx"
+[[ "$last_output" == *"exported    the trained weights into '$tmp/tuned_cnn.onnx'"* ]] || { echo "FAIL: train on an image folder did not export"; failures=$((failures + 1)); }
+expect 0 "test accuracy" -- train --model lenet5 --dataset "folder:$images" --test-folder "$images" --mean 0.5 --std 0.25 --batch-size 4 --max-batches 1
+expect 2 "is not fashion-mnist, synthetic or folder:PATH" -- train --dataset imagenet
+expect 2 "--mean and --std describe an image folder" -- train --model lenet5 --dataset synthetic --mean 0.5
+expect 2 "--mean has 1 values but the model's pictures have 3 channels" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --mean 0.5
+mkdir -p "$tmp/pictures"
+cp "$images/disc/000.png" "$tmp/pictures/"
+expect 2 "'$tmp/pictures' has no class sub-folders" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/pictures"
+mkdir -p "$tmp/pictures/disc" "$tmp/pictures/stripes"
+cp "$images/disc/000.png" "$tmp/pictures/disc/"
+expect 2 "class folder '$tmp/pictures/stripes' holds no pictures" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/pictures"
+cp -r "$images" "$tmp/spoilt"
+echo "not a picture" > "$tmp/spoilt/disc/notes.txt"
+expect 2 "'$tmp/spoilt/disc/notes.txt' is not a PNG or JPEG picture" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt"
+rm "$tmp/spoilt/disc/notes.txt"
+head -c 300 "$images/stripes/002.png" > "$tmp/spoilt/stripes/002.png"  # truncated: found when a batch decodes it
+expect 2 "picture '$tmp/spoilt/stripes/002.png' is not a readable PNG" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt" --batch-size 2
+
 
 echo "cli_smoke: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -16,6 +16,7 @@
 #include "poet/data/idx_file.h"
 #include "poet/data/synthetic_dataset.h"
 #include "poet/util/error.h"
+#include "scratch_folder.h"
 
 namespace poet::data {
 namespace {
@@ -39,16 +40,8 @@ void write_gzip(const fs::path& path, const std::string& bytes) {
   gzclose(f);
 }
 
-class DataFiles : public ::testing::Test {
+class DataFiles : public ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("poet_data_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A Fashion-MNIST folder of `images` 2x3 images per split; the training files gzipped.
   void write_tiny_fashion_mnist(std::uint32_t images) {
     std::vector<std::uint8_t> pixels, labels;
@@ -59,17 +52,6 @@ class DataFiles : public ::testing::Test {
     write_plain(dir_ / "t10k-images-idx3-ubyte", idx_bytes({images, 2, 3}, pixels));
     write_plain(dir_ / "t10k-labels-idx1-ubyte", idx_bytes({images}, labels));
   }
-
-  std::string error_of(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "no error";
-  }
-
-  fs::path dir_;
 };
 
 TEST_F(DataFiles, IdxReadsPlainAndGzippedFilesAlike) {

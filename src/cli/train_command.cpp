@@ -17,6 +17,7 @@
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
 #include "poet/data/fashion_mnist.h"
+#include "poet/data/image_folder.h"
 #include "poet/data/synthetic_dataset.h"
 #include "poet/paging/file_pager.h"
 #include "poet/profile/profiling.h"
@@ -40,8 +41,11 @@ struct TrainOptions {
   std::string model = "lenet5";
   std::string onnx_file;    // fine-tune this ONNX model from its weights instead of a zoo model
   std::string export_onnx;  // write the trained weights into the ONNX model here
-  std::string dataset = "fashion-mnist";
+  std::string dataset = "fashion-mnist";  // or synthetic, or folder:PATH
   std::string data_dir = data::kFashionMnistDir;
+  std::string test_folder;               // of an image folder: its test set
+  std::optional<double> test_fraction;   // of an image folder without a test folder
+  std::vector<float> mean, std;          // of an image folder's pictures, per channel
   std::vector<std::string> ram_budgets = {"100%"};
   std::vector<std::string> strategies = {"poet"};
   std::string platform = kDefaultPlatform;
@@ -62,19 +66,43 @@ struct TrainOptions {
   bool report_alongside = false;
 };
 
-data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
-  if (o.dataset == "fashion-mnist") return data::load_fashion_mnist(o.data_dir);
-  // A sample per label (train::values_per_label): the input's trailing dimensions that
-  // hold one label's values, [C, H, W] of an image or [hidden] of a token.
-  data::SyntheticOptions s;
-  const std::int64_t per_label = train::values_per_label(g), per_batch = train::labels_per_batch(g);
+// An image folder is named on the command line as this prefix and its path.
+constexpr std::string_view kFolderPrefix = "folder:";
+
+bool is_image_folder(const std::string& dataset) { return dataset.starts_with(kFolderPrefix); }
+
+// The shape of a sample per label (train::values_per_label): the input's trailing
+// dimensions that hold one label's values, [C, H, W] of an image (with C = 1 of a greyscale
+// one) or [hidden] of a token.
+std::vector<std::int64_t> sample_shape(const Graph& g) {
+  const std::int64_t per_label = train::values_per_label(g);
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v)
     if (g.node(v).op == OpKind::Input) {
       const Shape& input = g.node(v).shape;
       auto first = input.end();
       for (std::int64_t values = 1; values < per_label && first != input.begin();) values *= *--first;
-      s.sample_shape.assign(first, input.end());
+      while (first - input.begin() > 1 && *(first - 1) == 1) --first;  // the channel of [N, 1, H, W], not N
+      return {first, input.end()};
     }
+  return {};
+}
+
+data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
+  if (!is_image_folder(o.dataset) &&
+      (!o.test_folder.empty() || o.test_fraction || !o.mean.empty() || !o.std.empty()))
+    throw InputError("--test-folder, --test-fraction, --mean and --std describe an image folder; give one with "
+                     "--dataset folder:PATH, or leave them out");
+  if (o.dataset == "fashion-mnist") return data::load_fashion_mnist(o.data_dir);
+  if (is_image_folder(o.dataset))
+    return data::load_image_folder({.folder = o.dataset.substr(kFolderPrefix.size()),
+                                    .test_folder = o.test_folder,
+                                    .test_fraction = o.test_fraction.value_or(0.2),
+                                    .sample_shape = sample_shape(g),
+                                    .mean = o.mean,
+                                    .std = o.std});
+  data::SyntheticOptions s;
+  const std::int64_t per_batch = train::labels_per_batch(g);
+  s.sample_shape = sample_shape(g);
   s.classes = static_cast<int>(g.node(g.loss()).shape.back());
   s.seed = o.seed;
   if (per_batch > o.batch_size) {  // a label per token: eight batches' tokens, a batch's for the test
@@ -307,9 +335,33 @@ void add_train_command(CLI::App& app) {
       ->excludes(model_option);
   cmd->add_option("--export-onnx", o->export_onnx,
                   "After training, write the ONNX model with the trained weights to this file (atomically)");
-  cmd->add_option("--dataset", o->dataset, "fashion-mnist (Debian's dataset-fashion-mnist) or synthetic")
+  cmd->add_option("--dataset", o->dataset,
+                  "fashion-mnist (Debian's dataset-fashion-mnist), synthetic, or folder:PATH: a folder of PNG and "
+                  "JPEG pictures with one sub-folder per class (docs/ONNX.md, \"Fine-tuning on your pictures\")")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fashion-mnist", "synthetic"}));
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            if (name == "fashion-mnist" || name == "synthetic") return {};
+            if (is_image_folder(name) && name.size() > kFolderPrefix.size()) return {};
+            return fmt::format("'{}' is not fashion-mnist, synthetic or folder:PATH (a folder of pictures)",
+                               text_excerpt(name));
+          },
+          "fashion-mnist|synthetic|folder:PATH"));
+  cmd->add_option("--test-folder", o->test_folder,
+                  "With --dataset folder:PATH: a folder of the same classes to test on (default: hold out "
+                  "--test-fraction of PATH)");
+  cmd->add_option("--test-fraction", o->test_fraction,
+                  "With --dataset folder:PATH and no --test-folder: the share of each class's pictures held out for "
+                  "testing, evenly spread in name order (default 0.2)")
+      ->check(number_in(0, 0.99));
+  cmd->add_option("--mean", o->mean,
+                  "With --dataset folder:PATH: per-channel mean subtracted from the pictures' [0, 1] values "
+                  "(default ImageNet's: 0.485,0.456,0.406)")
+      ->delimiter(',');
+  cmd->add_option("--std", o->std,
+                  "With --dataset folder:PATH: per-channel standard deviation the values are divided by (default "
+                  "ImageNet's: 0.229,0.224,0.225)")
+      ->delimiter(',');
   cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")->capture_default_str();
   cmd->add_option("--ram-budget", o->ram_budgets,
                   "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak "
@@ -361,10 +413,8 @@ void add_train_command(CLI::App& app) {
     // Before the data and the plan: a page file that cannot be made is the user's to fix.
     if (!o->page_file.empty()) check_page_file_location(o->page_file);
     if (o->report_dir.empty()) return train(*o);
-    if (!o->onnx_file.empty())
-      throw InputError("--report times zoo models; plan an ONNX model with 'poet solve --onnx FILE' or train it "
-                       "without --report");
     run_prediction_report({.model = o->model,
+                           .onnx_file = o->onnx_file,
                            .batch_size = o->batch_size,
                            .platform = o->platform,
                            .strategies = o->strategies,

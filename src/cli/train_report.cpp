@@ -29,16 +29,20 @@ void make_output_dir(const std::string& dir) {
 }  // namespace
 
 void run_prediction_report(const ReportRequest& r) {
-  const Graph g = build_model_training_graph(r.model, {.batch_size = r.batch_size}, BackwardMode::Autodiff);
+  GraphSource source;
+  source.model = r.model;
+  source.onnx_file = r.onnx_file;
+  source.batch_size = r.batch_size;
+  const Graph g = source.load();
   const DeviceProfile device = resolve_device(r.platform);
   const GraphCosts costs = costs_for(g, device);
   const bool measured_here = device.nodes.has_value();
   if (!measured_here && !r.json && !r.time_nodes_alongside)
     fmt::print(stderr,
                "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
-               "machine's; profile this machine first (poet profile -m {} -b {} --cpu-power W --storage-power W -o "
+               "machine's; profile this machine first (poet profile {} -b {} --cpu-power W --storage-power W -o "
                "profile.json, then --platform profile.json), or add --report-alongside\n",
-               r.platform, r.model, r.batch_size);
+               r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
   make_output_dir(r.output_dir);
 
   train::PredictionRequest request;

@@ -38,7 +38,7 @@ void fill_batch(const Dataset& d, std::span<const std::int64_t> order, std::int6
     throw InputError(fmt::format("batch {} of {} samples runs past the {} samples", index, batch_size, order.size()));
   for (std::int64_t r = 0; r < batch_size; ++r) {
     const std::int64_t s = order[static_cast<std::size_t>(index * batch_size + r)];
-    std::copy_n(d.inputs.begin() + s * n, n, inputs.begin() + r * n);
+    d.read_sample(s, inputs.subspan(static_cast<std::size_t>(r * n), static_cast<std::size_t>(n)));
     labels[static_cast<std::size_t>(r)] = d.labels[static_cast<std::size_t>(s)];
   }
 }

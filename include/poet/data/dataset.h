@@ -1,21 +1,36 @@
-// A labelled image dataset in memory, ready to batch: float pixels (NCHW per sample) and
-// one class per sample, split into the training and the test set.
+// A labelled dataset, ready to batch: one class per sample and each sample's float values
+// (NCHW per sample), split into the training and the test set. The values are held in
+// memory (Fashion-MNIST, synthetic data), or decoded when a batch needs them by a
+// SampleReader (an image folder, too large to hold decoded).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace poet::data {
 
+// Makes sample `index`'s values on demand. Throws InputError (naming the file) when the
+// sample's source turns out to be unreadable.
+class SampleReader {
+ public:
+  virtual ~SampleReader() = default;
+  virtual void read(std::int64_t index, std::span<float> values) const = 0;
+};
+
 struct Dataset {
   std::vector<std::int64_t> sample_shape;  // C, H, W (or features) of one sample
-  std::vector<float> inputs;               // count() samples of sample_elements() each
+  std::vector<float> inputs;               // count() samples of sample_elements() each, unless `reader`
   std::vector<std::int32_t> labels;
   int classes = 0;
+  std::shared_ptr<const SampleReader> reader;  // when set, the samples' values come from it; `inputs` is empty
 
   std::int64_t count() const { return static_cast<std::int64_t>(labels.size()); }
   std::int64_t sample_elements() const;
+  // Writes sample `index`'s sample_elements() values into `values`.
+  void read_sample(std::int64_t index, std::span<float> values) const;
 };
 
 struct DatasetSplits {
