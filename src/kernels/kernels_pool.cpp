@@ -1,7 +1,10 @@
 // Max, average and global average pooling.
 #include "poet/kernels/kernels_pool.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <limits>
 
 #include "kernel_checks.h"
 #include "poet/util/error.h"
@@ -66,16 +69,65 @@ void max_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::spa
   });
 }
 
-void max_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::span<const float> x,
-                         std::span<float> dx) {
-  check_pool("max_pool2d_backward", s, x, dy);
-  expect_size("max_pool2d_backward", "dx", dx, static_cast<std::int64_t>(x.size()));
-  std::fill(dx.begin(), dx.end(), 0.0f);
+namespace {
+
+// The corner of output (oy, ox)'s window with the padding: where index 0 lies.
+struct Corner {
+  std::int64_t top, left;
+};
+Corner corner(const Pool2dShape& s, std::int64_t out) {
+  const std::int64_t ow = s.out_w(), ox = out % ow, oy = out / ow % s.out_h();
+  return {oy * s.stride - s.pad_h, ox * s.stride - s.pad_w};
+}
+
+template <typename Index>
+void check_index_type(const char* kernel, const Pool2dShape& s) {
+  if (std::int64_t{s.kernel_h} * s.kernel_w - 1 > std::int64_t{std::numeric_limits<Index>::max()})
+    throw InputError(fmt::format("{}: {}x{} windows have more positions than a {}-byte index holds", kernel,
+                                 s.kernel_h, s.kernel_w, sizeof(Index)));
+}
+
+}  // namespace
+
+template <typename Index>
+void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::span<Index> indices) {
+  validate(s);
+  expect_size("max_pool2d_indices", "x", x, s.batch * s.channels * s.in_h * s.in_w);
+  expect_size("max_pool2d_indices", "indices", indices, s.batch * s.channels * s.out_h() * s.out_w());
+  check_index_type<Index>("max_pool2d_indices", s);
   const std::int64_t area = s.in_h * s.in_w;
   for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
-    dx[plane * area + argmax(s, x.data() + plane * area, w)] += dy[out];
+    const std::int64_t at = argmax(s, x.data() + plane * area, w);
+    const Corner c = corner(s, out);
+    indices[static_cast<std::size_t>(out)] =
+        static_cast<Index>((at / s.in_w - c.top) * s.kernel_w + (at % s.in_w - c.left));
   });
 }
+
+template <typename Index>
+void max_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::span<const Index> indices,
+                         std::span<float> dx) {
+  check_pool("max_pool2d_backward", s, dx, dy);
+  expect_size("max_pool2d_backward", "indices", indices, static_cast<std::int64_t>(dy.size()));
+  check_index_type<Index>("max_pool2d_backward", s);
+  std::fill(dx.begin(), dx.end(), 0.0f);
+  const std::int64_t area = s.in_h * s.in_w;
+  for_each_window(s, [&](std::int64_t plane, const Window&, std::int64_t out) {
+    const std::int64_t k = indices[static_cast<std::size_t>(out)];
+    const Corner c = corner(s, out);
+    dx[plane * area + (c.top + k / s.kernel_w) * s.in_w + c.left + k % s.kernel_w] += dy[out];
+  });
+}
+
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint8_t>);
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint16_t>);
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint32_t>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint8_t>,
+                                  std::span<float>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint16_t>,
+                                  std::span<float>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint32_t>,
+                                  std::span<float>);
 
 void avg_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::span<float> y) {
   check_pool("avg_pool2d_forward", s, x, y);
