@@ -14,15 +14,17 @@ namespace {
 
 using detail::expect_size;
 
-// The part of a window inside the image: rows [y0, y1), columns [x0, x1).
+// The part of a window inside the image: rows [y0, y1), columns [x0, x1); and its corner
+// counting the padding (top, left), where a position within the window counts from.
 struct Window {
   std::int64_t y0, y1, x0, x1;
+  std::int64_t top, left;
 };
 
 Window window_at(const Pool2dShape& s, std::int64_t oy, std::int64_t ox) {
   const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
   return {std::max<std::int64_t>(top, 0), std::min<std::int64_t>(top + s.kernel_h, s.in_h),
-          std::max<std::int64_t>(left, 0), std::min<std::int64_t>(left + s.kernel_w, s.in_w)};
+          std::max<std::int64_t>(left, 0), std::min<std::int64_t>(left + s.kernel_w, s.in_w), top, left};
 }
 
 // Index in the plane of the window's first maximum in row-major order. validate() keeps
@@ -71,15 +73,6 @@ void max_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::spa
 
 namespace {
 
-// The corner of output (oy, ox)'s window with the padding: where index 0 lies.
-struct Corner {
-  std::int64_t top, left;
-};
-Corner corner(const Pool2dShape& s, std::int64_t out) {
-  const std::int64_t ow = s.out_w(), ox = out % ow, oy = out / ow % s.out_h();
-  return {oy * s.stride - s.pad_h, ox * s.stride - s.pad_w};
-}
-
 template <typename Index>
 void check_index_type(const char* kernel, const Pool2dShape& s) {
   if (std::int64_t{s.kernel_h} * s.kernel_w - 1 > std::int64_t{std::numeric_limits<Index>::max()})
@@ -97,10 +90,9 @@ void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::spa
   check_index_type<Index>("max_pool2d_indices", s);
   const std::int64_t area = s.in_h * s.in_w;
   for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
-    const std::int64_t at = argmax(s, x.data() + plane * area, w);
-    const Corner c = corner(s, out);
+    const std::int64_t at = argmax(s, x.data() + plane * area, w), row = at / s.in_w;
     indices[static_cast<std::size_t>(out)] =
-        static_cast<Index>((at / s.in_w - c.top) * s.kernel_w + (at % s.in_w - c.left));
+        static_cast<Index>((row - w.top) * s.kernel_w + (at - row * s.in_w - w.left));
   });
 }
 
@@ -112,10 +104,9 @@ void max_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::s
   check_index_type<Index>("max_pool2d_backward", s);
   std::fill(dx.begin(), dx.end(), 0.0f);
   const std::int64_t area = s.in_h * s.in_w;
-  for_each_window(s, [&](std::int64_t plane, const Window&, std::int64_t out) {
-    const std::int64_t k = indices[static_cast<std::size_t>(out)];
-    const Corner c = corner(s, out);
-    dx[plane * area + (c.top + k / s.kernel_w) * s.in_w + c.left + k % s.kernel_w] += dy[out];
+  for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
+    const std::int64_t k = indices[static_cast<std::size_t>(out)], row = k / s.kernel_w;
+    dx[plane * area + (w.top + row) * s.in_w + w.left + k - row * s.kernel_w] += dy[out];
   });
 }
 
