@@ -23,12 +23,19 @@ void fw_linear_backward_params(uint32_t rows, uint32_t in, uint32_t out, const f
                                float *db);
 
 void fw_relu_forward(uint32_t n, const float *x, float *y);
-/* Reads the output: y > 0 exactly where x > 0. */
-void fw_relu_backward(uint32_t n, const float *dy, const float *y, float *dx);
+/* What ReLU's backward keeps of its output: bit i % 8 of byte i / 8 set where y > 0 (exactly
+   where x > 0); (n + 7) / 8 bytes. */
+void fw_relu_mask(uint32_t n, const float *y, uint8_t *mask);
+/* dx = dy where the mask's bit is set, else 0. */
+void fw_relu_backward(uint32_t n, const float *dy, const uint8_t *mask, float *dx);
 
 void fw_max_pool_forward(const fw_conv_shape *s, const float *x, float *y);
-/* Finds each window's first maximum in x again and routes dy there. */
-void fw_max_pool_backward(const fw_conv_shape *s, const float *dy, const float *x, float *dx);
+/* What max-pool's backward keeps of x: per output, the position of its window's first
+   maximum within the window, (iy - top) * kernel + (ix - left), (top, left) being the
+   window's corner with the padding (windows up to 16x16: a byte). */
+void fw_max_pool_indices(const fw_conv_shape *s, const float *x, uint8_t *indices);
+/* Routes each dy to its window's maximum. */
+void fw_max_pool_backward(const fw_conv_shape *s, const float *dy, const uint8_t *indices, float *dx);
 
 void fw_copy(uint32_t n, const float *from, float *to);
 

@@ -14,6 +14,8 @@ enum fw_op {
   FW_OP_MAX_POOL2D,
   FW_OP_FLATTEN,
   FW_OP_SOFTMAX_CROSS_ENTROPY,
+  FW_OP_RELU_MASK,        /* 1 bit per element of a ReLU's output, 8 to a byte: its backward reads it */
+  FW_OP_MAX_POOL_INDICES, /* per max-pool output, its window's arg-max (one byte): its backward reads it */
   FW_OP_GRAD_INPUT, /* the gradient of input `grad_slot` of node `grad_of` */
   FW_OP_GRAD_PARAM  /* the gradient of node `grad_of`'s parameters, into the gradient region */
 };
@@ -28,8 +30,8 @@ typedef struct {
   int16_t grad_of;     /* a backward node's forward node, else -1 */
   int8_t grad_slot;    /* the forward input differentiated; -1: the parameters */
   uint16_t shape[4];   /* output shape, NCHW or [rows, features], padded with 1 */
-  uint32_t bytes;      /* output bytes (0 for a parameter gradient) */
-  uint8_t kernel, stride, pad, bias; /* of the forward node: convolution and pooling */
+  uint32_t bytes;      /* output bytes (0 for a parameter gradient): fp32, or a mask's or indices' bytes */
+  uint8_t kernel, stride, pad, bias; /* of the forward node: convolution and pooling (and its indices) */
   int8_t slice;        /* index in fw_slices of the forward node's parameters, or -1 */
 } fw_node;
 

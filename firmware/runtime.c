@@ -19,7 +19,8 @@ static fw_plan plan;
 static fw_stats stats;
 
 static float *tensor(int32_t node) { return (float *)(arena + where[node]); }
-static uint32_t elements(int32_t node) { return fw_nodes[node].bytes / sizeof(float); }
+static uint8_t *bytes_of(int32_t node) { return arena + where[node]; } /* a mask or indices */
+static uint32_t elements(int32_t node) { return fw_nodes[node].bytes / sizeof(float); } /* of an fp32 tensor */
 
 static void set_error(char *error, const char *what) {
   uint32_t i = 0;
@@ -124,6 +125,7 @@ static int compute(int32_t v, fw_batch *b) {
   float *g = f->slice >= 0 ? grads + fw_slices[f->slice].offset : 0;
   const float *dy = backward && f->op != FW_OP_SOFTMAX_CROSS_ENTROPY ? tensor(n->inputs[0]) : 0;
   const int32_t x = f->inputs[0];
+  const int32_t saved = n->inputs[n->input_count ? n->input_count - 1 : 0]; /* a gradient's mask or indices: last */
   switch (f->op) {
     case FW_OP_CONV2D: {
       const fw_conv_shape s = conv_shape(f);
@@ -142,12 +144,20 @@ static int compute(int32_t v, fw_batch *b) {
     }
     case FW_OP_RELU:
       if (!backward) fw_relu_forward(elements(v), tensor(x), y);
-      else fw_relu_backward(elements(v), dy, tensor(fid), y);
+      else fw_relu_backward(elements(v), dy, bytes_of(saved), y);
+      return 0;
+    case FW_OP_RELU_MASK:
+      fw_relu_mask(elements(x), tensor(x), bytes_of(v));
       return 0;
     case FW_OP_MAX_POOL2D: {
       const fw_conv_shape s = conv_shape(f);
       if (!backward) fw_max_pool_forward(&s, tensor(x), y);
-      else fw_max_pool_backward(&s, dy, tensor(x), y);
+      else fw_max_pool_backward(&s, dy, bytes_of(saved), y);
+      return 0;
+    }
+    case FW_OP_MAX_POOL_INDICES: {
+      const fw_conv_shape s = conv_shape(f);
+      fw_max_pool_indices(&s, tensor(x), bytes_of(v));
       return 0;
     }
     case FW_OP_FLATTEN:

@@ -6,11 +6,12 @@
 # its memory figures, and last one JSON line. See docs/FIRMWARE.md.
 #
 # Usage: scripts/firmware-train.sh [--steps N] [--train N] [--test N] [--out DIR] [--poet PATH]
-#                                  [--time-limit S]
+#                                  [--time-limit S] [--budget B]
 #   --steps N   stop after N steps (default: the whole epoch, train / batch)
 #   --out DIR   where the plan, headers, data, firmware and weights.bin go (build/firmware)
 #   --poet PATH the host tool (build/poet; scripts/build.sh makes it)
 #   --time-limit S  seconds poet's solve may take (60)
+#   --budget B  poet's budget (256000B); a smaller one gives a smaller arena
 #   --trace     write the weights after every step to weights.bin, not only the last
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --poet) poet=$2; shift 2 ;;
     --time-limit) time_limit=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     --trace) trace=1; shift ;;
     *) echo "firmware-train.sh: unknown argument '$1'; see the usage at the top of $0" >&2; exit 2 ;;
   esac

@@ -134,16 +134,18 @@ TEST(Autodiff, MlpReadsExactlyWhatTheMathNeeds) {
   const Graph g = build_autodiff_backward(n.g);
   expect_well_formed(g);
 
-  EXPECT_EQ(forward_names(g), (std::vector<std::string>{"x", "fc1", "relu", "fc2", "loss"}));
+  // ReLU's backward keeps a 1-bit mask of its output, made directly after it.
+  EXPECT_EQ(forward_names(g), (std::vector<std::string>{"x", "fc1", "relu", "relu.relu_mask", "fc2", "loss"}));
   EXPECT_EQ(backward_nodes(g), (std::vector<std::string>{
                                    // d logits = probabilities - labels: the loss's output only, no dY.
                                    "grad_input dfc2<-loss = d loss[0] <- loss",
+                                   // dW: dY and the layer input; before dX, so that the input
+                                   // can be freed before dX is made.
+                                   "grad_param dparams(fc2) = d fc2[params] <- dfc2<-loss, relu",
                                    // dX of a linear layer: dY only (the weights are fixed memory).
                                    "grad_input drelu<-fc2 = d fc2[0] <- dfc2<-loss",
-                                   // dW: dY and the layer input.
-                                   "grad_param dparams(fc2) = d fc2[params] <- dfc2<-loss, relu",
-                                   // ReLU's gradient reads its output.
-                                   "grad_input dfc1<-relu = d relu[0] <- drelu<-fc2, relu",
+                                   // ReLU's gradient reads the mask, not its output.
+                                   "grad_input dfc1<-relu = d relu[0] <- drelu<-fc2, relu.relu_mask",
                                    // No gradient of the data x; fc1's weights read it.
                                    "grad_param dparams(fc1) = d fc1[params] <- dfc1<-relu, x",
                                }));
@@ -177,7 +179,8 @@ TEST(Autodiff, ResidualBlockAccumulatesTheGradientOfATensorUsedTwice) {
 
   // The batch norm is lowered: its statistics, [channels, 2], come right before it.
   EXPECT_EQ(forward_names(g),
-            (std::vector<std::string>{"x", "stem", "conv", "bn.stats", "bn", "relu", "add", "flat", "fc", "loss"}));
+            (std::vector<std::string>{"x", "stem", "conv", "bn.stats", "bn", "relu", "relu.relu_mask", "add", "flat",
+                                      "fc", "loss"}));
   EXPECT_EQ(g.node(find(g, "bn.stats")).op, OpKind::BatchNormStats);
   EXPECT_EQ(g.node(find(g, "bn.stats")).shape, (Shape{4, 2}));
   EXPECT_EQ(input_names(g, "bn.stats"), (Names{"conv"}));
@@ -185,19 +188,19 @@ TEST(Autodiff, ResidualBlockAccumulatesTheGradientOfATensorUsedTwice) {
 
   EXPECT_EQ(backward_nodes(g), (std::vector<std::string>{
                                    "grad_input dfc<-loss = d loss[0] <- loss",
-                                   "grad_input dflat<-fc = d fc[0] <- dfc<-loss",
                                    "grad_param dparams(fc) = d fc[params] <- dfc<-loss, flat",
+                                   "grad_input dflat<-fc = d fc[0] <- dfc<-loss",
                                    "grad_input dadd<-flat = d flat[0] <- dflat<-fc",
                                    // add reads nothing and makes no node: dY passes to both inputs.
-                                   "grad_input dbn<-relu = d relu[0] <- dadd<-flat, relu",
+                                   "grad_input dbn<-relu = d relu[0] <- dadd<-flat, relu.relu_mask",
                                    // Batch norm reads its input and statistics, not its output.
-                                   "grad_input dconv<-bn = d bn[0] <- dbn<-relu, conv, bn.stats",
                                    "grad_param dparams(bn) = d bn[params] <- dbn<-relu, conv, bn.stats",
+                                   "grad_input dconv<-bn = d bn[0] <- dbn<-relu, conv, bn.stats",
+                                   "grad_param dparams(conv) = d conv[params] <- dconv<-bn, stem",
                                    "grad_input dstem<-conv = d conv[0] <- dconv<-bn",
                                    // stem, read by conv and add: exactly those two contributions,
                                    // directly after the last one.
                                    "grad_accumulate dstem = d stem[0] <- dadd<-flat, dstem<-conv",
-                                   "grad_param dparams(conv) = d conv[params] <- dconv<-bn, stem",
                                    "grad_param dparams(stem) = d stem[params] <- dstem, x",
                                }));
   EXPECT_EQ(g.node(find(g, "dstem")).flops, 4 * 8 * 8);  // one add per element
@@ -281,12 +284,14 @@ TEST(Autodiff, ConvNetRulesReadInputOutputOrNothing) {
   EXPECT_EQ(input_names(g, "dap<-c2"), (Names{"dc2<-gap"}));
   EXPECT_EQ(input_names(g, "dparams(c2)"), (Names{"dc2<-gap", "ap"}));
   EXPECT_EQ(input_names(g, "dmp<-ap"), (Names{"dap<-c2"}));
-  EXPECT_EQ(input_names(g, "dr6<-mp"), (Names{"dmp<-ap", "r6"}));  // max-pool: its input
-  EXPECT_EQ(input_names(g, "dc1<-r6"), (Names{"dr6<-mp", "r6"}));  // relu6: its output
+  EXPECT_EQ(input_names(g, "dr6<-mp"), (Names{"dmp<-ap", "mp.max_pool_indices"}));  // max-pool: its arg-max
+  EXPECT_EQ(input_names(g, "dc1<-r6"), (Names{"dr6<-mp", "r6.relu_mask"}));  // relu6: the mask of its output
+  EXPECT_EQ(input_names(g, "mp.max_pool_indices"), (Names{"r6"}));  // found from the pool's input
+  EXPECT_EQ(input_names(g, "r6.relu_mask"), (Names{"r6"}));
   EXPECT_EQ(input_names(g, "dparams(c1)"), (Names{"dc1<-r6", "x"}));
   EXPECT_FALSE(has(g, "dx<-c1"));
   // Convolution gradients cost what the forward convolution does.
-  EXPECT_EQ(g.node(find(g, "dap<-c2")).flops, g.node(c2).flops);
+  EXPECT_EQ(g.node(find(g, "dap<-c2")).flops, g.node(find(g, "c2")).flops);
 }
 
 TEST(Autodiff, TokenNetRulesEmbeddingDropoutAndActivations) {
@@ -326,7 +331,7 @@ TEST(Autodiff, AccumulateComesDirectlyAfterItsLastContribution) {
   expect_well_formed(g);
   EXPECT_EQ(backward_nodes(g), (std::vector<std::string>{
                                    "grad_input dt<-loss = d loss[0] <- loss",
-                                   "grad_input dh<-r = d r[0] <- dt<-loss, r",
+                                   "grad_input dh<-r = d r[0] <- dt<-loss, r.relu_mask",
                                    "grad_accumulate dh = d h[0] <- dt<-loss, dh<-r",
                                    "grad_param dparams(w) = d w[params] <- dt<-loss, x",
                                    "grad_param dparams(h) = d h[params] <- dh, x",
@@ -350,6 +355,55 @@ TEST(Autodiff, ATensorReadInTwoSlotsGetsTwoContributions) {
                                    "grad_accumulate da = d a[0] <- da<-sq#0, da<-sq#1",
                                    "grad_param dparams(a) = d a[params] <- da, x",
                                }));
+}
+
+// ReLU keeps 1 bit per element, max-pool one index per output of the smallest type its
+// window needs: the footprint of their backward is dY, dX and these, not a full tensor more.
+TEST(Autodiff, ReluAndMaxPoolKeepOnlyTheirMaskAndArgmax) {
+  Net n;
+  const NodeId x = n.add("x", OpKind::Input, {2, 3, 8, 8}, {});
+  const NodeId c1 = n.add("c1", OpKind::Conv2d, {2, 4, 8, 8}, {x}, 112);
+  Node pool;
+  pool.name = "mp";
+  pool.op = OpKind::MaxPool2d;
+  pool.shape = {2, 4, 4, 4};
+  pool.inputs = {n.add("r", OpKind::ReLU, {2, 4, 8, 8}, {c1})};
+  pool.attrs = {.kernel_h = 2, .kernel_w = 2, .stride = 2};
+  const NodeId pool_id = n.g.add(pool);
+  pool.name = "big";  // 17x17 windows: 289 positions need two bytes
+  pool.shape = {2, 4, 1, 1};
+  pool.inputs = {pool_id};
+  pool.attrs = {.kernel_h = 17, .kernel_w = 17, .stride = 1, .pad_h = 7, .pad_w = 7};
+  const NodeId big = n.g.add(pool);
+  const NodeId fl = n.add("fl", OpKind::Flatten, {2, 4}, {big});
+  n.loss(n.add("fc", OpKind::Linear, {2, 3}, {fl}, 15));
+  const Graph g = build_autodiff_backward(n.g);
+  expect_well_formed(g);
+
+  const NodeId r = find(g, "r"), mp = find(g, "mp");  // their ids in the training graph
+  const Node& mask = g.node(find(g, "r.relu_mask"));
+  EXPECT_EQ(mask.op, OpKind::ReLUMask);
+  EXPECT_EQ(mask.bytes, 2 * 4 * 8 * 8 / 8);  // 1 bit per element: 1/32 of the fp32 output
+  EXPECT_EQ(mask.bytes * 32, g.node(r).bytes);
+  EXPECT_EQ(find(g, "r.relu_mask"), find(g, "r") + 1);  // after the ReLU, reading its output
+  EXPECT_EQ(find(g, "mp.max_pool_indices"), find(g, "mp") - 1);  // before the pool, reading its input
+  const Node& indices = g.node(find(g, "mp.max_pool_indices"));
+  EXPECT_EQ(indices.shape, (Shape{2, 4, 4, 4}));
+  EXPECT_EQ(indices.element_bytes, 1);
+  EXPECT_EQ(indices.bytes, 2 * 4 * 4 * 4);
+  EXPECT_EQ(indices.attrs, g.node(mp).attrs);
+  EXPECT_EQ(g.node(find(g, "big.max_pool_indices")).element_bytes, 2);
+  // Neither the ReLU's output nor the pool's input is read by any backward node.
+  for (const Node& b : g.nodes())
+    if (b.role == Role::Backward && b.op != OpKind::GradParam) {
+      EXPECT_EQ(std::count(b.inputs.begin(), b.inputs.end(), r), 0) << b.name;
+      EXPECT_EQ(std::count(b.inputs.begin(), b.inputs.end(), mp), 0) << b.name;
+    }
+  // The ReLU's backward holds dY, dX and the mask: two fp32 tensors and 1/32 of one.
+  const Node& dr = g.node(find(g, "dc1<-r"));
+  std::int64_t footprint = dr.bytes;
+  for (NodeId in : dr.inputs) footprint += g.node(in).bytes;
+  EXPECT_EQ(footprint, 2 * g.node(r).bytes + mask.bytes);
 }
 
 // Only what leads to parameters and reaches the loss is differentiated.

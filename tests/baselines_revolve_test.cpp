@@ -140,18 +140,21 @@ TEST(BaselineRevolve, AutodiffChainsWithGradientOnlyStagesValidate) {
   for (const char* model : {"linear", "lenet5"}) {
     const Graph g = build_model_training_graph(model, {}, BackwardMode::Autodiff);
     const SimulationResult all = run(g, checkpoint_all_schedule(g));
+    std::int64_t lowest_peak = INT64_MAX;
     for (int slots = 1; slots <= 6; ++slots) {
       const BaselineResult r = revolve_schedule(g, slots);
       ASSERT_TRUE(r.found()) << model << ": " << r.reason;
-      EXPECT_NO_THROW(run(g, *r.schedule)) << model << " slots " << slots;
+      SimulationResult sim;
+      EXPECT_NO_THROW(sim = run(g, *r.schedule)) << model << " slots " << slots;
+      lowest_peak = std::min(lowest_peak, sim.peak_activation_bytes);
     }
-    // LeNet's peak is conv1's input gradient with relu1 and its own gradient, which no
-    // recomputation lowers; the MLP's drops.
-    const std::int64_t one_slot_peak = run(g, *revolve_schedule(g, 1).schedule).peak_activation_bytes;
+    // LeNet's peak is relu1's backward (its dY, its dX and the mask of relu1's output, with
+    // the input that conv1's weight gradient reads next), which no recomputation lowers,
+    // and some number of slots reaches it; the MLP's drops.
     if (std::string(model) == "linear")
-      EXPECT_LT(one_slot_peak, all.peak_activation_bytes);
+      EXPECT_LT(lowest_peak, all.peak_activation_bytes);
     else
-      EXPECT_EQ(one_slot_peak, all.peak_activation_bytes);
+      EXPECT_EQ(lowest_peak, all.peak_activation_bytes);
   }
 }
 

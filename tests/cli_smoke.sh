@@ -47,7 +47,7 @@ expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
 expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
-expect 2 "s.json' has 31 stages but graph 'resnet18_cifar' has 190 nodes" -- simulate --schedule "$tmp/s.json"
+expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes" -- simulate --schedule "$tmp/s.json"
 printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
@@ -109,7 +109,7 @@ expect 2 "cannot read graph '$tmp': it is a folder" -- graph --graph "$tmp"
 printf '{"format":"poet-graph","version":1,"nodes":[{"flops":1e400}]}' > "$tmp/big.json"
 expect 2 "numbers must be finite" -- graph --graph "$tmp/big.json"
 printf '{"format":"poet-schedule","version":1,"stages":10000000,"R":[],"S_ram":[],"S_aux":[],"M_in":[],"M_out":[]}' > "$tmp/huge.json"
-expect 2 "has 10000000 stages but graph 'lenet5' has 31 nodes" -- simulate --model lenet5 --schedule "$tmp/huge.json"
+expect 2 "has 10000000 stages but graph 'lenet5' has 37 nodes" -- simulate --model lenet5 --schedule "$tmp/huge.json"
 printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_second":1e9,"flops_per_joule":1e9,"power_w":1},"storage":{"pagein_latency_s":1e308,"pagein_bytes_per_s":1e6,"pageout_latency_s":0,"pageout_bytes_per_s":1e6,"power_w":1}}' > "$tmp/dev.json"
 expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds from 0 to 1000" -- solve --model lenet5 --platform "$tmp/dev.json"
 expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
@@ -122,8 +122,8 @@ expect 0 "step time" -- train --model transformer --dataset synthetic --batch-si
 expect 2 "lower --batch-size to at most 256" -- train --model bert --dataset synthetic --batch-size 1000
 [[ "$last_output" != *"plan        "* ]] || { echo "FAIL: train --model bert planned before refusing"; failures=$((failures + 1)); }
 
-# Training for real: lenet5's least working set is ~95% of its activation peak.
-expect 2 "give a budget of 94.8% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+# Training for real: lenet5's least working set is ~93% of its activation peak.
+expect 2 "give a budget of 92.5% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
@@ -142,8 +142,8 @@ expect 2 "node 'scale_by_itself' (Mul)" -- solve --onnx "$onnx/unsupported_mul.o
 expect 2 "not an ONNX model" -- graph --onnx "$tmp/bad.ckpt"
 expect 2 "excludes" -- graph --onnx "$onnx/tiny_cnn.onnx" --model lenet5
 expect 2 "structure-only" -- train --onnx "$onnx/resnet18.onnx" --dataset synthetic --batch-size 1 --max-batches 1
-expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 80% --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --export-onnx "$tmp/tuned.onnx"
-expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 80% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume
+expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --export-onnx "$tmp/tuned.onnx"
+expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume
 [[ "$last_output" == *"resume      from '$tmp/onnx.ckpt' after epoch 1"* ]] || { echo "FAIL: train --onnx did not resume"; failures=$((failures + 1)); }
 expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
 expect 2 "--export-onnx writes the trained weights" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp/x.onnx"

@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernel_gradcheck.h"
 #include "poet/kernels/kernels_activation.h"
+#include "poet/util/error.h"
 
 namespace poet::kernels {
 namespace {
@@ -28,15 +31,63 @@ void check_activation(Forward forward, Backward backward, bool backward_reads_ou
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { forward(in, out); }, x, n, dy, dx, 1e-3f));
 }
 
+// ReLU's and ReLU6's backward as the runtime takes it: the mask of the output, then dY
+// through the mask.
+template <void (*mask_of)(std::span<const float>, std::span<std::uint8_t>)>
+void backward_through_mask(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(mask_bytes(std::ssize(y))));
+  mask_of(y, mask);
+  masked_backward(dy, mask, dx);
+}
+
 TEST(KernelActivation, ReluGradientMatchesFiniteDifferences) {
-  check_activation(relu_forward, relu_backward, true, away_from_zero(30, 1, 0.05f, 2.0f));
+  check_activation(relu_forward, backward_through_mask<relu_mask>, true, away_from_zero(30, 1, 0.05f, 2.0f));
 }
 
 TEST(KernelActivation, Relu6GradientMatchesFiniteDifferences) {
   // Both sides of 0 and of 6, none within a step of either kink.
   std::vector<float> x = away_from_zero(30, 2, 0.05f, 2.0f);
   for (std::size_t i = 0; i < x.size(); i += 3) x[i] += 6.0f;
-  check_activation(relu6_forward, relu6_backward, true, x);
+  check_activation(relu6_forward, backward_through_mask<relu6_mask>, true, x);
+}
+
+// The masked backward against the select on the full output it replaces (the kernel before
+// masks: out > 0 ? dy : 0, and (out > 0) & (out < 6) ? dy : 0), bit for bit, on values
+// that test the edges: signed zeros, the kinks, denormals, infinities and NaN in y and in dy,
+// and lengths that end mid-byte.
+TEST(KernelActivation, MaskedBackwardEqualsTheFullOutputsSelectBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN(),
+              tiny = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> edges{0.0f, -0.0f, tiny, -tiny, 6.0f, std::nextafter(6.0f, 0.0f), std::nextafter(6.0f, 7.0f),
+                                 1.0f, -1.0f, inf, -inf, nan, -nan, 5.5f, 1e-30f, -1e30f};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{1000}}) {
+    std::vector<float> x = random_values(n, 11, -8.0f, 8.0f), dy = random_values(n, 12);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 3 == 0) x[i] = edges[i % edges.size()];
+      if (i % 5 == 0) dy[i] = edges[(i / 5) % edges.size()];
+    }
+    std::vector<float> y(n), dx(n), expected(n);
+    relu_forward(x, y);
+    backward_through_mask<relu_mask>(dy, y, dx);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), n * sizeof(float))) << "relu, " << n << " elements";
+    relu6_forward(x, y);
+    backward_through_mask<relu6_mask>(dy, y, dx);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = ((y[i] > 0.0f) & (y[i] < 6.0f)) ? dy[i] : 0.0f;
+    EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), n * sizeof(float))) << "relu6, " << n << " elements";
+  }
+}
+
+TEST(KernelActivation, MaskIsOneBitPerElementWorkedByHand) {
+  // 10 elements: 2 bytes, the second holding elements 8 and 9 in its low bits.
+  const std::vector<float> y{1, 0, 2, 0, 0, 0, 0, 3, 0, 6};
+  std::vector<std::uint8_t> mask(2);
+  relu_mask(y, mask);
+  EXPECT_EQ(mask, (std::vector<std::uint8_t>{0b1000'0101, 0b10}));
+  relu6_mask(y, mask);
+  EXPECT_EQ(mask, (std::vector<std::uint8_t>{0b1000'0101, 0b00}));
+  std::vector<std::uint8_t> short_mask(1);
+  EXPECT_THROW(relu_mask(y, short_mask), InternalError);
 }
 
 TEST(KernelActivation, GeluGradientMatchesFiniteDifferences) {

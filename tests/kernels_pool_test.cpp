@@ -1,6 +1,9 @@
 // Max, average and global average pooling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernel_gradcheck.h"
@@ -25,19 +28,82 @@ TEST(KernelMaxPool2d, TwoByTwoWithTiesWorkedByHand) {
   const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 2, .in_w = 4, .kernel_h = 2, .kernel_w = 2, .stride = 2};
   const std::vector<float> x{1, 3, 3, 0, 3, 2, 1, 3};
   std::vector<float> y(2), dx(8);
+  std::vector<std::uint8_t> indices(2);
   max_pool2d_forward(s, x, y);
   EXPECT_EQ(y, (std::vector<float>{3, 3}));
-  max_pool2d_backward(s, std::vector<float>{10, 20}, x, dx);
+  max_pool2d_indices(s, x, std::span(indices));
+  EXPECT_EQ(indices, (std::vector<std::uint8_t>{1, 0}));  // positions in the window, row-major
+  max_pool2d_backward(s, std::vector<float>{10, 20}, std::span<const std::uint8_t>(indices), dx);
   EXPECT_EQ(dx, (std::vector<float>{0, 10, 20, 0, 0, 0, 0, 0}));
+}
+
+// The backward as the runtime takes it: the indices of x, then dY routed through them.
+template <typename Index>
+std::vector<float> backward_through_indices(const Pool2dShape& s, std::span<const float> dy, std::span<const float> x) {
+  std::vector<Index> indices(out_size(s));
+  std::vector<float> dx(in_size(s));
+  max_pool2d_indices(s, x, std::span(indices));
+  max_pool2d_backward(s, dy, std::span<const Index>(indices), dx);
+  return dx;
 }
 
 TEST(KernelMaxPool2d, GradientMatchesFiniteDifferencesOverlappingPadded) {
   const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .kernel_h = 3, .kernel_w = 3, .stride = 1,
                       .pad_h = 1, .pad_w = 1};
   const std::vector<float> x = distinct_values(in_size(s), 1), dy = random_values(out_size(s), 2);
-  std::vector<float> dx(in_size(s));
-  max_pool2d_backward(s, dy, x, dx);
+  const std::vector<float> dx = backward_through_indices<std::uint8_t>(s, dy, x);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { max_pool2d_forward(s, in, out); }, x, out_size(s), dy, dx));
+}
+
+// The backward that finds each window's first maximum again from x (the kernel before
+// indices were kept), written out plainly.
+std::vector<float> backward_from_x(const Pool2dShape& s, std::span<const float> dy, std::span<const float> x) {
+  std::vector<float> dx(in_size(s), 0.0f);
+  std::size_t out = 0;
+  for (std::int64_t plane = 0; plane < s.batch * s.channels; ++plane)
+    for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+      for (std::int64_t ox = 0; ox < s.out_w(); ++ox, ++out) {
+        const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
+        std::int64_t best = -1;
+        for (std::int64_t iy = std::max<std::int64_t>(top, 0); iy < std::min(top + s.kernel_h, s.in_h); ++iy)
+          for (std::int64_t ix = std::max<std::int64_t>(left, 0); ix < std::min(left + s.kernel_w, s.in_w); ++ix) {
+            const std::int64_t at = plane * s.in_h * s.in_w + iy * s.in_w + ix;
+            if (best < 0 || x[static_cast<std::size_t>(at)] > x[static_cast<std::size_t>(best)]) best = at;
+          }
+        dx[static_cast<std::size_t>(best)] += dy[out];
+      }
+  return dx;
+}
+
+// Overlapping windows (so that several dY add into one dX, in the same order), padding,
+// many ties (values from a handful), every index type: the same bits as finding the
+// maxima again from x.
+TEST(KernelMaxPool2d, BackwardThroughIndicesEqualsFindingTheMaximaAgainBitForBit) {
+  const std::vector<Pool2dShape> shapes{
+      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1},
+      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride = 2, .pad_h = 1, .pad_w = 0},
+      {.batch = 3, .channels = 1, .in_h = 8, .in_w = 8, .kernel_h = 2, .kernel_w = 2, .stride = 2}};
+  for (const Pool2dShape& s : shapes) {
+    std::vector<float> x = random_values(in_size(s), 3, -2.0f, 2.0f);
+    for (float& v : x) v = std::round(v);  // five values: ties in most windows
+    const std::vector<float> dy = random_values(out_size(s), 4);
+    const std::vector<float> expected = backward_from_x(s, dy, x);
+    for (const std::vector<float>& dx : {backward_through_indices<std::uint8_t>(s, dy, x),
+                                         backward_through_indices<std::uint16_t>(s, dy, x),
+                                         backward_through_indices<std::uint32_t>(s, dy, x)})
+      EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), dx.size() * sizeof(float)))
+          << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride;
+  }
+}
+
+TEST(KernelMaxPool2d, IndicesTooNarrowForTheWindowAreRefused) {
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 17, .in_w = 17, .kernel_h = 17, .kernel_w = 17, .stride = 1};
+  const std::vector<float> x(in_size(s), 1.0f);
+  std::vector<std::uint8_t> narrow(1);
+  std::vector<std::uint16_t> wide(1);
+  EXPECT_THROW(max_pool2d_indices(s, x, std::span(narrow)), InputError);  // 289 positions
+  max_pool2d_indices(s, x, std::span(wide));
+  EXPECT_EQ(wide[0], 0);
 }
 
 TEST(KernelMaxPool2d, PaddingAsWideAsTheKernelIsRejected) {

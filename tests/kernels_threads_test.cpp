@@ -52,10 +52,12 @@ TEST(KernelThreads, ElementWiseKernelsGiveTheSameBitsOnEveryThreadCount) {
   const std::vector<float> x = random_values(size, 5), dy = random_values(size, 6);
   same_bits_for_every_thread_count([&] {
     std::vector<float> y(size), dx(size), sum(size);
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(mask_bytes(size)));
     relu6_forward(x, y);
-    relu6_backward(dy, y, dx);
+    relu6_mask(y, mask);
+    masked_backward(dy, mask, dx);
     add_forward(x, dy, sum);
-    return std::vector<std::vector<float>>{y, dx, sum};
+    return std::vector<std::vector<float>>{y, dx, sum, std::vector<float>(mask.begin(), mask.end())};
   });
 }
 

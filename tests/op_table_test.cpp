@@ -31,6 +31,7 @@ std::set<OpKind> autodiff_forward_ops() {
     if (!d.gradient) continue;
     ops.insert(d.op);
     if (d.statistics) ops.insert(*d.statistics);
+    if (d.saved) ops.insert(d.saved->op);
   }
   return ops;
 }

@@ -2,11 +2,14 @@
 // (poet/graph/op_table.h).
 //
 // 1. The forward nodes are copied, each batch / layer norm lowered into a statistics node
-//    and the norm itself, so that the backward can read the statistics without the output.
+//    and the norm itself, so that the backward can read the statistics without the output;
+//    beside each node whose backward keeps a compact tensor instead of a full one (ReLU's
+//    1-bit mask after it, max-pool's arg-max indices before it; OpDef::saved), the node
+//    that makes it, where that backward will be taken (an input depends on parameters).
 // 2. Walking the forward nodes from the loss back, each node's incoming gradient dY is its
 //    single contribution, or a GradAccumulate of several when its output is used more than
-//    once (placed directly after the last contribution); then one GradInput node per
-//    differentiable input that leads to parameters, and one GradParam node if the node has
+//    once (placed directly after the last contribution); then one GradParam node if the
+//    node has parameters, and one GradInput node per differentiable input that leads to
 //    parameters. Cost: O(nodes + edges) apart from the per-node scans of its own inputs.
 #include <fmt/format.h>
 
@@ -24,14 +27,28 @@ namespace {
 // A norm, lowered into a statistics node and the norm reading it.
 bool is_norm(OpKind op) { return op_def(op).statistics.has_value(); }
 
-// Copies the forward graph, lowering norms. stats[v] is the statistics node of norm v.
-Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
+// The node of `saved.op` that keeps what the backward of forward node f needs, reading
+// `reads` (f's input 0, or f's output); made by the op's rules from f's output shape and
+// attributes.
+Node saved_node(const Node& f, NodeId reads, const SavedForBackward& saved) {
+  const OpArgs args{.inputs = std::span(&f.shape, 1), .attrs = f.attrs};
+  return node_by_rules(fmt::format("{}.{}", f.name, op_name(saved.op)), saved.op, Role::Forward,
+                       apply_rules(saved.op, args), {reads}, args);
+}
+
+// Copies the forward graph, lowering norms and adding the compact tensors the backward
+// keeps. extra[v] is the statistics node of norm v, or the saved node of v.
+Graph lower_forward(const Graph& forward, std::vector<NodeId>& extra) {
   Graph g(forward.name());
   std::vector<NodeId> id(forward.size());
-  stats.assign(2 * forward.size(), -1);  // lowering adds at most one node per forward node
+  std::vector<bool> needs_grad;  // per node of g: its output depends on parameters
+  extra.assign(2 * forward.size(), -1);  // lowering adds at most one node per forward node
   for (NodeId v = 0; v < static_cast<NodeId>(forward.size()); ++v) {
     Node n = forward.node(v);
     for (NodeId& in : n.inputs) in = id[in];
+    bool inputs_need_grad = false;
+    for (NodeId in : n.inputs) inputs_need_grad = inputs_need_grad || needs_grad[in];
+    const bool node_needs_grad = inputs_need_grad || n.param_count > 0;
     if (is_norm(n.op)) {
       const Shape x = g.node(n.inputs.at(0)).shape;
       Node s;
@@ -44,28 +61,44 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& stats) {
       s.inputs = {n.inputs.at(0)};
       s.attrs.epsilon = n.attrs.epsilon;  // the statistics hold 1 / sqrt(var + epsilon)
       const NodeId sid = g.add(std::move(s));
+      needs_grad.push_back(false);
       n.inputs.push_back(sid);
       n.bytes = 0;  // recomputed from the shape by Graph::add
       id[v] = g.add(std::move(n));
-      stats[id[v]] = sid;
+      needs_grad.push_back(node_needs_grad);
+      extra[id[v]] = sid;
     } else {
       n.bytes = 0;
+      const std::optional<SavedForBackward> saved = op_def(n.op).saved;
+      const bool keeps = saved && inputs_need_grad;
+      NodeId sid = -1;
+      if (keeps && !saved->reads_output) {
+        sid = g.add(saved_node(n, n.inputs.at(0), *saved));
+        needs_grad.push_back(false);
+      }
       id[v] = g.add(std::move(n));
+      needs_grad.push_back(node_needs_grad);
+      if (keeps && saved->reads_output) {
+        sid = g.add(saved_node(g.node(id[v]), id[v], *saved));
+        needs_grad.push_back(false);
+      }
+      if (keeps) extra[id[v]] = sid;
     }
   }
   return g;
 }
 
-// A statistics node of a lowered norm.
-bool is_stats(OpKind op) {
+// A node that keeps something for the backward (a norm's statistics, a saved node): it
+// reads forward tensors but passes no gradient to them.
+bool keeps_for_backward(OpKind op) {
   for (const OpDef& d : op_table())
-    if (d.statistics == op) return true;
+    if (d.statistics == op || (d.saved && d.saved->op == op)) return true;
   return false;
 }
 
 class Differentiator {
  public:
-  explicit Differentiator(const Graph& forward) : g_(lower_forward(forward, stats_)) {
+  explicit Differentiator(const Graph& forward) : g_(lower_forward(forward, extra_)) {
     const auto n = g_.size();
     forward_size_ = static_cast<NodeId>(n);
     contributions_.resize(n);
@@ -74,8 +107,8 @@ class Differentiator {
     requires_grad_.assign(n, false);
     earliest_reader_.assign(n, -1);
     for (NodeId v = forward_size_; v-- > 0;) {
-      // A statistics node reads x but passes no gradient to it: its norm does.
-      if (is_stats(g_.node(v).op)) continue;
+      // A statistics or saved node reads x but passes no gradient to it: its norm does.
+      if (keeps_for_backward(g_.node(v).op)) continue;
       for (NodeId in : g_.node(v).inputs) earliest_reader_[in] = v;
     }
     for (NodeId v = 0; v < forward_size_; ++v) {
@@ -99,7 +132,7 @@ class Differentiator {
  private:
   void differentiate(NodeId v) {
     const Node fwd = g_.node(v);  // a copy: adding nodes may reallocate
-    if (fwd.op == OpKind::Input || is_stats(fwd.op)) return;
+    if (fwd.op == OpKind::Input || keeps_for_backward(fwd.op)) return;
     const std::optional<GradientRule>& rule = op_def(fwd.op).gradient;
     if (!rule)
       throw InputError(fmt::format(
@@ -111,6 +144,17 @@ class Differentiator {
       POET_CHECK(settled_[v] || earliest_reader_[v] < 0, fmt::format("gradient of '{}' read before it is complete", fwd.name));
       dy = gradient_[v];
       if (!dy) return;  // the output does not reach the loss
+    }
+    // The parameter gradient first: it is the last reader of the layer's input x (a
+    // convolution's or linear layer's), which can then be freed before dX is made, so that
+    // dY, x and dX are never needed at once.
+    if (fwd.param_count > 0) {
+      Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
+      grad.op = OpKind::GradParam;
+      grad.name = fmt::format("dparams({})", fwd.name);
+      grad.shape = {trainable_parameters(fwd)};  // batch norm's running statistics are not trained
+      grad.flops = rule->param_flops(fwd, g_.node(fwd.inputs.at(0)));
+      g_.add(std::move(grad));  // bytes stay 0: it is written to the gradient region
     }
     const int slots = rule->differentiable_slots < 0 ? static_cast<int>(fwd.inputs.size()) : rule->differentiable_slots;
     for (int k = 0; k < slots; ++k) {
@@ -134,14 +178,6 @@ class Differentiator {
       // can be freed as early as possible.
       if (std::find(fwd.inputs.begin() + k + 1, fwd.inputs.begin() + slots, in) == fwd.inputs.begin() + slots)
         settle_if_complete(in, v);
-    }
-    if (fwd.param_count > 0) {
-      Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
-      grad.op = OpKind::GradParam;
-      grad.name = fmt::format("dparams({})", fwd.name);
-      grad.shape = {trainable_parameters(fwd)};  // batch norm's running statistics are not trained
-      grad.flops = rule->param_flops(fwd, g_.node(fwd.inputs.at(0)));
-      g_.add(std::move(grad));  // bytes stay 0: it is written to the gradient region
     }
   }
 
@@ -173,7 +209,7 @@ class Differentiator {
     n.role = Role::Backward;
     n.element_bytes = fwd.element_bytes;
     n.grad = {v, slot};
-    // In the order [dY, inputs, output, statistics].
+    // In the order [dY, inputs, output, statistics or saved node].
     if (dy) n.inputs.push_back(*dy);
     for (int j = 0; j < static_cast<int>(fwd.inputs.size()); ++j) {
       const bool same = j == slot;
@@ -182,7 +218,7 @@ class Differentiator {
         n.inputs.push_back(fwd.inputs[j]);
     }
     if (needs.output) n.inputs.push_back(v);
-    if (needs.stats) n.inputs.push_back(stats_.at(v));
+    if (needs.stats || needs.saved) n.inputs.push_back(extra_.at(v));
     // Each tensor once (x @ x reads x once).
     std::vector<NodeId> unique;
     for (NodeId in : n.inputs)
@@ -191,7 +227,7 @@ class Differentiator {
     return n;
   }
 
-  std::vector<NodeId> stats_;  // before g_: lower_forward fills it while g_ is built
+  std::vector<NodeId> extra_;  // before g_: lower_forward fills it while g_ is built
   Graph g_;
   NodeId forward_size_ = 0;
   std::vector<std::vector<NodeId>> contributions_;  // contributions_[v]: parts of dY of v

@@ -6,11 +6,19 @@
 #include <cstdint>
 
 #include "poet/baselines/forward_part.h"
+#include "poet/graph/op_table.h"
 
 namespace poet {
 namespace {
 
 std::string node_name(const Graph& g, NodeId v) { return fmt::format("'{}' ({})", g.node(v).name, v); }
+
+// A node that keeps something of a step for its backward (a ReLU's mask, a max-pool's indices).
+bool keeps_for_backward(OpKind op) {
+  for (const OpDef& d : op_table())
+    if (d.saved && d.saved->op == op) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -21,31 +29,40 @@ std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std
                        "capuchin handle DAGs",
                        method, g.name(), why);
   };
-  if (forward < 2) return not_a_chain("its forward part is the loss alone");
+  ChainReversal chain;
+  std::vector<int> step_of(forward, -1);  // a chain node's step; -1 for what a backward keeps
+  const auto users = g.users();
   for (NodeId v = 0; v < static_cast<NodeId>(forward); ++v) {
     const auto& inputs = g.node(v).inputs;
+    if (keeps_for_backward(g.node(v).op) && inputs.size() == 1 && step_of[inputs[0]] >= 0 &&
+        std::all_of(users[v].begin(), users[v].end(), [&](NodeId u) { return u >= static_cast<NodeId>(forward); }))
+      continue;
+    const NodeId previous = chain.node.empty() ? -1 : chain.node.back();
     if (v == 0 && !inputs.empty()) return not_a_chain(fmt::format("the first node {} has inputs", node_name(g, 0)));
     if (v > 0 && inputs.empty()) return not_a_chain(fmt::format("{} is a second input", node_name(g, v)));
     for (NodeId in : inputs)
-      if (in != v - 1)
+      if (in != previous)
         return not_a_chain(fmt::format("forward node {} reads {}, not only the node before it", node_name(g, v),
                                        node_name(g, in)));
+    step_of[v] = static_cast<int>(chain.node.size());
+    chain.node.push_back(v);
   }
-  ChainReversal chain;
-  chain.steps = static_cast<int>(forward) - 1;
-  chain.stages.resize(forward);
-  chain.reads_output.assign(forward, false);
+  if (chain.node.size() < 2) return not_a_chain("its forward part is the loss alone");
+  chain.steps = static_cast<int>(chain.node.size()) - 1;
+  chain.stages.resize(chain.node.size());
+  chain.reads_output.assign(chain.node.size(), false);
   int current = chain.steps;
   for (std::size_t t = forward; t < g.size(); ++t) {
     int lowest = INT32_MAX, highest = -1;
     for (NodeId f : g.node(static_cast<NodeId>(t)).inputs)
-      if (static_cast<std::size_t>(f) < forward) lowest = std::min(lowest, f), highest = std::max(highest, f);
+      if (static_cast<std::size_t>(f) < forward && step_of[f] >= 0)
+        lowest = std::min(lowest, step_of[f]), highest = std::max(highest, step_of[f]);
     int step = current;
     if (highest >= 0 && !(lowest >= current - 1 && highest <= current)) {
       step = std::min(lowest + 1, chain.steps);
       if (step >= current || highest > step)
         return fmt::format("{} needs the backward to reverse the chain step by step, but backward node {} of "
-                           "graph '{}' reads forward nodes {} .. {} after the backward reached step {}",
+                           "graph '{}' reads forward steps {} .. {} after the backward reached step {}",
                            method, node_name(g, static_cast<NodeId>(t)), g.name(), lowest, highest, current);
     }
     current = step;

@@ -36,7 +36,7 @@ std::int64_t memory_unit(const Graph& g, const GraphCosts& costs, std::size_t fo
 
 PofoChain chain_costs(const Graph& g, const GraphCosts& costs, const ChainReversal& reversal, std::int64_t unit) {
   const int L = reversal.steps;
-  const auto forward = static_cast<std::size_t>(L) + 1;
+  const auto forward = static_cast<std::size_t>(reversal.node.back()) + 1;  // the loss is the last forward node
   PofoChain c;
   c.size.assign(L + 1, 0);
   c.forward_s.assign(L + 1, 0);
@@ -45,7 +45,7 @@ PofoChain chain_costs(const Graph& g, const GraphCosts& costs, const ChainRevers
   c.transfer_s.assign(L + 1, 0);
   c.reads_output = reversal.reads_output;
   for (int k = 0; k <= L; ++k) {
-    const NodeCost& n = costs.nodes[k];
+    const NodeCost& n = costs.nodes[static_cast<std::size_t>(reversal.node[static_cast<std::size_t>(k)])];
     c.size[k] = units(n.bytes, unit);
     c.forward_s[k] = k > 0 ? n.compute_time_s : 0;
     c.transfer_s[k] = n.pageout_time_s + n.pagein_time_s;
@@ -60,26 +60,34 @@ PofoChain chain_costs(const Graph& g, const GraphCosts& costs, const ChainRevers
   return c;
 }
 
-Schedule lay_out(const Graph& g, const std::vector<PofoFate>& fate) {
+// Step k is node reversal.node[k], computed in the forward stage of that index.
+Schedule lay_out(const Graph& g, const ChainReversal& reversal, const std::vector<PofoFate>& fate) {
   const int L = static_cast<int>(fate.size()) - 1;
   std::vector<NodeId> boundaries;
   for (int k = 1; k < L; ++k)
-    if (fate[k] != PofoFate::Drop) boundaries.push_back(k);
+    if (fate[k] != PofoFate::Drop) boundaries.push_back(reversal.node[static_cast<std::size_t>(k)]);
   Schedule s = segment_recompute_schedule(g, boundaries, "pofo");
   const auto users = g.users();
-  for (int c = 1; c < L; ++c) {
-    if (fate[c] != PofoFate::Offload) continue;
-    // The first stage after x_c's forward read that reads it again (a recomputation or a
-    // backward node); it is paged in during the stage before. Too close to the forward
-    // read and there is nothing to gain: it stays in RAM.
+  const auto loss = static_cast<std::size_t>(reversal.node.back());
+  for (int k = 1; k < L; ++k) {
+    if (fate[k] != PofoFate::Offload) continue;
+    const NodeId c = reversal.node[static_cast<std::size_t>(k)];
+    // Its last read in the forward pass: x_{k+1}, or what a backward keeps of the next step
+    // (a max-pool's indices), each in its own forward stage.
+    std::size_t read = 0;
+    for (NodeId u : users[c])
+      if (static_cast<std::size_t>(u) <= loss) read = std::max(read, static_cast<std::size_t>(u));
+    // The first stage after that which reads it again (a recomputation or a backward node);
+    // it is paged in during the stage before. Too close to the forward read and there is
+    // nothing to gain: it stays in RAM.
     std::size_t back = s.stages;
-    for (std::size_t t = static_cast<std::size_t>(c) + 2; t < s.stages && back == s.stages; ++t)
+    for (std::size_t t = read + 1; t < s.stages && back == s.stages; ++t)
       for (NodeId v : s.R.row(t))
         if (std::find(g.node(v).inputs.begin(), g.node(v).inputs.end(), c) != g.node(v).inputs.end()) back = t;
-    if (back == s.stages || back < static_cast<std::size_t>(c) + 3) continue;
+    if (back == s.stages || back < read + 2) continue;
     s.M_out.set(c, c);
     s.M_in.set(back - 1, c);
-    for (std::size_t t = c + 2; t < back; ++t) s.S_ram.set(t, c, false);
+    for (std::size_t t = read + 1; t < back; ++t) s.S_ram.set(t, c, false);
     for (std::size_t t = c + 1; t < s.stages; ++t) s.S_aux.set(t, c);
   }
   return s;
@@ -96,8 +104,8 @@ std::string describe_fates(const std::vector<PofoFate>& fate) {
 // that reads it, and what is in flight on the bus, so the DP's limit shrinks by each
 // overshoot the simulator finds until the simulator agrees.
 std::variant<BaselineResult, std::string> fit_budget(const Graph& g, const GraphCosts& costs,
-                                                     const SimulationOptions& options, const PofoChain& chain,
-                                                     std::int64_t unit) {
+                                                     const SimulationOptions& options, const ChainReversal& reversal,
+                                                     const PofoChain& chain, std::int64_t unit) {
   const std::int64_t budget = *options.ram_budget_bytes - counted_fixed_bytes(g, options);
   constexpr int kAttempts = 24;
   std::int64_t limit = budget;
@@ -108,7 +116,7 @@ std::variant<BaselineResult, std::string> fit_budget(const Graph& g, const Graph
                          "memory model (budget {} less {} fixed)",
                          format_bytes_exact(limit), format_bytes_exact(*options.ram_budget_bytes),
                          format_bytes_exact(counted_fixed_bytes(g, options)));
-    Schedule s = lay_out(g, best->fate);
+    Schedule s = lay_out(g, reversal, best->fate);
     SimulationResult sim = simulate_baseline(g, costs, s, options);
     if (fits_budget(sim, options)) {
       BaselineResult r;
@@ -132,24 +140,24 @@ BaselineResult pofo_for_budget(const Graph& g, const GraphCosts& costs, const Si
   if (auto* why = std::get_if<std::string>(&found)) return no_schedule(*why);
   if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("pofo: " + *too_small);
   const auto& reversal = std::get<ChainReversal>(found);
-  const std::int64_t unit = memory_unit(g, costs, static_cast<std::size_t>(reversal.steps) + 1);
+  const std::int64_t unit = memory_unit(g, costs, static_cast<std::size_t>(reversal.node.back()) + 1);
   PofoChain chain = chain_costs(g, costs, reversal, unit);
 
   if (!options.ram_budget_bytes) {
     const auto best = pofo_optimum(chain, std::numeric_limits<std::int64_t>::max() / 4);
     POET_CHECK(best.has_value(), "pofo: no schedule without a memory limit");
     BaselineResult r;
-    r.schedule = lay_out(g, best->fate);
+    r.schedule = lay_out(g, reversal, best->fate);
     r.simulation = simulate_baseline(g, costs, *r.schedule, options);
     r.choice = describe_fates(best->fate);
     return r;
   }
-  auto with_offloads = fit_budget(g, costs, options, chain, unit);
+  auto with_offloads = fit_budget(g, costs, options, reversal, chain, unit);
   if (auto* r = std::get_if<BaselineResult>(&with_offloads)) return std::move(*r);
   // Offloads the model thought free can still overshoot in the simulator, where the DP's
   // recomputation-only optimum may fit: POFO's space includes it.
   for (double& t : chain.transfer_s) t = std::numeric_limits<double>::infinity();
-  auto remat_only = fit_budget(g, costs, options, chain, unit);
+  auto remat_only = fit_budget(g, costs, options, reversal, chain, unit);
   if (auto* r = std::get_if<BaselineResult>(&remat_only)) {
     r->choice += "; offloading schedules overshot in the simulator";
     return std::move(*r);

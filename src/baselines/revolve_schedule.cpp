@@ -14,14 +14,36 @@
 namespace poet {
 namespace {
 
+// Revolve advances through every step, but a step whose backward reads only what is kept
+// of it (a ReLU's mask) needs no recomputation: drops each recomputation that no later
+// stage reads before the node is computed again. From the last stage back, so that what
+// only a dropped one read goes too; a node's first computation (in its own stage) stays.
+void drop_unread_recomputations(Schedule& s, const Graph& g) {
+  std::vector<bool> read_later(g.size(), false);  // a later stage reads v's copy of now
+  for (std::size_t t = s.stages; t-- > 0;) {
+    const SparseRow row = s.R.row(t);  // a copy: entries are dropped below
+    for (auto it = row.rbegin(); it != row.rend(); ++it) {  // a stage computes in index order
+      const NodeId v = *it;
+      if (!read_later[v] && static_cast<std::size_t>(v) != t) {
+        s.R.set(t, v, false);
+        continue;
+      }
+      read_later[v] = false;
+      for (NodeId in : g.node(v).inputs) read_later[in] = true;
+    }
+  }
+}
+
 Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<RevolveAction>& actions) {
   using K = RevolveAction::Kind;
   const std::size_t forward = static_cast<std::size_t>(chain.steps) + 1;
+  // Every node in its own stage first (what a backward keeps of a step included: the
+  // simulator keeps it resident from there until its backward reads it).
   Schedule s(g.size(), "revolve");
   for (std::size_t t = 0; t < g.size(); ++t) s.R.set(t, static_cast<NodeId>(t));
   std::vector<bool> held(forward, false), at_hand(forward, false);
   held[0] = true;
-  // Recomputations wait here for the next turn that has a stage to run them in: a step
+  // Recomputations (steps) wait here for the next turn that has a stage to run them in: a step
   // whose backward has no node of its own (e.g. a flatten) still takes part in revolve.
   std::set<NodeId> pending;
   bool forward_sweep = true;  // until the first turn the advances are the forward stages themselves
@@ -44,7 +66,7 @@ Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<R
           forward_sweep = false;  // x_L was computed in its own forward stage
         } else if (!stages.empty()) {
           if (chain.reads_output[a.step] && !held[a.step] && !at_hand[a.step]) pending.insert(a.step);
-          for (NodeId v : pending) s.R.set(stages.front(), v);
+          for (NodeId step : pending) s.R.set(stages.front(), chain.node[static_cast<std::size_t>(step)]);
           pending.clear();
         }
         std::fill(at_hand.begin(), at_hand.end(), false);
@@ -53,6 +75,7 @@ Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<R
       }
     }
   }
+  drop_unread_recomputations(s, g);
   fill_ram_by_liveness(s, g);
   return s;
 }

@@ -24,6 +24,7 @@ OpDef embedding();
 // ops_conv.cpp
 OpDef conv2d();
 OpDef max_pool2d();
+OpDef max_pool_indices();
 OpDef avg_pool2d();
 OpDef global_avg_pool();
 // ops_norm.cpp
@@ -34,6 +35,7 @@ OpDef layer_norm_stats();
 // ops_elementwise.cpp
 OpDef relu();
 OpDef relu6();
+OpDef relu_mask();
 OpDef gelu();
 OpDef tanh();
 OpDef sigmoid();

@@ -16,7 +16,8 @@ std::array<OpDef, kOpKindCount> make_table() {
   std::array<OpDef, kOpKindCount> t{
       ops::input(),          ops::linear(),         ops::conv2d(),
       ops::batch_norm2d(),   ops::batch_norm_stats(), ops::layer_norm(),
-      ops::layer_norm_stats(), ops::relu(),         ops::relu6(),
+      ops::layer_norm_stats(), ops::relu_mask(),    ops::max_pool_indices(),
+      ops::relu(),           ops::relu6(),
       ops::gelu(),           ops::tanh(),           ops::sigmoid(),
       ops::max_pool2d(),     ops::avg_pool2d(),     ops::global_avg_pool(),
       ops::add(),            ops::flatten(),        ops::dropout(),
@@ -59,6 +60,7 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   r.shape = d.shape(args);
   r.flops = d.flops(args, r.shape);
   r.params = d.params(args, r.shape);
+  if (d.element_bytes) r.element_bytes = d.element_bytes(args.attrs);
   return r;
 }
 
@@ -73,7 +75,13 @@ Node node_by_rules(std::string name, OpKind op, Role role, OpResult r, std::vect
   n.param_count = r.params;
   n.inputs = std::move(inputs);
   n.attrs = args.attrs;
+  if (r.element_bytes > 0) n.element_bytes = r.element_bytes;
   return n;
+}
+
+int stored_element_bytes(const Node& n, int model) {
+  const auto rule = op_def(n.op).element_bytes;
+  return rule ? rule(n.attrs) : model;
 }
 
 std::int64_t trainable_parameters(const Node& n) {

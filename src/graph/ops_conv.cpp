@@ -61,10 +61,27 @@ OpDef conv2d() {
   };
 }
 
-// Max-pool routes dY to the arg-max of each window, found again from x.
+// Max-pool routes dY to the arg-max of each window, which the backward keeps
+// (max_pool_indices) instead of x.
 OpDef max_pool2d() {
-  return parameterless(OpKind::MaxPool2d, "max_pool2d", "MaxPool2d", pool_shape, pool_flops,
-                       elementwise_gradient({.same_input = true}, grad_per_input_2));
+  OpDef d = parameterless(OpKind::MaxPool2d, "max_pool2d", "MaxPool2d", pool_shape, pool_flops,
+                          elementwise_gradient({.saved = true}, grad_per_input_2));
+  d.saved = SavedForBackward{.op = OpKind::MaxPoolIndices, .reads_output = false};
+  return d;
+}
+
+// Per output of the max-pool (its rules see the pool's output and attributes; its node reads
+// the pool's input), the position of its window's maximum within the window, row-major
+// from the window's top-left corner (padding included): the smallest unsigned integer that
+// holds kernel_h x kernel_w positions (a byte up to 16x16 windows). It finds the maximum as
+// the pool did: the pool's FLOPs.
+OpDef max_pool_indices() {
+  OpDef d = parameterless(OpKind::MaxPoolIndices, "max_pool_indices", "", same_shape, pool_flops, std::nullopt);
+  d.element_bytes = [](const OpAttrs& t) {
+    const std::int64_t positions = std::int64_t{t.kernel_h} * t.kernel_w;
+    return positions <= 256 ? 1 : positions <= 65536 ? 2 : 4;
+  };
+  return d;
 }
 
 OpDef avg_pool2d() {

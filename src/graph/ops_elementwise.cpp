@@ -20,13 +20,29 @@ OpDef unary(OpKind op, std::string_view name, std::string_view reference_class,
 
 }  // namespace
 
-// relu' = [y > 0], relu6' = [0 < y < 6], tanh' = 1 - y^2, sigmoid' = y (1 - y): the output.
+// relu' = [y > 0] and relu6' = [0 < y < 6] take one bit per element, which the backward
+// keeps (relu_mask) instead of the output; tanh' = 1 - y^2, sigmoid' = y (1 - y): the output.
 OpDef relu() {
-  return unary(OpKind::ReLU, "relu", "ReLULayer", per_element<1>,
-               elementwise_gradient({.output = true}, grad_per_input_1));
+  OpDef d = unary(OpKind::ReLU, "relu", "ReLULayer", per_element<1>,
+                  elementwise_gradient({.saved = true}, grad_per_input_1));
+  d.saved = SavedForBackward{.op = OpKind::ReLUMask, .reads_output = true};
+  return d;
 }
 OpDef relu6() {
-  return unary(OpKind::ReLU6, "relu6", "", per_element<2>, elementwise_gradient({.output = true}, grad_per_input_2));
+  OpDef d = unary(OpKind::ReLU6, "relu6", "", per_element<2>, elementwise_gradient({.saved = true}, grad_per_input_2));
+  d.saved = SavedForBackward{.op = OpKind::ReLUMask, .reads_output = true};
+  return d;
+}
+// The bits of a ReLU's or ReLU6's output (the op of the node it reads says which), 8 to a
+// byte, element i in bit i % 8 of byte i / 8: its shape counts the bytes. A compare per
+// element. Its rules see the output it masks.
+OpDef relu_mask() {
+  OpDef d = parameterless(
+      OpKind::ReLUMask, "relu_mask", "",
+      [](const OpArgs& a) { return Shape{(element_count(a.input()) + 7) / 8}; },
+      [](const OpArgs& a, const Shape&) { return elements(a.input()); }, std::nullopt);
+  d.element_bytes = [](const OpAttrs&) { return 1; };
+  return d;
 }
 // The tanh approximation: about 10 FLOP per element; its gradient takes the tanh and exp
 // of x again (the tanh form, as the kernel).

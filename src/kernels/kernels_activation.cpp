@@ -43,12 +43,6 @@ void relu_forward(std::span<const float> x, std::span<float> y) {
   map("relu_forward", x, y, [](float v) { return v > 0.0f ? v : 0.0f; });
 }
 
-// Reads the output: y > 0 exactly where x > 0.
-void relu_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  // A select, not dy x 0 or 1 (as PyTorch's threshold_backward): branch-free, it vectorizes.
-  map_gradient("relu_backward", dy, y, dx, [](float g, float out) { return out > 0.0f ? g : 0.0f; });
-}
-
 void relu6_forward(std::span<const float> x, std::span<float> y) {
   // std::min(std::max(v, 0), 6) written as the selects it is, which the vectorizer takes.
   map("relu6_forward", x, y, [](float v) {
@@ -57,9 +51,48 @@ void relu6_forward(std::span<const float> x, std::span<float> y) {
   });
 }
 
-// Reads the output: 0 < y < 6 exactly where the input was inside the linear part.
-void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
-  map_gradient("relu6_backward", dy, y, dx, [](float g, float out) { return ((out > 0.0f) & (out < 6.0f)) ? g : 0.0f; });
+namespace {
+
+// Each block a thread takes is a whole number of mask bytes.
+template <typename Passes>
+void mask_of(const char* kernel, std::span<const float> y, std::span<std::uint8_t> mask, Passes passes) {
+  const auto n = static_cast<std::int64_t>(y.size());
+  expect_size(kernel, "mask", mask, mask_bytes(n));
+  detail::parallel_blocks(mask_bytes(n), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t byte = begin; byte < end; ++byte) {
+      const std::int64_t first = 8 * byte, count = std::min<std::int64_t>(8, n - first);
+      unsigned bits = 0;
+      for (std::int64_t k = 0; k < count; ++k)
+        bits |= (passes(y[static_cast<std::size_t>(first + k)]) ? 1u : 0u) << k;
+      mask[static_cast<std::size_t>(byte)] = static_cast<std::uint8_t>(bits);
+    }
+  });
+}
+
+}  // namespace
+
+std::int64_t mask_bytes(std::int64_t elements) { return (elements + 7) / 8; }
+
+// y > 0 exactly where x > 0.
+void relu_mask(std::span<const float> y, std::span<std::uint8_t> mask) {
+  mask_of("relu_mask", y, mask, [](float out) { return out > 0.0f; });
+}
+
+// 0 < y < 6 exactly where the input was inside the linear part.
+void relu6_mask(std::span<const float> y, std::span<std::uint8_t> mask) {
+  mask_of("relu6_mask", y, mask, [](float out) { return (out > 0.0f) & (out < 6.0f); });
+}
+
+void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> mask, std::span<float> dx) {
+  const auto n = static_cast<std::int64_t>(dy.size());
+  expect_size("masked_backward", "dx", dx, n);
+  expect_size("masked_backward", "mask", mask, mask_bytes(n));
+  // A select, not dy x 0 or 1 (as PyTorch's threshold_backward): where the gradient passes
+  // dy goes through as it is, -0 and NaN included, and elsewhere +0.
+  detail::parallel_blocks(n, [&](std::int64_t begin, std::int64_t end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
+      dx[i] = (mask[i / 8] >> (i % 8)) & 1u ? dy[i] : 0.0f;
+  });
 }
 
 void gelu_forward(std::span<const float> x, std::span<float> y) {

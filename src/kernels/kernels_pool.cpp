@@ -1,7 +1,10 @@
 // Max, average and global average pooling.
 #include "poet/kernels/kernels_pool.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <limits>
 
 #include "kernel_checks.h"
 #include "poet/util/error.h"
@@ -11,15 +14,17 @@ namespace {
 
 using detail::expect_size;
 
-// The part of a window inside the image: rows [y0, y1), columns [x0, x1).
+// The part of a window inside the image: rows [y0, y1), columns [x0, x1); and its corner
+// counting the padding (top, left), where a position within the window counts from.
 struct Window {
   std::int64_t y0, y1, x0, x1;
+  std::int64_t top, left;
 };
 
 Window window_at(const Pool2dShape& s, std::int64_t oy, std::int64_t ox) {
   const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
   return {std::max<std::int64_t>(top, 0), std::min<std::int64_t>(top + s.kernel_h, s.in_h),
-          std::max<std::int64_t>(left, 0), std::min<std::int64_t>(left + s.kernel_w, s.in_w)};
+          std::max<std::int64_t>(left, 0), std::min<std::int64_t>(left + s.kernel_w, s.in_w), top, left};
 }
 
 // Index in the plane of the window's first maximum in row-major order. validate() keeps
@@ -66,16 +71,54 @@ void max_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::spa
   });
 }
 
-void max_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::span<const float> x,
+namespace {
+
+template <typename Index>
+void check_index_type(const char* kernel, const Pool2dShape& s) {
+  if (std::int64_t{s.kernel_h} * s.kernel_w - 1 > std::int64_t{std::numeric_limits<Index>::max()})
+    throw InputError(fmt::format("{}: {}x{} windows have more positions than a {}-byte index holds", kernel,
+                                 s.kernel_h, s.kernel_w, sizeof(Index)));
+}
+
+}  // namespace
+
+template <typename Index>
+void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::span<Index> indices) {
+  validate(s);
+  expect_size("max_pool2d_indices", "x", x, s.batch * s.channels * s.in_h * s.in_w);
+  expect_size("max_pool2d_indices", "indices", indices, s.batch * s.channels * s.out_h() * s.out_w());
+  check_index_type<Index>("max_pool2d_indices", s);
+  const std::int64_t area = s.in_h * s.in_w;
+  for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
+    const std::int64_t at = argmax(s, x.data() + plane * area, w), row = at / s.in_w;
+    indices[static_cast<std::size_t>(out)] =
+        static_cast<Index>((row - w.top) * s.kernel_w + (at - row * s.in_w - w.left));
+  });
+}
+
+template <typename Index>
+void max_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::span<const Index> indices,
                          std::span<float> dx) {
-  check_pool("max_pool2d_backward", s, x, dy);
-  expect_size("max_pool2d_backward", "dx", dx, static_cast<std::int64_t>(x.size()));
+  check_pool("max_pool2d_backward", s, dx, dy);
+  expect_size("max_pool2d_backward", "indices", indices, static_cast<std::int64_t>(dy.size()));
+  check_index_type<Index>("max_pool2d_backward", s);
   std::fill(dx.begin(), dx.end(), 0.0f);
   const std::int64_t area = s.in_h * s.in_w;
   for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
-    dx[plane * area + argmax(s, x.data() + plane * area, w)] += dy[out];
+    const std::int64_t k = indices[static_cast<std::size_t>(out)], row = k / s.kernel_w;
+    dx[plane * area + (w.top + row) * s.in_w + w.left + k - row * s.kernel_w] += dy[out];
   });
 }
+
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint8_t>);
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint16_t>);
+template void max_pool2d_indices(const Pool2dShape&, std::span<const float>, std::span<std::uint32_t>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint8_t>,
+                                  std::span<float>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint16_t>,
+                                  std::span<float>);
+template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint32_t>,
+                                  std::span<float>);
 
 void avg_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::span<float> y) {
   check_pool("avg_pool2d_forward", s, x, y);

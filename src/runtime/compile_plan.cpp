@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiled_plan.h"
+#include "poet/graph/op_table.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/simulate/simulator.h"
 #include "poet/util/error.h"
@@ -78,7 +79,7 @@ void check_no_shared_bytes_while_live(const Graph& g, const LoweredPlan& p) {
 }  // namespace
 
 std::int64_t tensor_bytes(const Node& n) {
-  return n.op == OpKind::GradParam ? 0 : element_count(n.shape) * static_cast<std::int64_t>(sizeof(float));
+  return n.op == OpKind::GradParam ? 0 : element_count(n.shape) * stored_element_bytes(n);
 }
 
 CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p) {

@@ -17,7 +17,7 @@ struct CompiledInstruction {
   InstrKind kind = InstrKind::Compute;
   NodeId node = -1;
   std::int64_t offset = 0;       // arena byte offset of the node's tensor
-  std::int64_t bytes = 0;        // its bytes as the kernels see them (elements x 4)
+  std::int64_t bytes = 0;        // its bytes as the kernels see them (elements x element bytes)
   std::uint32_t first_input = 0; // compute: its inputs at input_offsets[first_input ...]
 };
 
@@ -28,8 +28,9 @@ struct CompiledPlan {
   std::size_t forward_end = 0;
 };
 
-// Bytes of v's output tensor as the kernels read and write it (0 for a parameter
-// gradient, which goes to the fixed region).
+// Bytes of v's output tensor as the kernels read and write it: fp32, or the element type
+// its operator stores (mask bytes, indices); 0 for a parameter gradient, which goes to the
+// fixed region.
 std::int64_t tensor_bytes(const Node& n);
 
 // Throws InvalidPlan naming the instruction for a plan that cannot run, InputError for

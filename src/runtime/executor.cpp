@@ -85,8 +85,10 @@ struct Executor::State {
     }
   }
 
+  // Every tensor as floats; one of masks or indices, whose bytes need not be a multiple
+  // of 4, rounded up (its kernels view exactly its bytes; offsets are 4-byte aligned).
   std::span<float> tensor(std::int64_t offset, std::int64_t bytes) {
-    return {reinterpret_cast<float*>(arena.get() + offset), static_cast<std::size_t>(bytes) / sizeof(float)};
+    return {reinterpret_cast<float*>(arena.get() + offset), (static_cast<std::size_t>(bytes) + 3) / sizeof(float)};
   }
 
   void add_live(std::int64_t bytes) {
@@ -111,13 +113,13 @@ struct Executor::State {
       }
       case InstrKind::PageOut:
         transfers.finish(v);  // a page-in of this very copy still arriving
-        pager->start_page_out(v, std::as_bytes(t));
+        pager->start_page_out(v, std::as_bytes(t).first(static_cast<std::size_t>(c.bytes)));
         transfers.started(v);
         break;
       case InstrKind::PageIn:
         transfers.claim(c.offset, c.offset + c.bytes);
         transfers.wait(v);  // the stored copy is complete before it is read back
-        pager->start_page_in(v, std::as_writable_bytes(t));
+        pager->start_page_in(v, std::as_writable_bytes(t).first(static_cast<std::size_t>(c.bytes)));
         transfers.started(v);
         add_live(c.bytes);
         break;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "op_kernels.h"
+#include "poet/graph/op_table.h"
 #include "poet/kernels/kernels.h"
 #include "poet/util/error.h"
 
@@ -43,6 +44,11 @@ void check_runnable(const Graph& g, NodeId v) {
       if (!k.input_gradient) reject(fmt::format("the input gradient of op '{}'", op_name(f.op)));
       if (n.grad.slot < 0 || n.grad.slot >= k.gradient_slots)
         reject(fmt::format("the gradient of input slot {} of op '{}'", n.grad.slot, op_name(f.op)));
+      // Its kernel reads what the forward node keeps for it, last (autodiff's order).
+      if (const auto saved = op_def(f.op).saved; saved && (n.inputs.empty() || g.node(n.inputs.back()).op != saved->op))
+        throw InputError(fmt::format("node '{}' ({}): the gradient of op '{}' reads a '{}' node last, which this graph "
+                                     "does not give it; rebuild the training graph with this poet's autodiff",
+                                     n.name, v, op_name(f.op), op_name(saved->op)));
       return;
     }
     case OpKind::GradParam: {
@@ -82,9 +88,10 @@ NodeId check_trainable(const Graph& g) {
   NodeId input = -1;
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
     const Node& n = g.node(v);
-    if (n.element_bytes != 4)
-      throw InputError(fmt::format("node '{}' ({}) has {}-byte elements; the runtime computes in fp32 (4 bytes)",
-                                   n.name, v, n.element_bytes));
+    if (n.element_bytes != stored_element_bytes(n))
+      throw InputError(fmt::format("node '{}' ({}) of op '{}' has {}-byte elements; the runtime computes in fp32 and "
+                                   "stores {}-byte elements for this op",
+                                   n.name, v, op_name(n.op), n.element_bytes, stored_element_bytes(n)));
     check_runnable(g, v);
     if (n.op != OpKind::Input) continue;
     if (input >= 0)

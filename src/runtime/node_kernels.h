@@ -33,7 +33,8 @@ struct StepContext {
 void check_runnable(const Graph& g, NodeId v);
 
 // Throws InputError unless g is a valid training graph the runtime can run: backward nodes,
-// fp32 everywhere, a kernel for every node (check_runnable), exactly one Input node.
+// fp32 everywhere but masks and indices (op_table.h's stored_element_bytes), a kernel for
+// every node (check_runnable), exactly one Input node.
 // Returns the Input node, which the runtime feeds the batch into.
 NodeId check_trainable(const Graph& g);
 

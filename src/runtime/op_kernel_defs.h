@@ -19,6 +19,7 @@ OpKernels embedding();
 // op_kernels_conv.cpp: convolution and pooling.
 OpKernels conv2d();
 OpKernels max_pool2d();
+OpKernels max_pool_indices();
 OpKernels avg_pool2d();
 OpKernels global_avg_pool();
 // op_kernels_norm.cpp
@@ -29,6 +30,7 @@ OpKernels layer_norm_stats();
 // op_kernels_elementwise.cpp: activations, add, dropout, softmax and the loss.
 OpKernels relu();
 OpKernels relu6();
+OpKernels relu_mask();
 OpKernels gelu();
 OpKernels tanh();
 OpKernels sigmoid();

@@ -28,10 +28,12 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::LayerNormStats, bind::layer_norm_stats());
   set(OpKind::ReLU, bind::relu());
   set(OpKind::ReLU6, bind::relu6());
+  set(OpKind::ReLUMask, bind::relu_mask());
   set(OpKind::GELU, bind::gelu());
   set(OpKind::Tanh, bind::tanh());
   set(OpKind::Sigmoid, bind::sigmoid());
   set(OpKind::MaxPool2d, bind::max_pool2d());
+  set(OpKind::MaxPoolIndices, bind::max_pool_indices());
   set(OpKind::AvgPool2d, bind::avg_pool2d());
   set(OpKind::GlobalAvgPool, bind::global_avg_pool());
   set(OpKind::Add, bind::add());

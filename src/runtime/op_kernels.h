@@ -12,6 +12,7 @@
 
 #include "node_kernels.h"
 #include "poet/kernels/kernel_shapes.h"
+#include "poet/util/error.h"
 
 namespace poet::runtime::detail {
 
@@ -42,7 +43,26 @@ struct KernelCall {
   std::span<const float> forward_output() const { return in.of(forward_id); }
   // The parameters of the forward node (its slice of the parameter store).
   std::span<const float> parameters() const { return ctx.parameters->values(forward_id); }
+  // A gradient node's copy of what the forward node keeps for it (op_table.h's
+  // SavedForBackward), which autodiff lists last; and that node.
+  std::span<const float> saved() const { return in.at(node.inputs.size() - 1); }
+  const Node& saved_node() const { return g.node(node.inputs.back()); }
 };
+
+// A tensor of `count` elements of T (mask bytes, indices) in the floats the executor gives
+// every tensor as, which it rounds up to hold them.
+template <typename T>
+std::span<T> stored_as(std::span<float> t, std::int64_t count) {
+  POET_CHECK(static_cast<std::int64_t>(t.size_bytes()) >= count * static_cast<std::int64_t>(sizeof(T)),
+             "a tensor smaller than its elements");
+  return {reinterpret_cast<T*>(t.data()), static_cast<std::size_t>(count)};
+}
+template <typename T>
+std::span<const T> stored_as(std::span<const float> t, std::int64_t count) {
+  POET_CHECK(static_cast<std::int64_t>(t.size_bytes()) >= count * static_cast<std::int64_t>(sizeof(T)),
+             "a tensor smaller than its elements");
+  return {reinterpret_cast<const T*>(t.data()), static_cast<std::size_t>(count)};
+}
 
 // How an operator with parameters lays them out and starts them: `count` floats, the
 // leading `trainable` of them updated by the optimizer (and the size of the gradient); the

@@ -30,6 +30,17 @@ Pool2dShape pool_shape(const Graph& g, const Node& f) {
 
 void validate_pool(const Graph& g, const Node& f) { validate(pool_shape(g, f)); }
 
+// Calls f(Index{}) with the index type of `bytes`-byte max-pool indices.
+template <typename F>
+void with_index_type(int bytes, F f) {
+  switch (bytes) {
+    case 1: return f(std::uint8_t{});
+    case 2: return f(std::uint16_t{});
+    case 4: return f(std::uint32_t{});
+    default: POET_CHECK(false, fmt::format("max-pool indices of {} bytes", bytes));
+  }
+}
+
 // Global average pooling sees x as [batch, channels, spatial].
 struct GlobalPoolShape {
   std::int64_t batch, channels, spatial;
@@ -63,13 +74,26 @@ OpKernels conv2d() {
           }};
 }
 
-// Max-pool's gradient finds each window's arg-max again from x.
+// Max-pool's gradient reads the arg-max indices the max_pool_indices node kept.
 OpKernels max_pool2d() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
             max_pool2d_forward(pool_shape(c.g, c.forward), c.in.at(0), y);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            max_pool2d_backward(pool_shape(c.g, c.forward), dy, c.forward_input(0), dx);
+            with_index_type(c.saved_node().element_bytes, [&]<typename Index>(Index) {
+              max_pool2d_backward(pool_shape(c.g, c.forward), dy, stored_as<Index>(c.saved(), std::ssize(dy)), dx);
+            });
+          },
+          .validate = validate_pool};
+}
+
+// Made with its max-pool's attributes, from its input.
+OpKernels max_pool_indices() {
+  return {.forward = [](const KernelCall& c, std::span<float> out) {
+            with_index_type(c.node.element_bytes, [&]<typename Index>(Index) {
+              max_pool2d_indices(pool_shape(c.g, c.node), c.in.at(0),
+                                 stored_as<Index>(out, element_count(c.node.shape)));
+            });
           },
           .validate = validate_pool};
 }

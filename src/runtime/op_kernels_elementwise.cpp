@@ -1,8 +1,11 @@
 // Kernel bindings of the element-wise operators, softmax over the last axis, and the loss.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "op_kernel_defs.h"
 #include "poet/kernels/kernels.h"
+#include "poet/util/error.h"
 
 namespace poet::runtime::detail::bind {
 
@@ -13,12 +16,21 @@ using Unary = void (*)(std::span<const float>, std::span<float>);
 using UnaryBackward = void (*)(std::span<const float> dy, std::span<const float> saved, std::span<float> dx);
 
 // An activation y = fwd(x) whose gradient bwd(dy, saved) reads the forward node's output
-// (relu, relu6, tanh, sigmoid) or, when ReadsInput, its input (gelu).
+// (tanh, sigmoid) or, when ReadsInput, its input (gelu).
 template <Unary fwd, UnaryBackward bwd, bool ReadsInput = false>
 OpKernels activation() {
   return {.forward = [](const KernelCall& c, std::span<float> y) { fwd(c.in.at(0), y); },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
             bwd(dy, ReadsInput ? c.forward_input(0) : c.forward_output(), dx);
+          }};
+}
+
+// ReLU and ReLU6: the gradient reads the 1-bit mask of the output (relu_mask).
+template <Unary fwd>
+OpKernels masked_activation() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { fwd(c.in.at(0), y); },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            masked_backward(dy, stored_as<std::uint8_t>(c.saved(), mask_bytes(std::ssize(dy))), dx);
           }};
 }
 
@@ -43,8 +55,21 @@ float dropout_p(const KernelCall& c) { return static_cast<float>(c.forward.attrs
 
 }  // namespace
 
-OpKernels relu() { return activation<relu_forward, relu_backward>(); }
-OpKernels relu6() { return activation<relu6_forward, relu6_backward>(); }
+OpKernels relu() { return masked_activation<relu_forward>(); }
+OpKernels relu6() { return masked_activation<relu6_forward>(); }
+OpKernels relu_mask() {
+  return {.forward = [](const KernelCall& c, std::span<float> out) {
+            const std::span<const float> y = c.in.at(0);
+            const auto mask = stored_as<std::uint8_t>(out, mask_bytes(std::ssize(y)));
+            (c.g.node(c.node.inputs.at(0)).op == OpKind::ReLU6 ? kernels::relu6_mask : kernels::relu_mask)(y, mask);
+          },
+          .validate = [](const Graph& g, const Node& f) {
+            const OpKind of = g.node(f.inputs.at(0)).op;
+            if (of != OpKind::ReLU && of != OpKind::ReLU6)
+              throw InputError(fmt::format("relu_mask reads a '{}' node; it keeps the gradient mask of relu or relu6",
+                                           op_name(of)));
+          }};
+}
 OpKernels tanh() { return activation<tanh_forward, tanh_backward>(); }
 OpKernels sigmoid() { return activation<sigmoid_forward, sigmoid_backward>(); }
 OpKernels gelu() { return activation<gelu_forward, gelu_backward, /*ReadsInput=*/true>(); }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "poet/data/batches.h"
+#include "poet/graph/op_table.h"
 #include "poet/runtime/parameters.h"
 #include "poet/util/error.h"
 
@@ -20,6 +21,8 @@ const char* firmware_op(OpKind op) {
     case OpKind::Linear: return "FW_OP_LINEAR";
     case OpKind::ReLU: return "FW_OP_RELU";
     case OpKind::MaxPool2d: return "FW_OP_MAX_POOL2D";
+    case OpKind::ReLUMask: return "FW_OP_RELU_MASK";
+    case OpKind::MaxPoolIndices: return "FW_OP_MAX_POOL_INDICES";
     case OpKind::Flatten: return "FW_OP_FLATTEN";
     case OpKind::SoftmaxCrossEntropy: return "FW_OP_SOFTMAX_CROSS_ENTROPY";
     case OpKind::GradInput: return "FW_OP_GRAD_INPUT";
@@ -43,7 +46,8 @@ void check_node(const Graph& g, NodeId v) {
                                  n.name, v, g.name(), why));
   };
   if (!firmware_op(n.op)) refuse(fmt::format("the firmware has no kernel for op '{}'", op_name(n.op)));
-  if (n.element_bytes != 4) refuse("its elements are not fp32");
+  if (n.element_bytes != stored_element_bytes(n)) refuse("its elements are not fp32 (nor a mask's or indices')");
+  if (n.op == OpKind::MaxPoolIndices && n.element_bytes != 1) refuse("its windows are over 16x16, for 1-byte indices");
   if (n.shape.size() > 4) refuse("its output has more than 4 dimensions");
   if (n.inputs.size() > 4) refuse("it has more than 4 inputs");
   const NodeId f = n.role == Role::Backward ? n.grad.node : v;

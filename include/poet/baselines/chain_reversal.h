@@ -2,7 +2,9 @@
 //
 // A chain here is forward nodes x_0 (the input) .. x_L (the loss) where x_k reads only
 // x_{k-1}; step k computes x_k, and its reversal is the backward nodes that read x_{k-1}
-// and x_k.
+// and x_k. Beside them the forward part may hold what a backward keeps of a step (a ReLU's
+// mask, a max-pool's indices: op_table.h's SavedForBackward), read by backward nodes only:
+// computed with its step, a backward read of it counts as a read of the tensor it keeps.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,7 @@ namespace poet {
 
 struct ChainReversal {
   int steps = 0;                                 // L: the loss is x_L
+  std::vector<NodeId> node;                      // [step]: x_step's node
   std::vector<std::vector<std::size_t>> stages;  // [step]: backward stages, ascending
   std::vector<bool> reads_output;                // [step]: some stage reads x_step
 };

@@ -19,6 +19,9 @@ enum class OpKind : std::uint8_t {
   BatchNormStats,  // per-channel mean and inverse std of its input, kept for the backward pass
   LayerNorm,
   LayerNormStats,
+  // What a backward keeps of its forward node instead of a full tensor (autodiff).
+  ReLUMask,        // 1 bit per element of a ReLU's or ReLU6's output: where its gradient passes
+  MaxPoolIndices,  // per output of a max-pool, its window's arg-max (uint8, uint16 or int32)
   ReLU,
   ReLU6,
   GELU,

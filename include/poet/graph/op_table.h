@@ -5,7 +5,8 @@
 // OpKind (runtime/op_kernels.h), in the manner of TensorFlow Lite Micro's registrations.
 //
 // Bytes are not a rule: every operator's output holds elements x element_bytes
-// (Graph::add), parameter gradients excepted.
+// (Graph::add), parameter gradients excepted. Elements are the model's number type (fp32)
+// except where an operator's element_bytes rule says otherwise (indices, packed bits).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,19 @@ struct Needs {
   bool other_inputs = false;  // the other operands (matmul)
   bool all_inputs = false;    // every input (the weight gradient of linear and conv: x)
   bool stats = false;         // the saved normalization statistics (batch / layer norm)
+  bool saved = false;         // the compact tensor the operator keeps for it (OpDef::saved)
+};
+
+// What an operator's backward keeps instead of a full tensor: a node of operator `op`,
+// reading the forward node's output (ReLU: a 1-bit mask), placed directly after it, or its
+// input (max-pool: the arg-max indices), placed directly before it (so that no forward
+// edge skips over the forward node, which stays a possible checkpoint of a chain). The gradient reads it (Needs::saved) and neither
+// the output nor the input, which can then be freed as soon as the forward pass is done.
+// The op's rules see the forward node's output shape and attributes: it keeps a little
+// per element of the output.
+struct SavedForBackward {
+  OpKind op = OpKind::Input;
+  bool reads_output = false;
 };
 
 // How the `autodiff` backward differentiates an operator.
@@ -79,6 +93,12 @@ struct OpDef {
   // A norm: the statistics operator it is lowered into for the backward pass, whose output
   // the gradient reads instead of recomputing it.
   std::optional<OpKind> statistics = {};
+  // What the backward keeps instead of a full tensor (autodiff adds the node); none: it
+  // reads what `gradient` says.
+  std::optional<SavedForBackward> saved = {};
+  // The bytes of one output element, when they are not the model's number (fp32): indices
+  // and packed bits (1, whose shape then counts bytes); null: the model's.
+  int (*element_bytes)(const OpAttrs& attrs) = nullptr;
 };
 
 // Every operator, in OpKind order; op_table()[k].op == OpKind(k).
@@ -92,11 +112,16 @@ struct OpResult {
   Shape shape;
   double flops = 0;
   std::int64_t params = 0;
+  int element_bytes = 0;  // 0: the model's number type
 };
 OpResult apply_rules(OpKind op, const OpArgs& args);
 // The node those rules describe: `r` is apply_rules(op, args) for the same args.
 Node node_by_rules(std::string name, OpKind op, Role role, OpResult r, std::vector<NodeId> inputs,
                    const OpArgs& args);
+
+// The bytes of one output element the operator of `n` stores: its element_bytes rule, or
+// `model` (the model's number type) where it has none.
+int stored_element_bytes(const Node& n, int model = 4);
 
 // The parameters the optimizer trains: of a node, and over a graph's forward nodes. What
 // PyTorch counts as a model's parameters (its buffers, such as running statistics, not).

@@ -1,6 +1,7 @@
 // Element-wise activations and the tensor plumbing (add, flatten). Each backward reads
-// what the `autodiff` gradient rules give it: the output for ReLU, ReLU6, tanh and
-// sigmoid, the input for GELU. Output and input may be the same span (in place).
+// what the `autodiff` gradient rules give it: a 1-bit mask of the output for ReLU and
+// ReLU6, the output for tanh and sigmoid, the input for GELU. Output and input may be the
+// same span (in place).
 #pragma once
 
 #include <cstdint>
@@ -9,10 +10,17 @@
 namespace poet::kernels {
 
 void relu_forward(std::span<const float> x, std::span<float> y);
-void relu_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
-
 void relu6_forward(std::span<const float> x, std::span<float> y);
-void relu6_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+// What the backward of ReLU and ReLU6 keeps of their output y: one bit per element, bit
+// i % 8 of byte i / 8 (mask_bytes(n) bytes), set where the gradient passes: y > 0 for ReLU,
+// 0 < y < 6 for ReLU6 (false for NaN). Bits past the last element are 0.
+std::int64_t mask_bytes(std::int64_t elements);
+void relu_mask(std::span<const float> y, std::span<std::uint8_t> mask);
+void relu6_mask(std::span<const float> y, std::span<std::uint8_t> mask);
+// dx = dy where the mask's bit is set, else +0: the gradient of ReLU and ReLU6 exactly as
+// a select on y would give it, bit for bit.
+void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> mask, std::span<float> dx);
 
 // GELU, the tanh approximation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 void gelu_forward(std::span<const float> x, std::span<float> y);
