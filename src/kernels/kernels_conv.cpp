@@ -141,7 +141,8 @@ void im2col(const Conv2dShape& s, const float* x, float* cols) {
     detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
       for (int i = 0; i < s.kernel_h; ++i)
         for (int j = 0; j < s.kernel_w; ++j)
-          im2col_tap_same_width(s, x + c * input_plane(s), i, j, cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow);
+          im2col_tap_same_width(s, x + c * input_plane(s), i, j,
+                                cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow);
     });
     return;
   }
