@@ -197,6 +197,14 @@ void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
   });
 }
 
+// The [K, P] matrix of one image's group whose input starts at x: the input itself (a 1x1,
+// stride 1, unpadded convolution) or its im2col, written to buffer.
+const float* columns(const Conv2dShape& s, const float* x, float* buffer) {
+  if (reads_input_directly(s)) return x;
+  im2col(s, x, buffer);
+  return buffer;
+}
+
 // Where group g of image n starts in x, y and the weights.
 struct GroupOffsets {
   std::int64_t x, y, weight;
@@ -334,11 +342,7 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   on_workers(s.batch, workers_for(s, scratch), s, scratch.data(), [&](std::int64_t n, float* buffer) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
-      const float* cols = x.data() + at.x;
-      if (!reads_input_directly(s)) {
-        im2col(s, x.data() + at.x, buffer);
-        cols = buffer;
-      }
+      const float* cols = columns(s, x.data() + at.x, buffer);
       gemm(false, false, cout, p, k, 1.0f, weight.data() + at.weight, k, cols, p, 0.0f, y.data() + at.y, p);
     }
     if (!s.bias) return;
@@ -410,11 +414,7 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
       for (std::int64_t n = first; n < end; ++n) {
         for (std::int64_t g = 0; g < s.groups; ++g) {
           const GroupOffsets at = offsets(s, n, g);
-          const float* cols = x.data() + at.x;
-          if (!reads_input_directly(s)) {
-            im2col(s, x.data() + at.x, buffer);
-            cols = buffer;
-          }
+          const float* cols = columns(s, x.data() + at.x, buffer);
           // The group's first image overwrites, the others add: no separate zeroing pass.
           const float beta = n == first ? 0.0f : 1.0f;
           if (transposed) {
