@@ -124,6 +124,22 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 1, .bias = false});
 }
 
+// The paths src/kernels/kernels_conv.cpp chooses by shape: the input gradient as the
+// convolution of dy with flipped weights (stride 1, "same" padding, no more output than
+// input channels), the weight gradient summed transposed in groups of images (16 to 63
+// output channels; 5 images make uneven groups), and im2col's whole-row copies (as many
+// output as input columns, here with fewer output rows).
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
+  check_conv_gradients({.batch = 3, .in_channels = 4, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
+  check_conv_gradients({.batch = 2, .in_channels = 4, .in_h = 5, .in_w = 7, .out_channels = 4, .kernel_h = 3,
+                        .kernel_w = 5, .stride = 1, .pad_h = 1, .pad_w = 2, .groups = 2, .bias = false});
+  check_conv_gradients({.batch = 5, .in_channels = 2, .in_h = 5, .in_w = 4, .out_channels = 16, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
+  check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 6, .out_channels = 2, .kernel_h = 2,
+                        .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false});
+}
+
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,
                         .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = false});
@@ -134,7 +150,9 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {
   const Conv2dShape s{.batch = 2, .in_channels = 3, .in_h = 3, .in_w = 4, .out_channels = 5, .kernel_h = 1,
                       .kernel_w = 1, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
-  EXPECT_EQ(conv2d_scratch_elements(s), 0);  // reads its input directly
+  // Reads its input directly: no im2col buffer, only the weight-gradient sums of the second
+  // image (the batch's images are summed in groups).
+  EXPECT_EQ(conv2d_scratch_elements(s), 5 * 3);
   check_conv_gradients(s);
 }
 

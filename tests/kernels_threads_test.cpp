@@ -62,15 +62,27 @@ TEST(KernelThreads, ElementWiseKernelsGiveTheSameBitsOnEveryThreadCount) {
 }
 
 TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
-  // Depthwise (direct loops) and im2col's share of a grouped convolution.
-  for (int groups : {16, 2}) {
-    const Conv2dShape s{.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = groups, .bias = true};
-    const std::size_t x_size = 2 * 16 * 40 * 40, w_size = 16 * (16 / groups) * 9;
-    const std::vector<float> x = random_values(x_size, 7), w = random_values(w_size, 8), b = random_values(16, 9),
-                             dy = random_values(x_size, 10);
+  // Depthwise (direct loops), a grouped convolution (im2col's loops, the input gradient as a
+  // convolution), and one whose images are shared between the threads (small GEMMs, the
+  // weight gradient summed transposed in groups of images; 5 images, uneven groups).
+  const Conv2dShape shapes[] = {
+      {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .bias = true},
+      {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true},
+      {.batch = 5, .in_channels = 16, .in_h = 20, .in_w = 20, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 5, .in_channels = 8, .in_h = 20, .in_w = 20, .out_channels = 24, .kernel_h = 3, .kernel_w = 3,
+       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+  };
+  for (const Conv2dShape& s : shapes) {
+    const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w,
+                      y_size = s.batch * s.out_channels * s.out_h() * s.out_w(),
+                      w_size = s.out_channels * s.in_channels_per_group() * 9, b_size = s.bias ? s.out_channels : 0;
+    const std::vector<float> x = random_values(x_size, 7), w = random_values(w_size, 8),
+                             b = random_values(b_size, 9), dy = random_values(y_size, 10);
     same_bits_for_every_thread_count([&] {
-      std::vector<float> y(x_size), dx(x_size), dw(w_size), db(16), scratch(conv2d_scratch_elements(s));
+      std::vector<float> y(y_size), dx(x_size), dw(w_size), db(b_size), scratch(conv2d_scratch_elements(s));
       conv2d_forward(s, x, w, b, y, scratch);
       conv2d_backward_input(s, dy, w, dx, scratch);
       conv2d_backward_params(s, dy, x, dw, db, scratch);

@@ -7,20 +7,12 @@
 #include "poet/util/error.h"
 
 namespace poet::kernels::detail {
-namespace {
-
-constexpr std::int64_t kSmallProduct = 10'000'000;  // m x n x k
-
-}  // namespace
 
 void gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  // A small product runs on the calling thread: oneDNN shares every product among all
-  // OMP_NUM_THREADS threads, and for lenet5's (a few MFLOP) starting them costs more than
-  // the product (at 2 threads a lenet5 step took 3.27 ms, with this 1.81 ms).
-  const bool small = m * n * k < kSmallProduct;
+  const bool small = gemm_runs_on_one_thread(m, n, k);
   const int threads = omp_get_max_threads();
   if (small && threads > 1) omp_set_num_threads(1);
   const dnnl_status_t status =

@@ -1,10 +1,14 @@
 // Convolution as GEMM: per image and group, an im2col buffer [K, P] (K = input channels of
 // the group x kernel area, P = output positions) turns the convolution into W_g [Cout_g, K]
-// x cols, its input gradient into W_g^T dY_g followed by col2im, and its weight gradient
-// into dY_g cols^T summed over the batch. Depthwise convolutions (one input and one output
+// x cols, its input gradient into W_g^T dY_g followed by col2im (or, for stride 1 and
+// "same" padding, into the convolution of dY with flipped weights), and its weight gradient
+// into dY_g cols^T summed over the batch. Convolutions whose per-image GEMMs are small
+// share their images between the threads. Depthwise convolutions (one input and one output
 // channel per group) are computed directly instead: as GEMMs they are one-row products,
 // one BLAS call per channel and image, that ran several times slower than the direct loops.
 #include "poet/kernels/kernels_conv.h"
+
+#include <omp.h>
 
 #include <algorithm>
 
@@ -108,9 +112,40 @@ void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const floa
   });
 }
 
+// One tap (i, j) of a stride-1 convolution with as many output columns as input columns:
+// its rows are one contiguous run of the input plane, shifted by the tap, so they are copied
+// at once and the columns that fall outside the image (wrapped into the neighbouring row)
+// are then zeroed. The same values as row by row, in fewer and longer copies.
+void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int j, float* out) {
+  const std::int64_t oh = s.out_h(), w = s.in_w, area = input_plane(s);
+  const std::int64_t oy_begin = std::clamp<std::int64_t>(s.pad_h - i, 0, oh);
+  const std::int64_t oy_end = std::clamp<std::int64_t>(s.in_h + s.pad_h - i, oy_begin, oh);
+  const std::int64_t shift = (i - s.pad_h) * w + (j - s.pad_w);  // input index - output index
+  const std::int64_t begin = oy_begin * w, end = oy_end * w;
+  const std::int64_t copy_begin = std::clamp(-shift, begin, end), copy_end = std::clamp(area - shift, copy_begin, end);
+  std::fill(out, out + copy_begin, 0.0f);
+  std::copy(plane + copy_begin + shift, plane + copy_end + shift, out + copy_begin);
+  std::fill(out + copy_end, out + oh * w, 0.0f);
+  const ColumnRange inside = inside_columns(s, j);
+  for (std::int64_t oy = oy_begin; oy < oy_end; ++oy) {
+    float* row = out + oy * w;
+    for (std::int64_t ox = 0; ox < inside.begin; ++ox) row[ox] = 0.0f;
+    for (std::int64_t ox = inside.end; ox < w; ++ox) row[ox] = 0.0f;
+  }
+}
+
 // cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i, ox stride - pad_w + j], 0 outside.
 void im2col(const Conv2dShape& s, const float* x, float* cols) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
+  if (s.stride == 1 && ow == s.in_w) {
+    detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
+      for (int i = 0; i < s.kernel_h; ++i)
+        for (int j = 0; j < s.kernel_w; ++j)
+          im2col_tap_same_width(s, x + c * input_plane(s), i, j,
+                                cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow);
+    });
+    return;
+  }
   detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
     const float* plane = x + c * input_plane(s);
     for (int i = 0; i < s.kernel_h; ++i) {
@@ -162,6 +197,14 @@ void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
   });
 }
 
+// The [K, P] matrix of one image's group whose input starts at x: the input itself (a 1x1,
+// stride 1, unpadded convolution) or its im2col, written to buffer.
+const float* columns(const Conv2dShape& s, const float* x, float* buffer) {
+  if (reads_input_directly(s)) return x;
+  im2col(s, x, buffer);
+  return buffer;
+}
+
 // Where group g of image n starts in x, y and the weights.
 struct GroupOffsets {
   std::int64_t x, y, weight;
@@ -173,56 +216,170 @@ GroupOffsets offsets(const Conv2dShape& s, std::int64_t n, std::int64_t g) {
           g * cout * patch_size(s)};
 }
 
+// Images on the threads. oneDNN runs a small GEMM on one thread (gemm.h), so a convolution
+// whose per-image GEMMs are small (resnet18_cifar's, lenet5's) used one thread at any
+// OMP_NUM_THREADS: its images are shared between the threads instead, each thread with its
+// own im2col buffer. Whether a convolution does this depends on its shape alone. Its weight
+// gradient sums the batch in kImageGroups fixed groups of consecutive images (each group in
+// image order, then the groups' sums in group order), whatever the thread count, so the
+// bits do not depend on it. resnet18_cifar at 2 threads: see docs/BENCHMARKS.md.
+constexpr std::int64_t kImageGroups = 4;
+
+bool images_in_parallel(const Conv2dShape& s) {
+  return !is_depthwise(s) && s.batch > 1 &&
+         detail::gemm_runs_on_one_thread(s.out_channels_per_group(), positions(s), patch_size(s));
+}
+
+// A stride-1 convolution with "same" padding (2 pad = kernel - 1 both ways): its input
+// gradient is the same convolution of dy with the weights flipped in space and their input
+// and output channels swapped. As im2col of dy and a GEMM with K = output channels x kernel
+// area, that replaces a GEMM with K = output channels followed by col2im's scattered adds
+// (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2 -> 1.1 ms). Not
+// where the output channels outnumber the input ones: dy's im2col is then the larger, and
+// the GEMM has few rows (its first layer, 3 -> 16: 0.45 -> 0.82 ms). Only for the small
+// convolutions whose images go to the threads, where it was measured.
+bool input_gradient_as_convolution(const Conv2dShape& s) {
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && 2 * s.pad_h == s.kernel_h - 1 &&
+         2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
+}
+
+Conv2dShape swapped_channels(const Conv2dShape& s) {
+  Conv2dShape t = s;
+  t.in_channels = s.out_channels;
+  t.out_channels = s.in_channels;
+  t.bias = false;
+  return t;
+}
+
+// flipped[g][ci][(co, i, j)] = weight[g cout + co][ci][kh - 1 - i][kw - 1 - j]: per group the
+// [in channels, out channels x kernel area] matrix the input gradient multiplies by.
+void flip_weights(const Conv2dShape& s, const float* weight, float* flipped) {
+  const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group(),
+                     taps = s.kernel_h * s.kernel_w;
+  for (std::int64_t g = 0; g < s.groups; ++g)
+    for (std::int64_t ci = 0; ci < cin; ++ci)
+      for (std::int64_t co = 0; co < cout; ++co) {
+        const float* from = weight + ((g * cout + co) * cin + ci) * taps;
+        float* to = flipped + ((g * cin + ci) * cout + co) * taps;
+        for (std::int64_t t = 0; t < taps; ++t) to[t] = from[taps - 1 - t];
+      }
+}
+
+std::int64_t image_groups(const Conv2dShape& s) {
+  return images_in_parallel(s) ? std::min(s.batch, kImageGroups) : 1;
+}
+
+// One worker's im2col buffer, for x and (input_gradient_as_convolution) for dy.
+std::int64_t cols_elements(const Conv2dShape& s) {
+  if (reads_input_directly(s)) return 0;
+  const std::int64_t of_x = patch_size(s) * positions(s);
+  return input_gradient_as_convolution(s) ? std::max(of_x, patch_size(swapped_channels(s)) * positions(s)) : of_x;
+}
+std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
+
+// The weight gradient as dW^T [K, Cout_g] = cols dY^T rather than dY cols^T: oneDNN's sgemm
+// is slow with few rows (at Cout 16, K 144, 1,024 positions: 60 us against 28 us an image,
+// one thread; Cout 32: 23 against 20 us; Cout 64: equal; Cout 6, K 25: 2 against 7 us), so
+// for the small convolutions with 16 to 63 output channels, fewer than K, the products are
+// taken transposed, summed, and transposed once at the end.
+bool weight_gradient_transposed(const Conv2dShape& s) {
+  const std::int64_t cout = s.out_channels_per_group();
+  return images_in_parallel(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
+}
+
+// Scratch: one im2col buffer per worker, then either the weight-gradient sums of the image
+// groups (but the first, which sums into the gradient itself, unless transposed) or the
+// flipped weights.
+std::int64_t scratch_for_workers(const Conv2dShape& s, std::int64_t workers) {
+  if (is_depthwise(s)) return 0;
+  const std::int64_t separate_sums = weight_gradient_transposed(s) ? image_groups(s) : image_groups(s) - 1;
+  const std::int64_t sums = separate_sums * weight_elements(s);
+  return workers * cols_elements(s) + std::max(sums, input_gradient_as_convolution(s) ? weight_elements(s) : 0);
+}
+
+// As many workers as threads, groups and the caller's scratch allow.
+std::int64_t workers_for(const Conv2dShape& s, std::span<float> scratch) {
+  std::int64_t workers = std::min<std::int64_t>(omp_get_max_threads(), image_groups(s));
+  const std::int64_t cols = cols_elements(s);
+  if (cols > 0) {
+    const std::int64_t fit = (static_cast<std::int64_t>(scratch.size()) - scratch_for_workers(s, 0)) / cols;
+    workers = std::min(workers, fit);
+  }
+  // Below this many multiply-adds, starting the threads costs more than it saves.
+  const std::int64_t work = s.batch * s.out_channels * positions(s) * patch_size(s);
+  return work < detail::kParallelMinElements ? 1 : std::max<std::int64_t>(workers, 1);
+}
+
+// Runs item(i, im2col buffer of the thread) for i in [0, count) on `workers` threads.
+template <typename F>
+void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, float* scratch, F item) {
+  const std::int64_t cols = cols_elements(s);
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers)) if (workers > 1)
+  for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * cols);
+}
+
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
-  expect_at_least(kernel, "scratch", scratch, conv2d_scratch_elements(s));
+  expect_at_least(kernel, "scratch", scratch, scratch_for_workers(s, 1));
 }
 
 }  // namespace
 
 std::int64_t conv2d_scratch_elements(const Conv2dShape& s) {
   validate(s);
-  return reads_input_directly(s) || is_depthwise(s) ? 0 : patch_size(s) * positions(s);
+  return scratch_for_workers(s, std::min<std::int64_t>(omp_get_max_threads(), image_groups(s)));
 }
 
 void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<const float> weight,
                     std::span<const float> bias, std::span<float> y, std::span<float> scratch) {
   validate(s);
   expect_size("conv2d_forward", "x", x, s.batch * s.in_channels * input_plane(s));
-  expect_size("conv2d_forward", "weight", weight, s.out_channels * patch_size(s));
+  expect_size("conv2d_forward", "weight", weight, weight_elements(s));
   expect_size("conv2d_forward", "bias", bias, s.bias ? s.out_channels : 0);
   expect_size("conv2d_forward", "y", y, s.batch * s.out_channels * positions(s));
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  for (std::int64_t n = 0; n < s.batch; ++n) {
+  on_workers(s.batch, workers_for(s, scratch), s, scratch.data(), [&](std::int64_t n, float* buffer) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
-      const float* cols = x.data() + at.x;
-      if (!reads_input_directly(s)) {
-        im2col(s, x.data() + at.x, scratch.data());
-        cols = scratch.data();
-      }
+      const float* cols = columns(s, x.data() + at.x, buffer);
       gemm(false, false, cout, p, k, 1.0f, weight.data() + at.weight, k, cols, p, 0.0f, y.data() + at.y, p);
     }
-    if (!s.bias) continue;
+    if (!s.bias) return;
     for (std::int64_t c = 0; c < s.out_channels; ++c) {
       float* plane = y.data() + (n * s.out_channels + c) * p;
       for (std::int64_t i = 0; i < p; ++i) plane[i] += bias[c];
     }
-  }
+  });
 }
 
 void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std::span<const float> weight,
                            std::span<float> dx, std::span<float> scratch) {
   validate(s);
   expect_size("conv2d_backward_input", "dy", dy, s.batch * s.out_channels * positions(s));
-  expect_size("conv2d_backward_input", "weight", weight, s.out_channels * patch_size(s));
+  expect_size("conv2d_backward_input", "weight", weight, weight_elements(s));
   expect_size("conv2d_backward_input", "dx", dx, s.batch * s.in_channels * input_plane(s));
   check_scratch("conv2d_backward_input", s, scratch);
   if (is_depthwise(s)) return depthwise_backward_input(s, dy.data(), weight.data(), dx.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  if (!reads_input_directly(s)) std::fill(dx.begin(), dx.end(), 0.0f);
-  for (std::int64_t n = 0; n < s.batch; ++n) {
+  const std::int64_t workers = workers_for(s, scratch);
+  if (input_gradient_as_convolution(s)) {
+    const Conv2dShape t = swapped_channels(s);
+    const std::int64_t cin = s.in_channels_per_group(), k_t = patch_size(t);
+    float* flipped = scratch.data() + workers * cols_elements(s);
+    flip_weights(s, weight.data(), flipped);
+    on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
+      for (std::int64_t g = 0; g < s.groups; ++g) {
+        const GroupOffsets at = offsets(s, n, g);
+        im2col(t, dy.data() + at.y, buffer);
+        gemm(false, false, cin, p, k_t, 1.0f, flipped + g * cin * k_t, k_t, buffer, p, 0.0f, dx.data() + at.x, p);
+      }
+    });
+    return;
+  }
+  on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
+    const std::int64_t image = s.in_channels * input_plane(s);
+    if (!reads_input_directly(s)) std::fill(dx.begin() + n * image, dx.begin() + (n + 1) * image, 0.0f);
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
       if (reads_input_directly(s)) {
@@ -230,11 +387,10 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
              dx.data() + at.x, p);
         continue;
       }
-      gemm(true, false, k, p, cout, 1.0f, weight.data() + at.weight, k, dy.data() + at.y, p, 0.0f, scratch.data(),
-           p);
-      col2im_add(s, scratch.data(), dx.data() + at.x);
+      gemm(true, false, k, p, cout, 1.0f, weight.data() + at.weight, k, dy.data() + at.y, p, 0.0f, buffer, p);
+      col2im_add(s, buffer, dx.data() + at.x);
     }
-  }
+  });
 }
 
 void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std::span<const float> x,
@@ -242,22 +398,48 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
   validate(s);
   expect_size("conv2d_backward_params", "dy", dy, s.batch * s.out_channels * positions(s));
   expect_size("conv2d_backward_params", "x", x, s.batch * s.in_channels * input_plane(s));
-  expect_size("conv2d_backward_params", "dweight", dweight, s.out_channels * patch_size(s));
+  expect_size("conv2d_backward_params", "dweight", dweight, weight_elements(s));
   expect_size("conv2d_backward_params", "dbias", dbias, s.bias ? s.out_channels : 0);
   check_scratch("conv2d_backward_params", s, scratch);
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  if (is_depthwise(s)) depthwise_backward_weight(s, dy.data(), x.data(), dweight.data());
-  for (std::int64_t n = 0; n < s.batch && !is_depthwise(s); ++n) {
-    for (std::int64_t g = 0; g < s.groups; ++g) {
-      const GroupOffsets at = offsets(s, n, g);
-      const float* cols = x.data() + at.x;
-      if (!reads_input_directly(s)) {
-        im2col(s, x.data() + at.x, scratch.data());
-        cols = scratch.data();
+  if (is_depthwise(s)) {
+    depthwise_backward_weight(s, dy.data(), x.data(), dweight.data());
+  } else {
+    const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
+    const bool transposed = weight_gradient_transposed(s);
+    float* sums = scratch.data() + workers * cols_elements(s);
+    on_workers(groups, workers, s, scratch.data(), [&](std::int64_t group, float* buffer) {
+      float* sum = transposed ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
+      const std::int64_t first = group * s.batch / groups, end = (group + 1) * s.batch / groups;
+      for (std::int64_t n = first; n < end; ++n) {
+        for (std::int64_t g = 0; g < s.groups; ++g) {
+          const GroupOffsets at = offsets(s, n, g);
+          const float* cols = columns(s, x.data() + at.x, buffer);
+          // The group's first image overwrites, the others add: no separate zeroing pass.
+          const float beta = n == first ? 0.0f : 1.0f;
+          if (transposed) {
+            gemm(false, true, k, cout, p, 1.0f, cols, p, dy.data() + at.y, p, beta, sum + at.weight, cout);
+          } else {
+            gemm(false, true, cout, k, p, 1.0f, dy.data() + at.y, p, cols, p, beta, sum + at.weight, k);
+          }
+        }
       }
-      // The first image overwrites, the others add: no separate zeroing pass.
-      gemm(false, true, cout, k, p, 1.0f, dy.data() + at.y, p, cols, p, n == 0 ? 0.0f : 1.0f,
-           dweight.data() + at.weight, k);
+    });
+    if (transposed) {
+      // dweight[g][co][kk] = the groups' sums at [g][kk][co], added in group order.
+      for (std::int64_t g = 0; g < s.groups; ++g)
+        for (std::int64_t co = 0; co < cout; ++co)
+          for (std::int64_t kk = 0; kk < k; ++kk) {
+            const std::int64_t at = g * cout * k;
+            float total = sums[at + kk * cout + co];
+            for (std::int64_t group = 1; group < groups; ++group) total += sums[group * size + at + kk * cout + co];
+            dweight[at + co * k + kk] = total;
+          }
+    } else {
+      for (std::int64_t group = 1; group < groups; ++group) {
+        const float* sum = sums + (group - 1) * size;
+        for (std::int64_t i = 0; i < size; ++i) dweight[i] += sum[i];
+      }
     }
   }
   if (!s.bias) return;

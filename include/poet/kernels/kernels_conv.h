@@ -9,8 +9,11 @@
 
 namespace poet::kernels {
 
-// Floats of scratch every conv2d kernel needs for this shape (0 for a 1x1, stride 1,
-// unpadded convolution, which reads its input as is).
+// Floats of scratch the conv2d kernels use for this shape at the current OMP_NUM_THREADS:
+// an im2col buffer per thread (none for a 1x1, stride 1, unpadded convolution, which reads
+// its input as is, or a depthwise one) and, where the images are shared between threads,
+// partial weight-gradient sums. Given less (down to one thread's share), the kernels use
+// fewer threads, with the same results.
 std::int64_t conv2d_scratch_elements(const Conv2dShape& s);
 
 // y = conv(x, W) + b. weight [out_c, in_c / groups, kh, kw]; bias [out_c] or empty.
