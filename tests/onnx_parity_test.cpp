@@ -110,7 +110,8 @@ TEST_P(PyTorchParity, TrainableParametersEqualPyTorchs) {
   EXPECT_EQ(trainable_parameters(import_fixture(GetParam(), 1).model.forward), f["trainable_parameters"].get<std::int64_t>());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception",
+                                                                      "tiny_transformer", "tiny_vit"));
 
 // torchvision's models, structure only: their trainable parameters as PyTorch counts them.
 TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {

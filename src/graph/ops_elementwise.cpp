@@ -72,6 +72,36 @@ OpDef add() {
           .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
 }
 
+// y = c x: a multiply per element, and dx = c dY reads nothing else.
+OpDef scale() {
+  return unary(OpKind::Scale, "scale", "", per_element<1>, elementwise_gradient({}, grad_per_input_1));
+}
+// The exact GELU, x Phi(x): an erf and a few FLOP; its gradient Phi(x) + x phi(x) reads x.
+OpDef gelu_erf() {
+  return unary(OpKind::GELUErf, "gelu_erf", "", per_element<10>,
+               elementwise_gradient({.same_input = true}, grad_per_input_15));
+}
+
+// x + p, p's `features` elements repeated over x's leading axes (a position embedding
+// [seq, dim] added to every sample). dX is dY (it flows through); dp sums dY over the
+// repeats.
+OpDef add_parameter() {
+  return {.op = OpKind::AddParameter,
+          .name = "add_parameter",
+          .shape = [](const OpArgs& a) {
+            const Shape& x = a.input();
+            std::int64_t suffix = 1;
+            for (std::size_t d = x.size(); d-- > 0 && suffix < a.features;) suffix *= x[d];
+            require(a.features > 0 && suffix == a.features, "add_parameter",
+                    fmt::format("{} learned values are not the trailing axes of {}", a.features, shape_string(x)));
+            return x;
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return a.features; },
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops,
+                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
+}
+
 OpDef softmax_cross_entropy() {
   return {.op = OpKind::SoftmaxCrossEntropy,
           .name = "softmax_cross_entropy",

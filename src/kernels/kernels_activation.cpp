@@ -36,6 +36,8 @@ void map_gradient(const char* kernel, std::span<const float> dy, std::span<const
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+constexpr float kSqrtHalf = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
 }  // namespace
 
@@ -76,6 +78,38 @@ void gelu_backward(std::span<const float> dy, std::span<const float> x, std::spa
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
     return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
   });
+}
+
+// As PyTorch's: x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+void gelu_erf_forward(std::span<const float> x, std::span<float> y) {
+  map("gelu_erf_forward", x, y, [](float v) { return 0.5f * v * (1.0f + std::erf(v * kSqrtHalf)); });
+}
+
+// Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+void gelu_erf_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
+  map_gradient("gelu_erf_backward", dy, x, dx, [](float g, float v) {
+    const float cdf = 0.5f * (1.0f + std::erf(v * kSqrtHalf));
+    const float pdf = std::exp(-0.5f * v * v) * kInvSqrt2Pi;
+    return g * (cdf + v * pdf);
+  });
+}
+
+void scale_forward(float factor, std::span<const float> x, std::span<float> y) {
+  map("scale_forward", x, y, [factor](float v) { return factor * v; });
+}
+
+void add_parameter_forward(std::span<const float> x, std::span<const float> p, std::span<float> y) {
+  expect_size("add_parameter_forward", "y", y, static_cast<std::int64_t>(x.size()));
+  POET_CHECK(!p.empty() && x.size() % p.size() == 0, "add_parameter_forward: x is not whole repeats of p");
+  for (std::size_t r = 0; r < x.size(); r += p.size())
+    for (std::size_t i = 0; i < p.size(); ++i) y[r + i] = x[r + i] + p[i];
+}
+
+void add_parameter_backward(std::span<const float> dy, std::span<float> dp) {
+  POET_CHECK(!dp.empty() && dy.size() % dp.size() == 0, "add_parameter_backward: dY is not whole repeats of p");
+  std::fill(dp.begin(), dp.end(), 0.0f);
+  for (std::size_t r = 0; r < dy.size(); r += dp.size())
+    for (std::size_t i = 0; i < dp.size(); ++i) dp[i] += dy[r + i];
 }
 
 void tanh_forward(std::span<const float> x, std::span<float> y) {

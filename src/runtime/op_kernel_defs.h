@@ -12,6 +12,11 @@ OpKernels flatten();
 OpKernels split_heads();
 OpKernels merge_heads();
 OpKernels concat();
+// op_kernels_layout.cpp: the layout operators of ONNX files.
+OpKernels transpose();
+OpKernels reshape();
+OpKernels slice();
+OpKernels prepend_tokens();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();
@@ -36,5 +41,8 @@ OpKernels add();
 OpKernels dropout();
 OpKernels softmax();
 OpKernels softmax_cross_entropy();
+OpKernels gelu_erf();
+OpKernels scale();
+OpKernels add_parameter();
 
 }  // namespace poet::runtime::detail::bind

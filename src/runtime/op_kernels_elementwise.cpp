@@ -49,6 +49,25 @@ OpKernels tanh() { return activation<tanh_forward, tanh_backward>(); }
 OpKernels sigmoid() { return activation<sigmoid_forward, sigmoid_backward>(); }
 OpKernels gelu() { return activation<gelu_forward, gelu_backward, /*ReadsInput=*/true>(); }
 
+OpKernels gelu_erf() { return activation<gelu_erf_forward, gelu_erf_backward, /*ReadsInput=*/true>(); }
+
+OpKernels scale() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            scale_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            scale_forward(static_cast<float>(c.forward.attrs.scale), dy, dx);
+          }};
+}
+
+// The input's gradient flows through (dY itself); the parameter's sums dY over the repeats.
+OpKernels add_parameter() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { add_parameter_forward(c.in.at(0), c.parameters(), y); },
+          .parameter_gradient = [](const KernelCall&, std::span<const float> dy,
+                                   std::span<float> grad) { add_parameter_backward(dy, grad); },
+          .parameters = small_learned_tensor};
+}
+
 // Its gradient flows through: dY itself is each input's contribution, no kernel runs.
 OpKernels add() {
   return {.forward = [](const KernelCall& c, std::span<float> y) { add_forward(c.in.at(0), c.in.at(1), y); }};

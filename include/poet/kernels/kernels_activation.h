@@ -18,6 +18,18 @@ void relu6_backward(std::span<const float> dy, std::span<const float> y, std::sp
 void gelu_forward(std::span<const float> x, std::span<float> y);
 void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
 
+// GELU exactly, 0.5 x (1 + erf(x / sqrt 2)) (PyTorch's default, ONNX's Erf pattern).
+void gelu_erf_forward(std::span<const float> x, std::span<float> y);
+void gelu_erf_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
+// y = factor x; the backward is the same map of dy.
+void scale_forward(float factor, std::span<const float> x, std::span<float> y);
+
+// y = x + p, p repeated over x's leading axes (|x| a multiple of |p|); dp sums dy over the
+// repeats, in order. dx is dy.
+void add_parameter_forward(std::span<const float> x, std::span<const float> p, std::span<float> y);
+void add_parameter_backward(std::span<const float> dy, std::span<float> dp);
+
 void tanh_forward(std::span<const float> x, std::span<float> y);
 void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
 
