@@ -126,6 +126,16 @@ TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {
   std::printf("resnet18: imported with its training graph in %.3f s\n", seconds);  // reported, not judged
 }
 
+// torchvision's vit_b_16 at opset 13 (about 1,700 ONNX nodes): its parameters, the class token
+// and position embedding among them, as PyTorch counts them.
+TEST(OnnxTorchvision, VitB16ImportsWithPyTorchsParameterCount) {
+  const Imported vit = import_fixture("vit_b_16", 1);
+  EXPECT_EQ(trainable_parameters(vit.model.forward), 86'567'656);
+  EXPECT_EQ(trainable_parameters(vit.model.forward), load_json("vit_b_16.json")["trainable_parameters"].get<std::int64_t>());
+  EXPECT_FALSE(vit.model.has_weights);
+  EXPECT_GT(vit.model.onnx_nodes, 1500);
+}
+
 // A structure-only file plans like any model, and refuses to fine-tune.
 TEST(OnnxTorchvision, StructureOnlyModelsPlanButDoNotTrain) {
   const Imported resnet = import_fixture("resnet18", 2);
