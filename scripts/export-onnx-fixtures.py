@@ -131,6 +131,22 @@ class TinyTransformer(nn.Module):
         return self.head(x.reshape(x.shape[0], -1))
 
 
+class TinyMobileNetV3(nn.Module):
+    """MobileNetV3's pieces: hardswish (HardSigmoid and Mul at opset 13), squeeze-and-excitation (a Conv on global
+    pooling, hardsigmoid, Mul broadcast over the image), a depthwise convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), nn.Hardswish())
+        self.depthwise = nn.Sequential(nn.Conv2d(8, 8, 3, 1, 1, groups=8, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+        self.se = torchvision.ops.SqueezeExcitation(8, 4, scale_activation=nn.Hardsigmoid)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.se(self.depthwise(self.stem(x)))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def tiny_vit():
     """torchvision's VisionTransformer in miniature: patches by a strided Conv, the class token (Expand, Concat),
     the position embedding (Add), GELU through Erf, layer norm with epsilon 1e-6, the class token's row (Gather)."""
@@ -249,7 +265,9 @@ def main():
     write_structure("mobilenet_v2", torchvision.models.mobilenet_v2(), out_dir)
     write_fixture("tiny_transformer", TinyTransformer, (5, 16), 3, out_dir, perturb=True)
     write_fixture("tiny_vit", tiny_vit, (3, 8, 8), 4, out_dir, opset=17, perturb=True)
+    write_fixture("tiny_mobilenet_v3", TinyMobileNetV3, (3, 8, 8), 5, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
+    torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),
            14, torch.onnx.TrainingMode.TRAINING)
     write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)

@@ -1,5 +1,6 @@
 // The kernels of the operators ONNX files bring: permutation, slice, prepended tokens, the
-// learned addition, scale and the exact GELU, each gradient held to finite differences.
+// learned addition, scale, the exact GELU, hard sigmoid and swish, and the broadcast
+// multiply, each gradient held to finite differences.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,6 +104,40 @@ TEST(KernelGeluErf, ValuesAndGradientMatch) {
   std::vector<float> dx(30);
   gelu_erf_backward(dy, x, dx);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { gelu_erf_forward(in, out); }, x, 30, dy, dx, 1e-3f));
+}
+
+TEST(KernelHardActivations, ValuesAndGradientsMatch) {
+  std::vector<float> y(4);
+  hard_sigmoid_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.25f, 0.5f, 1.0f}));
+  hard_swish_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);
+  EXPECT_EQ(y, (std::vector<float>{-0.0f, -0.375f, 0.0f, 3.5f}));
+  // Both sides of the kinks at -3 and 3, none within a step of them.
+  std::vector<float> x = testing::away_from_zero(30, 16, 0.05f, 2.8f);
+  for (std::size_t i = 0; i < x.size(); i += 4) x[i] += x[i] > 0 ? 3.2f : -3.2f;
+  const std::vector<float> dy = random_values(30, 17);
+  std::vector<float> out(30), dx(30);
+  hard_sigmoid_forward(x, out);
+  hard_sigmoid_backward(dy, out, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { hard_sigmoid_forward(in, o); }, x, 30, dy, dx, 1e-3f));
+  hard_swish_backward(dy, x, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { hard_swish_forward(in, o); }, x, 30, dy, dx, 1e-3f));
+}
+
+TEST(KernelMul, BroadcastAndBothGradientsMatch) {
+  // a [2, 3, 4] by b [2, 3, 1]: squeeze-and-excitation's scale, one per channel.
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims = {2, 3, 4};
+  s.b_dims = {2, 3, 1};
+  const std::vector<float> a = random_values(24, 18), b = random_values(6, 19), dy = random_values(24, 20);
+  std::vector<float> y(24), da(24), db(6);
+  mul_forward(s, a, b, y);
+  EXPECT_FLOAT_EQ(y[13], a[13] * b[3]);  // element (1, 0, 1)
+  mul_backward_a(s, dy, b, da);
+  mul_backward_b(s, dy, a, db);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, in, b, out); }, a, 24, dy, da));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, a, in, out); }, b, 24, dy, db));
 }
 
 }  // namespace

@@ -50,6 +50,9 @@ OpDef prepend_tokens();
 OpDef scale();
 OpDef gelu_erf();
 OpDef add_parameter();
+OpDef hard_sigmoid();
+OpDef hard_swish();
+OpDef mul();
 // ops_reference.cpp: the reference's fused transformer layers.
 OpDef ref_query_key_value();
 OpDef ref_qkt();

@@ -102,6 +102,36 @@ OpDef add_parameter() {
                                    .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
 }
 
+// A multiply-add and a clamp; the gradient is 1/6 where 0 < y < 1: it reads the output.
+OpDef hard_sigmoid() {
+  return unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
+               elementwise_gradient({.output = true}, grad_per_input_2));
+}
+// x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
+OpDef hard_swish() {
+  return unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,
+               elementwise_gradient({.same_input = true}, grad_per_input_4));
+}
+
+// a b, b of a's rank with size 1 on the axes it is repeated over. dA = dY b reads b; dB,
+// the sum of dY a over the repeats, reads a.
+OpDef mul() {
+  return parameterless(
+      OpKind::Mul, "mul", "",
+      [](const OpArgs& a) {
+        require(a.inputs.size() == 2, "mul", "needs two inputs");
+        const Shape &x = a.input(0), &y = a.input(1);
+        bool fits = x.size() == y.size();
+        for (std::size_t d = 0; fits && d < x.size(); ++d) fits = y[d] == x[d] || y[d] == 1;
+        require(fits, "mul",
+                fmt::format("{} does not broadcast over {} (same rank, each axis equal or 1)", shape_string(y),
+                            shape_string(x)));
+        return x;
+      },
+      per_element<1>,
+      elementwise_gradient({.other_inputs = true}, [](const Node& f, const Node&) { return 2 * elements(f.shape); }));
+}
+
 OpDef softmax_cross_entropy() {
   return {.op = OpKind::SoftmaxCrossEntropy,
           .name = "softmax_cross_entropy",

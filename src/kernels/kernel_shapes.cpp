@@ -123,6 +123,16 @@ void validate(const SliceShape& s) {
     throw InputError(fmt::format("slice: [{}, {}) is not a block of an axis of {}", s.begin, s.end, s.length));
 }
 
+void validate(const BroadcastShape& s) {
+  if (s.rank < 1 || s.rank > kMaxPermuteRank)
+    throw InputError(fmt::format("mul: rank {} is outside 1 to {}", s.rank, kMaxPermuteRank));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(s.rank); ++i) {
+    positive("mul", "dimension", s.dims[i]);
+    if (s.b_dims[i] != s.dims[i] && s.b_dims[i] != 1)
+      throw InputError(fmt::format("mul: axis {} of b has size {}, neither 1 nor a's {}", i, s.b_dims[i], s.dims[i]));
+  }
+}
+
 void validate(const TokensShape& s) {
   positive("prepend_tokens", "batch", s.batch);
   positive("prepend_tokens", "tokens", s.tokens);

@@ -39,7 +39,8 @@ const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
       "Add",     "AveragePool", "BatchNormalization", "Clip",     "Concat",  "Conv",    "Div (by a constant)",
       "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
-      "GlobalAveragePool", "Identity", "LayerNormalization", "MatMul", "MaxPool", "Mul (by a constant)", "Pad",
+      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
+      "Mul (by a constant, or broadcast)", "Pad",
       "ReduceMean (in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
   return ops;
 }
@@ -87,6 +88,8 @@ class Importer {
 
   const Value& value(const NodeReader& n, int i);
   NodeId activation(const NodeReader& n, int i);
+  // The activation with the shape ONNX sees (global pooling's [N, C] reshaped to [N, C, 1, 1]).
+  NodeId activation_as_onnx(const NodeReader& n, int i);
   const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
   Weight weight(const NodeReader& n, int i, Shape expected_dims, const std::string& what);
 
@@ -121,6 +124,8 @@ class Importer {
   void slice(const NodeReader& n);
   void gather(const NodeReader& n);
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
+  NodeId mul(const NodeReader& n);   // of two activations
+  void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
@@ -287,6 +292,15 @@ NodeId Importer::activation(const NodeReader& n, int i) {
     unsupported(n, fmt::format("input {} ('{}') is a constant where poet's operator takes an activation", i,
                                n.input(i)));
   return v.node;
+}
+
+NodeId Importer::activation_as_onnx(const NodeReader& n, int i) {
+  const NodeId x = activation(n, i);
+  const Shape seen = value(n, i).onnx_shape;
+  if (g_.node(x).shape == seen) return x;
+  OpAttrs a;
+  a.dims = seen;
+  return make(n, OpKind::Reshape, {x}, {.attrs = a});
 }
 
 const ConstTensor* Importer::constant(const NodeReader& n, int i) {
@@ -485,7 +499,10 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Transpose") return transpose(n);
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
+  if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
   if (op == "Mul" || op == "Div") return scale(n);
+  if (op == "HardSigmoid") return hard_sigmoid(n);
+  if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
   if (op == "ReduceMean") return reduce_mean(n);
   if (op == "Reshape") {
     if (const auto id = reshape(n)) return bind(n, *id);
@@ -529,7 +546,7 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
 }
 
 NodeId Importer::conv(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
+  const NodeId x = activation_as_onnx(n, 0);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   const ConstTensor* w = constant(n, 1);
   if (!w || w->dims.size() != 4 || in.size() != 4)
@@ -921,6 +938,29 @@ void Importer::scale(const NodeReader& n) {
   OpAttrs a;
   a.scale = divide ? 1.0 / static_cast<double>(*factor) : static_cast<double>(*factor);
   bind(n, make(n, OpKind::Scale, {x}, {.attrs = a}));
+}
+
+// Of two activations, the smaller broadcast over the larger where it has size 1 (torch's
+// squeeze-and-excitation: [N, C, H, W] by [N, C, 1, 1]).
+NodeId Importer::mul(const NodeReader& n) {
+  NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
+  if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
+  return make(n, OpKind::Mul, {a, b});
+}
+
+// torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the
+// hardswish torch writes before opset 14, imported as one node.
+void Importer::hard_sigmoid(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  if (std::abs(n.get_float("alpha", 0.2f) - 1.0f / 6) > 1e-6f || n.get_float("beta", 0.5f) != 0.5f)
+    unsupported(n, fmt::format("poet's hard sigmoid is torch's, alpha 1/6 and beta 1/2, not alpha {} and beta {}",
+                               n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f)));
+  const int times = sole_reader(n.proto().output(0), "Mul");
+  if (times >= 0 && other_input(times, n.proto().output(0)) == n.input(0)) {
+    take_in({times});
+    return bind_output(n, model_.graph().node(times).output(0), make(n, OpKind::HardSwish, {x}));
+  }
+  bind(n, make(n, OpKind::HardSigmoid, {x}));
 }
 
 // torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,

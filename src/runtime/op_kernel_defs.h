@@ -44,5 +44,8 @@ OpKernels softmax_cross_entropy();
 OpKernels gelu_erf();
 OpKernels scale();
 OpKernels add_parameter();
+OpKernels hard_sigmoid();
+OpKernels hard_swish();
+OpKernels mul();
 
 }  // namespace poet::runtime::detail::bind

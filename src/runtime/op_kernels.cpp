@@ -51,6 +51,9 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::GELUErf, bind::gelu_erf());
   set(OpKind::AddParameter, bind::add_parameter());
   set(OpKind::PrependTokens, bind::prepend_tokens());
+  set(OpKind::HardSigmoid, bind::hard_sigmoid());
+  set(OpKind::HardSwish, bind::hard_swish());
+  set(OpKind::Mul, bind::mul());
   return t;
 }
 

@@ -44,6 +44,9 @@ enum class OpKind : std::uint8_t {
   GELUErf,         // the exact GELU, 0.5 x (1 + erf(x / sqrt 2))
   AddParameter,    // x + a learned tensor over its trailing axes (a position embedding)
   PrependTokens,   // [B, S, D] -> [B, T + S, D]: T learned rows before each sample's (a class token)
+  HardSigmoid,     // relu6(x + 3) / 6, as torch's
+  HardSwish,       // x relu6(x + 3) / 6
+  Mul,             // a b, b broadcast over the axes where it has size 1 (squeeze-and-excitation)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

@@ -116,6 +116,12 @@ struct TokensShape {
   std::int64_t batch = 0, tokens = 0, seq = 0, dim = 0;
 };
 
+// a [dims] times b [b_dims], b of a's rank with b_dims[i] equal to dims[i] or 1.
+struct BroadcastShape {
+  int rank = 0;
+  std::array<std::int64_t, kMaxPermuteRank> dims = {}, b_dims = {};
+};
+
 void validate(const LinearShape& s);
 void validate(const Conv2dShape& s);
 void validate(const Pool2dShape& s);
@@ -128,5 +134,6 @@ void validate(const EmbeddingShape& s);
 void validate(const PermuteShape& s);
 void validate(const SliceShape& s);
 void validate(const TokensShape& s);
+void validate(const BroadcastShape& s);
 
 }  // namespace poet::kernels
