@@ -41,7 +41,7 @@ const std::vector<std::string>& layer_ops() {
       "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
       "Mul (by a constant, or broadcast)", "Pad",
-      "ReduceMean (in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
@@ -139,7 +139,9 @@ class Importer {
   const ConstTensor* constant_named(const std::string& name);
   std::optional<float> scalar(const std::string& name);
   bool is_scalar(const std::string& name, float value, float tolerance = 0);
-  std::int64_t reduced_axis(const NodeReader& n, std::int64_t rank) const;  // -1: not one axis
+  // The axes a ReduceMean averages, from 0 and sorted; and whether it is over the last one alone, keeping it.
+  std::vector<std::int64_t> reduced_axes(const NodeReader& n, std::int64_t rank) const;
+  bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
   void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
   void add_loss();
   std::int64_t model_opset() const;
@@ -824,14 +826,20 @@ bool Importer::is_scalar(const std::string& name, float value, float tolerance) 
   return v && std::abs(*v - value) <= tolerance;
 }
 
-std::int64_t Importer::reduced_axis(const NodeReader& n, std::int64_t rank) const {
+std::vector<std::int64_t> Importer::reduced_axes(const NodeReader& n, std::int64_t rank) const {
   std::vector<std::int64_t> axes = n.get_ints("axes").value_or(std::vector<std::int64_t>{});
   if (axes.empty() && n.input_count() > 1) {  // opset 18: an input
     const auto it = values_.find(n.input(1));
     if (it != values_.end() && it->second.constant && !it->second.constant->is_float) axes = it->second.constant->ints;
   }
-  if (axes.size() != 1 || n.get_int("keepdims", 1) != 1) return -1;
-  return axes[0] < 0 ? axes[0] + rank : axes[0];
+  for (std::int64_t& a : axes)
+    if (a < 0) a += rank;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool Importer::over_last_axis(const NodeReader& n, std::int64_t rank) const {
+  return reduced_axes(n, rank) == std::vector<std::int64_t>{rank - 1} && n.get_int("keepdims", 1) == 1;
 }
 
 void Importer::take_in(std::initializer_list<int> nodes) {
@@ -963,20 +971,25 @@ void Importer::hard_sigmoid(const NodeReader& n) {
   bind(n, make(n, OpKind::HardSigmoid, {x}));
 }
 
-// torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,
+// The mean over an image's rows and columns (torch's x.mean([2, 3])) is global average
+// pooling. torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,
 // var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias over the last axis:
 // imported as one layer norm.
 void Importer::reduce_mean(const NodeReader& n) {
   const NodeId x = activation(n, 0);
   const Shape in = g_.node(x).shape;
   const auto rank = static_cast<std::int64_t>(in.size());
+  if (rank == 4 && reduced_axes(n, rank) == std::vector<std::int64_t>{2, 3}) {
+    const bool keeps = n.get_int("keepdims", 1) != 0;
+    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? Shape{in[0], in[1], 1, 1} : Shape{in[0], in[1]});
+  }
   const auto& graph = model_.graph();
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
   auto unmatched = [&] {
-    unsupported(n, "poet imports ReduceMean only within layer norm's decomposition over the last axis: "
-                   "(x - mean) / Sqrt(mean((x - mean)^2) + eps) * weight + bias");
+    unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
+                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps) * weight + bias");
   };
-  if (reduced_axis(n, rank) != rank - 1) unmatched();
+  if (!over_last_axis(n, rank)) unmatched();
   const int sub = sole_reader(out(index_), "Sub");
   if (sub < 0 || graph.node(sub).input(0) != n.input(0)) unmatched();
   const auto centered = readers_.find(out(sub));
@@ -988,7 +1001,7 @@ void Importer::reduce_mean(const NodeReader& n) {
       graph.node(div).input(0) != out(sub))
     unmatched();
   const int variance = sole_reader(out(pow), "ReduceMean");
-  if (variance < 0 || reduced_axis(NodeReader(graph.node(variance), variance), rank) != rank - 1) unmatched();
+  if (variance < 0 || !over_last_axis(NodeReader(graph.node(variance), variance), rank)) unmatched();
   const int plus = sole_reader(out(variance), "Add");
   const std::optional<float> eps = plus < 0 ? std::nullopt : scalar(other_input(plus, out(variance)));
   const int root = plus < 0 ? -1 : sole_reader(out(plus), "Sqrt");
