@@ -106,6 +106,28 @@ TEST(KernelGeluErf, ValuesAndGradientMatch) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { gelu_erf_forward(in, out); }, x, 30, dy, dx, 1e-3f));
 }
 
+TEST(KernelPad, ZerosAroundAndGradientMatches) {
+  // x [2, 3] padded by one row before and two columns after: y [3, 5].
+  PadShape s;
+  s.rank = 2;
+  s.dims = {2, 3};
+  s.begin = {1, 0};
+  s.end = {0, 2};
+  const std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(15);
+  pad_forward(s, x, y);
+  EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 0, 0}));
+  PadShape image;  // [1, 2, 3, 3], one pixel around
+  image.rank = 4;
+  image.dims = {1, 2, 3, 3};
+  image.begin = {0, 0, 1, 1};
+  image.end = {0, 0, 1, 1};
+  const std::vector<float> xi = random_values(18, 21), dy = random_values(50, 22);
+  std::vector<float> dx(18);
+  pad_backward(image, dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { pad_forward(image, in, out); }, xi, 50, dy, dx));
+}
+
 TEST(KernelHardActivations, ValuesAndGradientsMatch) {
   std::vector<float> y(4);
   hard_sigmoid_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);

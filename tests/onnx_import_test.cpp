@@ -173,6 +173,22 @@ TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {
   EXPECT_NE(message.find("ReduceMean"), std::string::npos) << message;
 }
 
+// Zeros around an image, not for an average pool: poet's pad, whose gradient crops dY.
+TEST(OnnxImport, PadOfZerosIsAnOperator) {
+  const std::string path = write_model("pad", {1, 2, 3, 3}, {1, 40}, [](auto& g) {
+    auto* pads = g.add_initializer();
+    pads->set_name("pads");
+    pads->set_data_type(::onnx::TensorProto::INT64);
+    pads->add_dims(8);
+    for (const std::int64_t p : {0, 0, 1, 0, 0, 0, 1, 1}) pads->add_int64_data(p);
+    add_node(g, "pad_image", "Pad", {"x", "pads"}, "padded");
+    add_node(g, "features", "Flatten", {"padded"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 3});
+  EXPECT_EQ(m.forward.node(1).op, OpKind::Pad);
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{3, 2, 5, 4}));
+}
+
 TEST(OnnxImport, HostileFilesAreClearErrors) {
   const std::string garbage = temp_path("garbage.onnx");
   write_bytes(garbage, "this is not an ONNX model, only some text\n");

@@ -46,6 +46,7 @@ OpDef transpose();
 OpDef reshape();
 OpDef slice();
 OpDef prepend_tokens();
+OpDef pad();
 // ops_elementwise.cpp, for ONNX files.
 OpDef scale();
 OpDef gelu_erf();

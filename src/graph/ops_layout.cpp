@@ -90,4 +90,20 @@ OpDef prepend_tokens() {
   };
 }
 
+// Zeros before and after x along each axis; the gradient is dY's block where x was.
+OpDef pad() {
+  return parameterless(
+      OpKind::Pad, "pad", "",
+      [](const OpArgs& a) {
+        Shape out = a.input();
+        const std::vector<std::int64_t>& pads = a.attrs.dims;
+        require(pads.size() == 2 * out.size() && std::all_of(pads.begin(), pads.end(), [](auto p) { return p >= 0; }),
+                "pad", fmt::format("needs a begin and an end, not negative, for each of the {} axes of {}", out.size(),
+                                   shape_string(out)));
+        for (std::size_t d = 0; d < out.size(); ++d) out[d] += pads[d] + pads[d + out.size()];
+        return out;
+      },
+      moved, move_back());
+}
+
 }  // namespace poet::ops

@@ -133,6 +133,16 @@ void validate(const BroadcastShape& s) {
   }
 }
 
+void validate(const PadShape& s) {
+  if (s.rank < 1 || s.rank > kMaxPermuteRank)
+    throw InputError(fmt::format("pad: rank {} is outside 1 to {}", s.rank, kMaxPermuteRank));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(s.rank); ++i) {
+    positive("pad", "dimension", s.dims[i]);
+    non_negative("pad", "begin", s.begin[i]);
+    non_negative("pad", "end", s.end[i]);
+  }
+}
+
 void validate(const TokensShape& s) {
   positive("prepend_tokens", "batch", s.batch);
   positive("prepend_tokens", "tokens", s.tokens);

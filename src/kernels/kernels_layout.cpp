@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernel_checks.h"
 
@@ -79,6 +80,66 @@ void slice_backward(const SliceShape& s, std::span<const float> dy, std::span<fl
   for (std::int64_t o = 0; o < s.outer; ++o)
     std::memcpy(dx.data() + (o * s.length + s.begin) * s.inner, dy.data() + o * block,
                 static_cast<std::size_t>(block) * sizeof(float));
+}
+
+namespace {
+
+// The elements of x and of y.
+std::pair<std::int64_t, std::int64_t> pad_sizes(const PadShape& s) {
+  std::int64_t nx = 1, ny = 1;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(s.rank); ++i) {
+    nx *= s.dims[i];
+    ny *= s.dims[i] + s.begin[i] + s.end[i];
+  }
+  return {nx, ny};
+}
+
+// Calls f(x_offset, y_offset, n) for each row of x along its last axis, in order: the n
+// floats of x from x_offset sit in y from y_offset.
+template <typename F>
+void for_each_pad_row(const PadShape& s, F f) {
+  const auto r = static_cast<std::size_t>(s.rank);
+  std::array<std::int64_t, kMaxPermuteRank> y_stride{}, index{};
+  std::int64_t ny = 1;
+  for (std::size_t i = r; i-- > 0;) {
+    y_stride[i] = ny;
+    ny *= s.dims[i] + s.begin[i] + s.end[i];
+  }
+  std::int64_t y_offset = 0;
+  for (std::size_t i = 0; i < r; ++i) y_offset += s.begin[i] * y_stride[i];
+  const std::int64_t row = s.dims[r - 1], nx = pad_sizes(s).first;
+  for (std::int64_t x_offset = 0; x_offset < nx; x_offset += row) {
+    f(x_offset, y_offset, row);
+    for (std::size_t d = r - 1; d-- > 0;) {  // the next row: carry through the outer axes
+      y_offset += y_stride[d];
+      if (++index[d] < s.dims[d]) break;
+      y_offset -= y_stride[d] * s.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void pad_forward(const PadShape& s, std::span<const float> x, std::span<float> y) {
+  validate(s);
+  const auto [nx, ny] = pad_sizes(s);
+  expect_size("pad_forward", "x", x, nx);
+  expect_size("pad_forward", "y", y, ny);
+  std::fill(y.begin(), y.end(), 0.0f);
+  for_each_pad_row(s, [&](std::int64_t from, std::int64_t to, std::int64_t n) {
+    std::memcpy(y.data() + to, x.data() + from, static_cast<std::size_t>(n) * sizeof(float));
+  });
+}
+
+void pad_backward(const PadShape& s, std::span<const float> dy, std::span<float> dx) {
+  validate(s);
+  const auto [nx, ny] = pad_sizes(s);
+  expect_size("pad_backward", "dy", dy, ny);
+  expect_size("pad_backward", "dx", dx, nx);
+  for_each_pad_row(s, [&](std::int64_t to, std::int64_t from, std::int64_t n) {
+    std::memcpy(dx.data() + to, dy.data() + from, static_cast<std::size_t>(n) * sizeof(float));
+  });
 }
 
 void prepend_tokens_forward(const TokensShape& s, std::span<const float> x, std::span<const float> tokens,

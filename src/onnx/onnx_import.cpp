@@ -784,9 +784,15 @@ void Importer::pad(const NodeReader& n) {
                         model_.graph().node(readers->second.front()).op_type() == "AveragePool";
   const bool image = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
                      pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
-  if (n.get_string("mode", "constant") != "constant" || !zeros || !one_pool || !image)
-    unsupported(n, "poet pads inside convolutions and pools only: a Pad must add nothing, or zeros on an image's "
-                   "rows and columns alike on both sides for the average pool that reads it");
+  const bool constant_zeros = n.get_string("mode", "constant") == "constant" && zeros;
+  if (constant_zeros && !(one_pool && image) && pads.size() == 2 * value(n, 0).onnx_shape.size() &&
+      std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p >= 0; })) {
+    OpAttrs a;
+    a.dims = pads;
+    return bind(n, make(n, OpKind::Pad, {activation_as_onnx(n, 0)}, {.attrs = a}));
+  }
+  if (!constant_zeros || !one_pool || !image)
+    unsupported(n, "poet pads with zeros only (mode constant), by a begin and an end not negative for each axis");
   const int pool = readers->second.front();
   const NodeReader reader(model_.graph().node(pool), pool);
   if (const auto p = reader.get_ints("pads"); p && std::any_of(p->begin(), p->end(), [](auto v) { return v != 0; }))

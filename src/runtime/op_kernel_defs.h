@@ -17,6 +17,7 @@ OpKernels transpose();
 OpKernels reshape();
 OpKernels slice();
 OpKernels prepend_tokens();
+OpKernels pad();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();

@@ -54,6 +54,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::HardSigmoid, bind::hard_sigmoid());
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
+  set(OpKind::Pad, bind::pad());
   return t;
 }
 

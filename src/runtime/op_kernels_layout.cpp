@@ -43,7 +43,30 @@ TokensShape tokens_shape(const Graph& g, const Node& f) {
   return {.batch = x[0], .tokens = f.shape[1] - x[1], .seq = x[1], .dim = x[2]};
 }
 
+PadShape pad_shape(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  if (x.size() > static_cast<std::size_t>(kMaxPermuteRank) || f.attrs.dims.size() != 2 * x.size())
+    throw InputError(fmt::format("pad: the runtime pads tensors of rank 1 to {} with a begin and an end per axis, "
+                                 "not {} by [{}]",
+                                 kMaxPermuteRank, shape_string(x), fmt::join(f.attrs.dims, ", ")));
+  PadShape s;
+  s.rank = static_cast<int>(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    s.dims[i] = x[i];
+    s.begin[i] = f.attrs.dims[i];
+    s.end[i] = f.attrs.dims[i + x.size()];
+  }
+  return s;
+}
+
 }  // namespace
+
+OpKernels pad() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { pad_forward(pad_shape(c.g, c.forward), c.in.at(0), y); },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy,
+                               std::span<float> dx) { pad_backward(pad_shape(c.g, c.forward), dy, dx); },
+          .validate = [](const Graph& g, const Node& f) { validate(pad_shape(g, f)); }};
+}
 
 OpKernels transpose() {
   return {.forward = [](const KernelCall& c, std::span<float> y) { permute(permute_shape(c.g, c.forward), c.in.at(0), y); },

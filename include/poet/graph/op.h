@@ -47,6 +47,7 @@ enum class OpKind : std::uint8_t {
   HardSigmoid,     // relu6(x + 3) / 6, as torch's
   HardSwish,       // x relu6(x + 3) / 6
   Mul,             // a b, b broadcast over the axes where it has size 1 (squeeze-and-excitation)
+  Pad,             // zeros around x: attrs.dims, ONNX's pads (every axis's begin, then every end)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

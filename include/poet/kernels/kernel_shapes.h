@@ -122,6 +122,12 @@ struct BroadcastShape {
   std::array<std::int64_t, kMaxPermuteRank> dims = {}, b_dims = {};
 };
 
+// x [dims] -> y with begin[i] zeros before and end[i] after along each axis i.
+struct PadShape {
+  int rank = 0;
+  std::array<std::int64_t, kMaxPermuteRank> dims = {}, begin = {}, end = {};
+};
+
 void validate(const LinearShape& s);
 void validate(const Conv2dShape& s);
 void validate(const Pool2dShape& s);
@@ -135,5 +141,6 @@ void validate(const PermuteShape& s);
 void validate(const SliceShape& s);
 void validate(const TokensShape& s);
 void validate(const BroadcastShape& s);
+void validate(const PadShape& s);
 
 }  // namespace poet::kernels

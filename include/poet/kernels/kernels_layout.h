@@ -17,6 +17,10 @@ void slice_forward(const SliceShape& s, std::span<const float> x, std::span<floa
 // dx: dY inside the block, zeros elsewhere.
 void slice_backward(const SliceShape& s, std::span<const float> dy, std::span<float> dx);
 
+// y: x surrounded by zeros; dx: dY's block where x was.
+void pad_forward(const PadShape& s, std::span<const float> x, std::span<float> y);
+void pad_backward(const PadShape& s, std::span<const float> dy, std::span<float> dx);
+
 void prepend_tokens_forward(const TokensShape& s, std::span<const float> x, std::span<const float> tokens,
                             std::span<float> y);
 void prepend_tokens_backward_input(const TokensShape& s, std::span<const float> dy, std::span<float> dx);
