@@ -116,6 +116,53 @@ class TinyInception(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TinyTransformer(nn.Module):
+    """torch.nn.TransformerEncoder (batch first, post-norm, ReLU) on a sequence, then a linear head: Transpose,
+    Slice, Reshape, attention's scale (Div), and layer norm decomposed (ReduceMean, Sub, Pow, Sqrt) at opset 13."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=dropout, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+        self.head = nn.Linear(5 * 16, 3)
+
+    def forward(self, x):
+        x = self.encoder(x)
+        return self.head(x.reshape(x.shape[0], -1))
+
+
+class TinyMobileNetV3(nn.Module):
+    """MobileNetV3's pieces: hardswish (HardSigmoid and Mul at opset 13), squeeze-and-excitation (a Conv on global
+    pooling, hardsigmoid, Mul broadcast over the image), a depthwise convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), nn.Hardswish())
+        self.depthwise = nn.Sequential(nn.Conv2d(8, 8, 3, 1, 1, groups=8, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+        self.se = torchvision.ops.SqueezeExcitation(8, 4, scale_activation=nn.Hardsigmoid)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.se(self.depthwise(self.stem(x)))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def tiny_vit():
+    """torchvision's VisionTransformer in miniature: patches by a strided Conv, the class token (Expand, Concat),
+    the position embedding (Add), GELU through Erf, layer norm with epsilon 1e-6, the class token's row (Gather)."""
+    return torchvision.models.VisionTransformer(image_size=8, patch_size=4, num_layers=2, num_heads=2, hidden_dim=8,
+                                                mlp_dim=16, num_classes=4)
+
+
+def perturb_parameters(model, gen):
+    """Every parameter moved by a random 0.1 x N(0, 1), so that no two are equal: TransformerEncoder copies its
+    first layer, biases and class tokens start at 0, and torch's exporter shares initializers of equal value,
+    where each must be a parameter of its own to compare its gradient."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=gen))
+
+
 def randomize_norms(model, gen):
     """Batch norms with weights and statistics other than 1 and 0, so every one is tested."""
     for m in model.modules():
@@ -128,11 +175,12 @@ def randomize_norms(model, gen):
                     m.running_var.copy_(1 + 0.3 * torch.rand(m.running_var.shape, generator=gen))
 
 
-def export(model, example, path, opset):
+def export(model, example, path, opset, training=torch.onnx.TrainingMode.PRESERVE):
     model.eval()
     # PRESERVE keeps batch norm as it is (EVAL would fold it into the convolutions, which
     # changes the parameters); the model is in eval mode, so no dropout is exported.
-    torch.onnx.export(model, example, path, opset_version=opset, training=torch.onnx.TrainingMode.PRESERVE,
+    # TRAINING exports dropout too.
+    torch.onnx.export(model, example, path, opset_version=opset, training=training,
                       input_names=["input"], output_names=["logits"], dynamic_axes={"input": {0: "batch"}})
     onnx.checker.check_model(onnx.load(path))
 
@@ -141,12 +189,14 @@ def floats(t):
     return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
 
 
-def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13):
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False):
     """The fixture of the model `make_model` builds, with initial weights from a fixed seed."""
     torch.manual_seed(1234)
     model = make_model()
     gen = torch.Generator().manual_seed(1234)
     randomize_norms(model, gen)
+    if perturb:
+        perturb_parameters(model, gen)
     x = torch.rand((BATCH,) + sample_shape, generator=gen) * 2 - 1
     labels = torch.randint(0, classes, (BATCH,), generator=gen)
     path = os.path.join(out_dir, name + ".onnx")
@@ -195,10 +245,10 @@ def strip_weights(path):
     onnx.save(m, path)
 
 
-def write_structure(name, model, out_dir):
+def write_structure(name, model, out_dir, training=torch.onnx.TrainingMode.PRESERVE):
     x = torch.rand(1, 3, 224, 224)
     path = os.path.join(out_dir, name + ".onnx")
-    export(model, x, path, 13)
+    export(model, x, path, 13, training)
     strip_weights(path)
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump({"model": name, "trainable_parameters": sum(p.numel() for p in model.parameters())}, f)
@@ -213,6 +263,14 @@ def main():
     write_fixture("tiny_inception", TinyInception, (3, 8, 8), 4, out_dir)
     write_structure("resnet18", torchvision.models.resnet18(), out_dir)
     write_structure("mobilenet_v2", torchvision.models.mobilenet_v2(), out_dir)
+    write_fixture("tiny_transformer", TinyTransformer, (5, 16), 3, out_dir, perturb=True)
+    write_fixture("tiny_vit", tiny_vit, (3, 8, 8), 4, out_dir, opset=17, perturb=True)
+    write_fixture("tiny_mobilenet_v3", TinyMobileNetV3, (3, 8, 8), 5, out_dir, perturb=True)
+    # Exported in training mode, with its dropout: imported alike, planned with the dropout.
+    torch.manual_seed(1234)
+    export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),
+           14, torch.onnx.TrainingMode.TRAINING)
+    write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)
 
 
 if __name__ == "__main__":

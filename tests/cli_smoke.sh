@@ -138,7 +138,8 @@ expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy chec
 onnx=$(dirname "$0")/data/onnx
 expect 0 "parameters  11,689,512 trained" -- graph --onnx "$onnx/resnet18.onnx" --batch-size 2
 expect 0 "peak RAM" -- simulate --onnx "$onnx/mobilenet_v2.onnx" --strategy chen_sqrt --ram-budget 60%
-expect 2 "node 'scale_by_itself' (Mul)" -- solve --onnx "$onnx/unsupported_mul.onnx"
+expect 0 "eviction heuristic" -- solve --onnx "$onnx/vit_b_16.onnx" --batch-size 1 --ram-budget 50% --heuristic
+expect 2 "node 'cosine_of_x' (Cos)" -- solve --onnx "$onnx/unsupported_cos.onnx"
 expect 2 "not an ONNX model" -- graph --onnx "$tmp/bad.ckpt"
 expect 2 "excludes" -- graph --onnx "$onnx/tiny_cnn.onnx" --model lenet5
 expect 2 "structure-only" -- train --onnx "$onnx/resnet18.onnx" --dataset synthetic --batch-size 1 --max-batches 1

@@ -110,7 +110,8 @@ TEST_P(PyTorchParity, TrainableParametersEqualPyTorchs) {
   EXPECT_EQ(trainable_parameters(import_fixture(GetParam(), 1).model.forward), f["trainable_parameters"].get<std::int64_t>());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception",
+                                                                      "tiny_transformer", "tiny_vit", "tiny_mobilenet_v3"));
 
 // torchvision's models, structure only: their trainable parameters as PyTorch counts them.
 TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {
@@ -123,6 +124,16 @@ TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {
   EXPECT_EQ(trainable_parameters(import_fixture("mobilenet_v2", 1).model.forward),
             load_json("mobilenet_v2.json")["trainable_parameters"].get<std::int64_t>());
   std::printf("resnet18: imported with its training graph in %.3f s\n", seconds);  // reported, not judged
+}
+
+// torchvision's vit_b_16 at opset 13 (about 1,700 ONNX nodes): its parameters, the class token
+// and position embedding among them, as PyTorch counts them.
+TEST(OnnxTorchvision, VitB16ImportsWithPyTorchsParameterCount) {
+  const Imported vit = import_fixture("vit_b_16", 1);
+  EXPECT_EQ(trainable_parameters(vit.model.forward), 86'567'656);
+  EXPECT_EQ(trainable_parameters(vit.model.forward), load_json("vit_b_16.json")["trainable_parameters"].get<std::int64_t>());
+  EXPECT_FALSE(vit.model.has_weights);
+  EXPECT_GT(vit.model.onnx_nodes, 1500);
 }
 
 // A structure-only file plans like any model, and refuses to fine-tune.

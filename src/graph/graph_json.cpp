@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,11 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.transpose_b != d.transpose_b) j["transpose_b"] = a.transpose_b;
   if (a.dropout_p != d.dropout_p) j["dropout_p"] = a.dropout_p;
   if (a.epsilon != d.epsilon) j["epsilon"] = a.epsilon;
+  if (a.dims != d.dims) j["dims"] = a.dims;
+  if (a.axis != d.axis) j["axis"] = a.axis;
+  if (a.begin != d.begin) j["begin"] = a.begin;
+  if (a.end != d.end) j["end"] = a.end;
+  if (a.scale != d.scale) j["scale"] = a.scale;
   return j;
 }
 
@@ -120,6 +126,18 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "epsilon" && value.is_number()) {
       a.epsilon = value.get<double>();
       if (!(a.epsilon > 0 && a.epsilon < 1)) r.fail(fmt::format("attrs.epsilon is {}; it must be in (0, 1)", a.epsilon));
+    }
+    // Transpose's permutation and reshape's target: a rank or a size within any tensor's.
+    else if (key == "dims" && value.is_array() && value.size() <= 16) {
+      for (std::size_t k = 0; k < value.size(); ++k)
+        a.dims.push_back(r.integer(value[k], fmt::format("attrs.dims[{}]", k), 0, kMaxTensorBytes));
+    }
+    else if (key == "axis") a.axis = static_cast<int>(r.integer(value, "attrs.axis", 0, 16));
+    else if (key == "begin") a.begin = r.integer(value, "attrs.begin", 0, kMaxTensorBytes);
+    else if (key == "end") a.end = r.integer(value, "attrs.end", 0, kMaxTensorBytes);
+    else if (key == "scale" && value.is_number()) {
+      a.scale = value.get<double>();
+      if (!std::isfinite(a.scale)) r.fail("attrs.scale must be finite");
     }
     else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", text_excerpt(key)));
   }

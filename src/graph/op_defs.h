@@ -43,6 +43,19 @@ OpDef add();
 OpDef dropout();
 OpDef softmax();
 OpDef softmax_cross_entropy();
+// ops_layout.cpp: the layout operators of ONNX files.
+OpDef transpose();
+OpDef reshape();
+OpDef slice();
+OpDef prepend_tokens();
+OpDef pad();
+// ops_elementwise.cpp, for ONNX files.
+OpDef scale();
+OpDef gelu_erf();
+OpDef add_parameter();
+OpDef hard_sigmoid();
+OpDef hard_swish();
+OpDef mul();
 // ops_reference.cpp: the reference's fused transformer layers.
 OpDef ref_query_key_value();
 OpDef ref_qkt();

@@ -88,6 +88,66 @@ OpDef add() {
           .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
 }
 
+// y = c x: a multiply per element, and dx = c dY reads nothing else.
+OpDef scale() {
+  return unary(OpKind::Scale, "scale", "", per_element<1>, elementwise_gradient({}, grad_per_input_1));
+}
+// The exact GELU, x Phi(x): an erf and a few FLOP; its gradient Phi(x) + x phi(x) reads x.
+OpDef gelu_erf() {
+  return unary(OpKind::GELUErf, "gelu_erf", "", per_element<10>,
+               elementwise_gradient({.same_input = true}, grad_per_input_15));
+}
+
+// x + p, p's `features` elements repeated over x's leading axes (a position embedding
+// [seq, dim] added to every sample). dX is dY (it flows through); dp sums dY over the
+// repeats.
+OpDef add_parameter() {
+  return {.op = OpKind::AddParameter,
+          .name = "add_parameter",
+          .shape = [](const OpArgs& a) {
+            const Shape& x = a.input();
+            std::int64_t suffix = 1;
+            for (std::size_t d = x.size(); d-- > 0 && suffix < a.features;) suffix *= x[d];
+            require(a.features > 0 && suffix == a.features, "add_parameter",
+                    fmt::format("{} learned values are not the trailing axes of {}", a.features, shape_string(x)));
+            return x;
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return a.features; },
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops,
+                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
+}
+
+// A multiply-add and a clamp; the gradient is 1/6 where 0 < y < 1: it reads the output.
+OpDef hard_sigmoid() {
+  return unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
+               elementwise_gradient({.output = true}, grad_per_input_2));
+}
+// x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
+OpDef hard_swish() {
+  return unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,
+               elementwise_gradient({.same_input = true}, grad_per_input_4));
+}
+
+// a b, b of a's rank with size 1 on the axes it is repeated over. dA = dY b reads b; dB,
+// the sum of dY a over the repeats, reads a.
+OpDef mul() {
+  return parameterless(
+      OpKind::Mul, "mul", "",
+      [](const OpArgs& a) {
+        require(a.inputs.size() == 2, "mul", "needs two inputs");
+        const Shape &x = a.input(0), &y = a.input(1);
+        bool fits = x.size() == y.size();
+        for (std::size_t d = 0; fits && d < x.size(); ++d) fits = y[d] == x[d] || y[d] == 1;
+        require(fits, "mul",
+                fmt::format("{} does not broadcast over {} (same rank, each axis equal or 1)", shape_string(y),
+                            shape_string(x)));
+        return x;
+      },
+      per_element<1>,
+      elementwise_gradient({.other_inputs = true}, [](const Node& f, const Node&) { return 2 * elements(f.shape); }));
+}
+
 OpDef softmax_cross_entropy() {
   return {.op = OpKind::SoftmaxCrossEntropy,
           .name = "softmax_cross_entropy",

@@ -103,4 +103,51 @@ void validate(const EmbeddingShape& s) {
   positive("embedding", "dim", s.dim);
 }
 
+void validate(const PermuteShape& s) {
+  if (s.rank < 1 || s.rank > kMaxPermuteRank)
+    throw InputError(fmt::format("permute: rank {} is outside 1 to {}", s.rank, kMaxPermuteRank));
+  std::array<bool, kMaxPermuteRank> seen = {};
+  for (int i = 0; i < s.rank; ++i) {
+    positive("permute", "dimension", s.dims[static_cast<std::size_t>(i)]);
+    const int p = s.perm[static_cast<std::size_t>(i)];
+    if (p < 0 || p >= s.rank || seen[static_cast<std::size_t>(p)])
+      throw InputError(fmt::format("permute: axis {} appears twice or is outside rank {}", p, s.rank));
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+}
+
+void validate(const SliceShape& s) {
+  positive("slice", "outer", s.outer);
+  positive("slice", "inner", s.inner);
+  if (!(0 <= s.begin && s.begin < s.end && s.end <= s.length))
+    throw InputError(fmt::format("slice: [{}, {}) is not a block of an axis of {}", s.begin, s.end, s.length));
+}
+
+void validate(const BroadcastShape& s) {
+  if (s.rank < 1 || s.rank > kMaxPermuteRank)
+    throw InputError(fmt::format("mul: rank {} is outside 1 to {}", s.rank, kMaxPermuteRank));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(s.rank); ++i) {
+    positive("mul", "dimension", s.dims[i]);
+    if (s.b_dims[i] != s.dims[i] && s.b_dims[i] != 1)
+      throw InputError(fmt::format("mul: axis {} of b has size {}, neither 1 nor a's {}", i, s.b_dims[i], s.dims[i]));
+  }
+}
+
+void validate(const PadShape& s) {
+  if (s.rank < 1 || s.rank > kMaxPermuteRank)
+    throw InputError(fmt::format("pad: rank {} is outside 1 to {}", s.rank, kMaxPermuteRank));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(s.rank); ++i) {
+    positive("pad", "dimension", s.dims[i]);
+    non_negative("pad", "begin", s.begin[i]);
+    non_negative("pad", "end", s.end[i]);
+  }
+}
+
+void validate(const TokensShape& s) {
+  positive("prepend_tokens", "batch", s.batch);
+  positive("prepend_tokens", "tokens", s.tokens);
+  positive("prepend_tokens", "seq", s.seq);
+  positive("prepend_tokens", "dim", s.dim);
+}
+
 }  // namespace poet::kernels

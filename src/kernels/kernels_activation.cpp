@@ -2,7 +2,10 @@
 // element i, which is what makes the in-place use (output span == input span) safe.
 #include "poet/kernels/kernels_activation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -36,6 +39,8 @@ void map_gradient(const char* kernel, std::span<const float> dy, std::span<const
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;
+constexpr float kSqrtHalf = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
 }  // namespace
 
@@ -109,6 +114,114 @@ void gelu_backward(std::span<const float> dy, std::span<const float> x, std::spa
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
     return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
   });
+}
+
+// As PyTorch's: x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+void gelu_erf_forward(std::span<const float> x, std::span<float> y) {
+  map("gelu_erf_forward", x, y, [](float v) { return 0.5f * v * (1.0f + std::erf(v * kSqrtHalf)); });
+}
+
+// Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+void gelu_erf_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
+  map_gradient("gelu_erf_backward", dy, x, dx, [](float g, float v) {
+    const float cdf = 0.5f * (1.0f + std::erf(v * kSqrtHalf));
+    const float pdf = std::exp(-0.5f * v * v) * kInvSqrt2Pi;
+    return g * (cdf + v * pdf);
+  });
+}
+
+void scale_forward(float factor, std::span<const float> x, std::span<float> y) {
+  map("scale_forward", x, y, [factor](float v) { return factor * v; });
+}
+
+void add_parameter_forward(std::span<const float> x, std::span<const float> p, std::span<float> y) {
+  expect_size("add_parameter_forward", "y", y, static_cast<std::int64_t>(x.size()));
+  POET_CHECK(!p.empty() && x.size() % p.size() == 0, "add_parameter_forward: x is not whole repeats of p");
+  for (std::size_t r = 0; r < x.size(); r += p.size())
+    for (std::size_t i = 0; i < p.size(); ++i) y[r + i] = x[r + i] + p[i];
+}
+
+void add_parameter_backward(std::span<const float> dy, std::span<float> dp) {
+  POET_CHECK(!dp.empty() && dy.size() % dp.size() == 0, "add_parameter_backward: dY is not whole repeats of p");
+  std::fill(dp.begin(), dp.end(), 0.0f);
+  for (std::size_t r = 0; r < dy.size(); r += dp.size())
+    for (std::size_t i = 0; i < dp.size(); ++i) dp[i] += dy[r + i];
+}
+
+void hard_sigmoid_forward(std::span<const float> x, std::span<float> y) {
+  map("hard_sigmoid_forward", x, y, [](float v) {
+    const float r = v + 3.0f < 0.0f ? 0.0f : v + 3.0f;
+    return (6.0f < r ? 6.0f : r) / 6.0f;
+  });
+}
+
+// 1/6 inside the ramp, 0 < y < 1; torch's hardsigmoid_backward likewise.
+void hard_sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("hard_sigmoid_backward", dy, y, dx,
+               [](float g, float out) { return ((out > 0.0f) & (out < 1.0f)) ? g / 6.0f : 0.0f; });
+}
+
+void hard_swish_forward(std::span<const float> x, std::span<float> y) {
+  map("hard_swish_forward", x, y, [](float v) {
+    const float r = v + 3.0f < 0.0f ? 0.0f : v + 3.0f;
+    return v * (6.0f < r ? 6.0f : r) / 6.0f;
+  });
+}
+
+// As torch's hardswish_backward: 0 below -3, x / 3 + 1/2 up to 3, 1 above.
+void hard_swish_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
+  map_gradient("hard_swish_backward", dy, x, dx, [](float g, float v) {
+    if (v < -3.0f) return 0.0f;
+    return v <= 3.0f ? g * (v / 3.0f + 0.5f) : g;
+  });
+}
+
+namespace {
+
+// Calls f(i, j) for each element i of a, in order, with j the element of b it multiplies.
+template <typename F>
+void for_each_broadcast(const char* kernel, const BroadcastShape& s, std::size_t a_size, std::size_t b_size, F f) {
+  validate(s);
+  const auto r = static_cast<std::size_t>(s.rank);
+  std::int64_t n = 1, nb = 1;
+  std::array<std::int64_t, kMaxPermuteRank> b_stride{}, index{};
+  for (std::size_t i = r; i-- > 0;) {
+    b_stride[i] = s.b_dims[i] == 1 ? 0 : nb;
+    n *= s.dims[i];
+    nb *= s.b_dims[i];
+  }
+  POET_CHECK(static_cast<std::int64_t>(a_size) == n && static_cast<std::int64_t>(b_size) == nb,
+             fmt::format("{}: operands of {} and {} elements for shapes of {} and {}", kernel, a_size, b_size, n, nb));
+  std::int64_t j = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    f(static_cast<std::size_t>(i), static_cast<std::size_t>(j));
+    for (std::size_t d = r; d-- > 0;) {  // the next element: carry through the axes
+      j += b_stride[d];
+      if (++index[d] < s.dims[d]) break;
+      j -= b_stride[d] * s.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void mul_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y) {
+  expect_size("mul_forward", "y", y, static_cast<std::int64_t>(a.size()));
+  for_each_broadcast("mul_forward", s, a.size(), b.size(), [&](std::size_t i, std::size_t j) { y[i] = a[i] * b[j]; });
+}
+
+void mul_backward_a(const BroadcastShape& s, std::span<const float> dy, std::span<const float> b,
+                    std::span<float> da) {
+  expect_size("mul_backward_a", "da", da, static_cast<std::int64_t>(dy.size()));
+  for_each_broadcast("mul_backward_a", s, dy.size(), b.size(), [&](std::size_t i, std::size_t j) { da[i] = dy[i] * b[j]; });
+}
+
+void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
+                    std::span<float> db) {
+  expect_size("mul_backward_b", "a", a, static_cast<std::int64_t>(dy.size()));
+  std::fill(db.begin(), db.end(), 0.0f);
+  for_each_broadcast("mul_backward_b", s, dy.size(), db.size(), [&](std::size_t i, std::size_t j) { db[j] += dy[i] * a[i]; });
 }
 
 void tanh_forward(std::span<const float> x, std::span<float> y) {

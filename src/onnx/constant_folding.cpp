@@ -188,11 +188,56 @@ ConstTensor reshape(const NodeReader& n, const std::vector<const ConstTensor*>& 
   return out;
 }
 
+// A tensor of the shape input 0 holds, every element the attribute's value (a float 0 by
+// default): torch's `expand` writes it to find the -1s of its target.
+ConstTensor constant_of_shape(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const auto& dims = ints_of(n, arg(n, in, 0));
+  ConstTensor out;
+  out.is_float = true;
+  std::vector<float> value = {0.0f};
+  if (const auto* a = n.find("value")) {
+    const ConstTensor v = read_tensor(a->t(), fmt::format("the value of node '{}'", n.label()));
+    if (v.elements() != 1 || !v.has_data) bad(n, "its value must be one element");
+    out.is_float = v.is_float;
+    if (!v.is_float) value = {static_cast<float>(v.ints[0])};
+    else value = v.floats;
+  }
+  for (const std::int64_t d : dims)
+    if (d < 0 || d > (1 << 20)) bad(n, fmt::format("dimension {} is not a shape computation's", d));
+  out.dims = Shape(dims.begin(), dims.end());
+  const auto count = static_cast<std::size_t>(element_count(out.dims));
+  if (out.is_float) out.floats.assign(count, value[0]);
+  else out.ints.assign(count, static_cast<std::int64_t>(value[0]));
+  return out;
+}
+
+// Equal and Where of integer constants, element by element (a scalar operand repeated).
+ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const bool where = n.op_type() == "Where";
+  std::vector<const std::vector<std::int64_t>*> args;
+  std::size_t size = 1;
+  const ConstTensor* widest = nullptr;
+  for (std::size_t i = 0; i < (where ? 3u : 2u); ++i) {
+    args.push_back(&ints_of(n, arg(n, in, i)));
+    if (args.back()->size() > 1 && size > 1 && args.back()->size() != size)
+      bad(n, "folds only operands of one size or a scalar");
+    if (args.back()->size() >= size) {
+      size = args.back()->size();
+      widest = in[i];
+    }
+  }
+  auto at = [&](std::size_t k, std::size_t i) { return (*args[k])[args[k]->size() == 1 ? 0 : i]; };
+  std::vector<std::int64_t> out(size);
+  for (std::size_t i = 0; i < size; ++i) out[i] = where ? (at(0, i) != 0 ? at(1, i) : at(2, i)) : at(0, i) == at(1, i);
+  return int_tensor(widest->dims, out);
+}
+
 }  // namespace
 
 bool is_foldable(const std::string& op) {
-  static const std::array<const char*, 12> ops = {"Constant", "Identity", "Gather", "Unsqueeze", "Squeeze", "Concat",
-                                                  "Slice",    "Cast",     "Reshape", "Add",     "Sub",     "Mul"};
+  static const std::array<const char*, 15> ops = {"Constant", "Identity", "Gather", "Unsqueeze", "Squeeze",
+                                                  "Concat",   "Slice",    "Cast",   "Reshape",   "Add",
+                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where"};
   return op == "Div" || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
@@ -229,6 +274,8 @@ ConstTensor fold(const NodeReader& n, const std::vector<const ConstTensor*>& in)
   if (op == "Slice") return slice(n, in);
   if (op == "Cast") return cast(n, in);
   if (op == "Reshape") return reshape(n, in);
+  if (op == "ConstantOfShape") return constant_of_shape(n, in);
+  if (op == "Equal" || op == "Where") return equal_or_where(n, in);
   return arithmetic(n, in);
 }
 

@@ -37,14 +37,17 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
 // The operators mapped onto poet's, and those computed only on constants (folded).
 const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
-      "Add",  "AveragePool", "BatchNormalization", "Clip",  "Concat",  "Conv",    "Dropout",
-      "Flatten", "Gemm",     "GlobalAveragePool",  "Identity", "LayerNormalization", "MatMul",
-      "MaxPool", "Pad",      "Relu",     "Reshape",            "Sigmoid", "Softmax", "Tanh"};
+      "Add",     "AveragePool", "BatchNormalization", "Clip",     "Concat",  "Conv",    "Div (by a constant)",
+      "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
+      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
+      "Mul (by a constant, or broadcast)", "Pad",
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
-  static const std::vector<std::string> ops = {"Cast", "Concat", "Constant", "Div",   "Gather", "Mul",
-                                               "Shape", "Slice", "Squeeze",  "Sub",   "Unsqueeze"};
+  static const std::vector<std::string> ops = {"Cast",  "Concat", "Constant", "ConstantOfShape", "Div",
+                                               "Equal", "Gather", "Mul",      "Shape",           "Slice",
+                                               "Squeeze", "Sub",  "Unsqueeze", "Where"};
   return ops;
 }
 
@@ -85,6 +88,8 @@ class Importer {
 
   const Value& value(const NodeReader& n, int i);
   NodeId activation(const NodeReader& n, int i);
+  // The activation with the shape ONNX sees (global pooling's [N, C] reshaped to [N, C, 1, 1]).
+  NodeId activation_as_onnx(const NodeReader& n, int i);
   const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
   Weight weight(const NodeReader& n, int i, Shape expected_dims, const std::string& what);
 
@@ -92,6 +97,9 @@ class Importer {
   NodeId make(const NodeReader& n, OpKind op, std::vector<NodeId> inputs, OpArgs args = {});
   void set_parameters(const NodeReader& n, NodeId id, const std::vector<Weight>& weights);
   void bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_shape = std::nullopt);
+  // Binds value `output` (of a later node a pattern took in) to node id.
+  void bind_output(const NodeReader& n, const std::string& output, NodeId id,
+                   std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
   // The stride and padding of a Conv or pooling node as poet's window operators take them
@@ -112,6 +120,29 @@ class Importer {
   NodeId dropout(const NodeReader& n);
   void pad(const NodeReader& n);
   NodeId softmax(const NodeReader& n);
+  void transpose(const NodeReader& n);
+  void slice(const NodeReader& n);
+  void gather(const NodeReader& n);
+  void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
+  NodeId mul(const NodeReader& n);   // of two activations
+  void hard_sigmoid(const NodeReader& n);
+  void reduce_mean(const NodeReader& n);  // layer norm's decomposition
+  void expand(const NodeReader& n);
+  std::optional<NodeId> prepend_tokens(const NodeReader& n);
+  NodeId add(const NodeReader& n);
+
+  // Patterns: the node that alone reads value `v`, if it is an `op` (-1 otherwise).
+  int sole_reader(const std::string& v, std::string_view op) const;
+  // The other input of node i besides value `v`.
+  const std::string& other_input(int i, const std::string& v) const;
+  // The constant of value `name`, also when the Constant node making it comes later.
+  const ConstTensor* constant_named(const std::string& name);
+  std::optional<float> scalar(const std::string& name);
+  bool is_scalar(const std::string& name, float value, float tolerance = 0);
+  // The axes a ReduceMean averages, from 0 and sorted; and whether it is over the last one alone, keeping it.
+  std::vector<std::int64_t> reduced_axes(const NodeReader& n, std::int64_t rank) const;
+  bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
+  void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
   void add_loss();
   std::int64_t model_opset() const;
 
@@ -130,6 +161,10 @@ class Importer {
   // writes out for count_include_pad=True: poet's average pooling counts its padding so.
   std::map<int, std::pair<std::int64_t, std::int64_t>> pool_padding_;
   bool has_weights_ = true;
+  std::unordered_map<std::string, int> producer_;        // value -> index of the node making it
+  std::unordered_map<std::string, ConstTensor> later_;   // constants of Constant nodes read ahead
+  std::set<int> taken_;                                  // nodes a pattern took in (layer norm, GELU)
+  std::unordered_map<std::string, std::string> tokens_;  // Expand output -> the learned tokens' initializer
   int folded_ = 0;
   int index_ = 0;  // of the node being imported
 };
@@ -148,9 +183,11 @@ std::string dims_string(const Shape& s) { return s.empty() ? "a scalar" : "[" + 
 OnnxModel Importer::run() {
   const ::onnx::GraphProto& graph = model_.graph();
   for (const auto& o : graph.output()) graph_outputs_.insert(o.name());
-  for (int i = 0; i < graph.node_size(); ++i)
+  for (int i = 0; i < graph.node_size(); ++i) {
     for (const std::string& in : graph.node(i).input())
       if (!in.empty()) readers_[in].push_back(i);
+    for (const std::string& out : graph.node(i).output()) producer_[out] = i;
+  }
   read_initializers();
   g_.set_name(std::filesystem::path(path_).stem().string());
 
@@ -259,6 +296,15 @@ NodeId Importer::activation(const NodeReader& n, int i) {
   return v.node;
 }
 
+NodeId Importer::activation_as_onnx(const NodeReader& n, int i) {
+  const NodeId x = activation(n, i);
+  const Shape seen = value(n, i).onnx_shape;
+  if (g_.node(x).shape == seen) return x;
+  OpAttrs a;
+  a.dims = seen;
+  return make(n, OpKind::Reshape, {x}, {.attrs = a});
+}
+
 const ConstTensor* Importer::constant(const NodeReader& n, int i) {
   if (n.input(i).empty()) return nullptr;
   const Value& v = value(n, i);
@@ -340,13 +386,16 @@ void Importer::set_parameters(const NodeReader& n, NodeId id, const std::vector<
 // Records node `id` as the value of n's first output, after checking poet's shape against
 // the one ONNX's shape inference found.
 void Importer::bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_shape) {
-  const Shape& shape = g_.node(id).shape;
-  const Shape& seen = onnx_shape ? *onnx_shape : shape;
-  const auto it = inferred_.find(n.proto().output(0));
+  bind_output(n, n.proto().output(0), id, std::move(onnx_shape));
+}
+
+void Importer::bind_output(const NodeReader& n, const std::string& output, NodeId id, std::optional<Shape> onnx_shape) {
+  const Shape seen = onnx_shape ? *onnx_shape : g_.node(id).shape;
+  const auto it = inferred_.find(output);
   if (it != inferred_.end() && it->second != seen)
     unsupported(n, fmt::format("poet's {} makes {} of it where ONNX infers {}: an attribute poet does not model",
                                op_name(g_.node(id).op), shape_string(seen), shape_string(it->second)));
-  values_[n.proto().output(0)] = Value{.node = id, .onnx_shape = seen, .constant = std::nullopt};
+  values_[output] = Value{.node = id, .onnx_shape = seen, .constant = std::nullopt};
 }
 
 void Importer::alias(const NodeReader& n, int input) {
@@ -369,6 +418,10 @@ void Importer::import_node(const NodeReader& n) {
     unsupported(n, fmt::format("operator domain '{}' is not ONNX's own", proto.domain()));
   if (proto.output_size() == 0 || proto.output(0).empty()) fail(n, "it has no output");
   const std::string& op = n.op_type();
+  if (taken_.count(index_)) {  // part of a pattern imported as one node (layer norm, GELU)
+    ++folded_;
+    return;
+  }
   if (absorbed_.count(index_)) {  // a bias add folded into the MatMul before it
     const int linear = value(n, 0).node >= 0 ? 0 : 1;
     values_[proto.output(0)] = value(n, linear);
@@ -397,10 +450,12 @@ void Importer::import_node(const NodeReader& n) {
     ConstTensor t;
     for (std::int64_t d = begin; d < end; ++d) t.ints.push_back(dims[static_cast<std::size_t>(d)]);
     t.dims = {static_cast<std::int64_t>(t.ints.size())};
+    t.from_shape = true;
     values_[proto.output(0)].constant = std::move(t);
     ++folded_;
     return;
   }
+  if (op == "Expand" && consts.size() == 2 && consts[0] && consts[0]->is_float) return expand(n);
   if (all_constant && is_foldable(op)) {
     ConstTensor t;
     try {
@@ -410,6 +465,7 @@ void Importer::import_node(const NodeReader& n) {
     }
     // A weight read through an Identity keeps the Identity's name, which export writes.
     t.name = op == "Identity" ? proto.output(0) : std::string();
+    t.from_shape = std::any_of(consts.begin(), consts.end(), [](const ConstTensor* c) { return c && c->from_shape; });
     values_[proto.output(0)].constant = std::move(t);
     ++folded_;
     return;
@@ -441,18 +497,21 @@ void Importer::import_node(const NodeReader& n) {
     std::fill(seen.begin() + 2, seen.end(), 1);  // poet's global pooling drops the 1x1
     return bind(n, make(n, OpKind::GlobalAvgPool, {x}), seen);
   }
-  if (op == "Add") {
-    const NodeId a = activation(n, 0), b = activation(n, 1);
-    if (g_.node(a).shape != g_.node(b).shape)
-      unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
-                                 shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
-    return bind(n, make(n, OpKind::Add, {a, b}));
-  }
+  if (op == "Add") return bind(n, add(n));
+  if (op == "Transpose") return transpose(n);
+  if (op == "Slice") return slice(n);
+  if (op == "Gather") return gather(n);
+  if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
+  if (op == "Mul" || op == "Div") return scale(n);
+  if (op == "HardSigmoid") return hard_sigmoid(n);
+  if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
+  if (op == "ReduceMean") return reduce_mean(n);
   if (op == "Reshape") {
     if (const auto id = reshape(n)) return bind(n, *id);
     return alias(n, 0);
   }
   if (op == "Concat") {
+    if (const auto id = prepend_tokens(n)) return bind(n, *id);
     std::vector<NodeId> parts;
     for (int i = 0; i < n.input_count(); ++i) parts.push_back(activation(n, i));
     const auto rank = static_cast<std::int64_t>(g_.node(parts.at(0)).shape.size());
@@ -462,6 +521,7 @@ void Importer::import_node(const NodeReader& n) {
     return bind(n, make(n, OpKind::Concat, parts));
   }
   if (op == "Pad") return pad(n);
+  if (op == "Erf") unsupported(n, "poet computes Erf only within GELU, 0.5 x (1 + erf(x / sqrt 2))");
   const bool folds_only = std::find(constant_ops().begin(), constant_ops().end(), op) != constant_ops().end();
   unsupported(n, folds_only ? fmt::format("poet computes {} only on constants (shape computations), and this one "
                                           "reads an activation",
@@ -488,7 +548,7 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
 }
 
 NodeId Importer::conv(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
+  const NodeId x = activation_as_onnx(n, 0);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   const ConstTensor* w = constant(n, 1);
   if (!w || w->dims.size() != 4 || in.size() != 4)
@@ -676,8 +736,9 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
   Shape to;
   for (std::size_t i = 0; i < target->ints.size(); ++i)
     to.push_back(target->ints[i] == 0 && i < from.size() ? from[i] : target->ints[i]);
-  // The batch: traced exports bake the example's batch into the target; it is ours.
-  if (!to.empty() && to[0] != -1) to[0] = from.at(0);
+  // The batch: traced exports bake the example's batch into a literal target; it is ours.
+  // A target computed from the Shape of a tensor is already of poet's batch.
+  if (!target->from_shape && !to.empty() && to[0] != -1) to[0] = from.at(0);
   const std::int64_t total = element_count(from);
   std::int64_t known = 1;
   int unknown = 0;
@@ -697,8 +758,12 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
   if (to.size() == 2 && from.size() >= 2 && to[0] == from[0] && to[1] > 0 && total % to[1] == 0 &&
       total / to[1] == to[0])
     return make(n, OpKind::Flatten, {x});
-  unsupported(n, fmt::format("it reshapes {} to {}; poet reshapes only to [batch, features] (a flatten)",
-                             shape_string(from), dims_string(to)));
+  if (element_count(to) != total || std::any_of(to.begin(), to.end(), [](std::int64_t d) { return d < 1; }))
+    unsupported(n, fmt::format("it reshapes {} to {}, which does not hold its elements", shape_string(from),
+                               dims_string(to)));
+  OpAttrs a;
+  a.dims = to;
+  return make(n, OpKind::Reshape, {x}, {.attrs = a});
 }
 
 // A Pad adds nothing (torch pads with zeros before an average pool), or pads an image's
@@ -719,15 +784,309 @@ void Importer::pad(const NodeReader& n) {
                         model_.graph().node(readers->second.front()).op_type() == "AveragePool";
   const bool image = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
                      pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
-  if (n.get_string("mode", "constant") != "constant" || !zeros || !one_pool || !image)
-    unsupported(n, "poet pads inside convolutions and pools only: a Pad must add nothing, or zeros on an image's "
-                   "rows and columns alike on both sides for the average pool that reads it");
+  const bool constant_zeros = n.get_string("mode", "constant") == "constant" && zeros;
+  if (constant_zeros && !(one_pool && image) && pads.size() == 2 * value(n, 0).onnx_shape.size() &&
+      std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p >= 0; })) {
+    OpAttrs a;
+    a.dims = pads;
+    return bind(n, make(n, OpKind::Pad, {activation_as_onnx(n, 0)}, {.attrs = a}));
+  }
+  if (!constant_zeros || !one_pool || !image)
+    unsupported(n, "poet pads with zeros only (mode constant), by a begin and an end not negative for each axis");
   const int pool = readers->second.front();
   const NodeReader reader(model_.graph().node(pool), pool);
   if (const auto p = reader.get_ints("pads"); p && std::any_of(p->begin(), p->end(), [](auto v) { return v != 0; }))
     unsupported(n, "the average pool after it pads as well");
   pool_padding_[pool] = {pads[2], pads[3]};
   alias(n, 0);
+}
+
+int Importer::sole_reader(const std::string& v, std::string_view op) const {
+  const auto it = readers_.find(v);
+  if (it == readers_.end() || it->second.size() != 1 || graph_outputs_.count(v)) return -1;
+  const int i = it->second.front();
+  return model_.graph().node(i).op_type() == op ? i : -1;
+}
+
+const std::string& Importer::other_input(int i, const std::string& v) const {
+  const auto& node = model_.graph().node(i);
+  return node.input(0) == v ? node.input(1) : node.input(0);
+}
+
+const ConstTensor* Importer::constant_named(const std::string& name) {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second.constant ? &*it->second.constant : nullptr;
+  if (const auto it = later_.find(name); it != later_.end()) return &it->second;
+  const auto p = producer_.find(name);
+  if (p == producer_.end() || model_.graph().node(p->second).op_type() != "Constant") return nullptr;
+  return &(later_[name] = constant_value(NodeReader(model_.graph().node(p->second), p->second)));
+}
+
+std::optional<float> Importer::scalar(const std::string& name) {
+  const ConstTensor* c = constant_named(name);
+  if (!c || !c->has_data || c->elements() != 1) return std::nullopt;
+  return c->is_float ? c->floats[0] : static_cast<float>(c->ints[0]);
+}
+
+bool Importer::is_scalar(const std::string& name, float value, float tolerance) {
+  const std::optional<float> v = scalar(name);
+  return v && std::abs(*v - value) <= tolerance;
+}
+
+std::vector<std::int64_t> Importer::reduced_axes(const NodeReader& n, std::int64_t rank) const {
+  std::vector<std::int64_t> axes = n.get_ints("axes").value_or(std::vector<std::int64_t>{});
+  if (axes.empty() && n.input_count() > 1) {  // opset 18: an input
+    const auto it = values_.find(n.input(1));
+    if (it != values_.end() && it->second.constant && !it->second.constant->is_float) axes = it->second.constant->ints;
+  }
+  for (std::int64_t& a : axes)
+    if (a < 0) a += rank;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool Importer::over_last_axis(const NodeReader& n, std::int64_t rank) const {
+  return reduced_axes(n, rank) == std::vector<std::int64_t>{rank - 1} && n.get_int("keepdims", 1) == 1;
+}
+
+void Importer::take_in(std::initializer_list<int> nodes) {
+  for (const int i : nodes) taken_.insert(i);
+}
+
+void Importer::transpose(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const auto rank = static_cast<std::int64_t>(g_.node(x).shape.size());
+  std::vector<std::int64_t> perm = n.get_ints("perm").value_or(std::vector<std::int64_t>{});
+  if (perm.empty())  // ONNX's default: the axes reversed
+    for (std::int64_t d = rank; d-- > 0;) perm.push_back(d);
+  for (std::int64_t& p : perm)
+    if (p < 0) p += rank;
+  if (std::is_sorted(perm.begin(), perm.end()) && static_cast<std::int64_t>(perm.size()) == rank) return alias(n, 0);
+  OpAttrs a;
+  a.dims = perm;
+  bind(n, make(n, OpKind::Transpose, {x}, {.attrs = a}));
+}
+
+// One axis, step 1; the starts, ends and axes are constants (inputs from opset 10).
+void Importer::slice(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  auto list = [&](int input, const char* attr) -> std::vector<std::int64_t> {
+    if (const auto a = n.get_ints(attr)) return *a;
+    const ConstTensor* c = constant(n, input);
+    return c ? int_values(*c, fmt::format("'{}': node '{}' {}", path_, n.label(), attr)) : std::vector<std::int64_t>{};
+  };
+  const auto starts = list(1, "starts"), ends = list(2, "ends"), axes = list(3, "axes"), steps = list(4, "steps");
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 ||
+      std::any_of(steps.begin(), steps.end(), [](std::int64_t s) { return s != 1; }))
+    unsupported(n, "poet slices one axis with step 1");
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::int64_t axis = axes.empty() ? 0 : axes[0];
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axes[0], shape_string(in)));
+  const std::int64_t size = in[static_cast<std::size_t>(axis)];
+  auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + size : v, std::int64_t{0}, size); };
+  const std::int64_t begin = clamp(starts[0]), end = clamp(ends[0]);
+  if (begin == 0 && end == size) return alias(n, 0);
+  if (begin >= end) unsupported(n, "the slice is empty");
+  OpAttrs a;
+  a.axis = static_cast<int>(axis);
+  a.begin = begin;
+  a.end = end;
+  bind(n, make(n, OpKind::Slice, {x}, {.attrs = a}));
+}
+
+// Gather of an activation at one constant index: the slice of that index, then, for a
+// scalar index, a reshape that drops the axis (a vision transformer's class token).
+void Importer::gather(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  const ConstTensor* index = constant(n, 1);
+  if (!index || index->is_float || !index->has_data || index->elements() != 1)
+    unsupported(n, "poet gathers an activation at one constant index (embeddings of token ids are not imported)");
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::int64_t axis = n.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axis, shape_string(in)));
+  const std::int64_t size = in[static_cast<std::size_t>(axis)];
+  std::int64_t i = index->ints[0];
+  if (i < -size || i >= size) fail(n, fmt::format("index {} is outside an axis of {}", i, size));
+  if (i < 0) i += size;
+  OpAttrs a;
+  a.axis = static_cast<int>(axis);
+  a.begin = i;
+  a.end = i + 1;
+  NodeId id = make(n, OpKind::Slice, {x}, {.attrs = a});
+  if (index->dims.empty()) {
+    OpAttrs r;
+    r.dims = in;
+    r.dims.erase(r.dims.begin() + axis);
+    id = make(n, OpKind::Reshape, {id}, {.attrs = r});
+  }
+  bind(n, id);
+}
+
+// x / c or x c with c a constant scalar: poet's scale. x / sqrt 2 followed by Erf, + 1,
+// x times that and 0.5 times that is the exact GELU, imported as one node.
+void Importer::scale(const NodeReader& n) {
+  const bool divide = n.op_type() == "Div";
+  const int x_slot = !divide && value(n, 0).node < 0 ? 1 : 0;
+  const NodeId x = activation(n, x_slot);
+  const std::string& c = n.input(1 - x_slot);
+  const std::optional<float> factor = value(n, 1 - x_slot).node < 0 ? scalar(c) : std::nullopt;
+  if (!factor)
+    unsupported(n, fmt::format("poet computes {} of an activation by a constant scalar only", n.op_type()));
+  if (divide && std::abs(*factor - std::sqrt(2.0f)) < 1e-6f) {
+    const std::string& x_name = n.input(0);
+    const int erf = sole_reader(n.proto().output(0), "Erf");
+    const int plus = erf < 0 ? -1 : sole_reader(model_.graph().node(erf).output(0), "Add");
+    const int times = plus < 0 ? -1 : sole_reader(model_.graph().node(plus).output(0), "Mul");
+    const int half = times < 0 ? -1 : sole_reader(model_.graph().node(times).output(0), "Mul");
+    if (half >= 0 && is_scalar(other_input(plus, model_.graph().node(erf).output(0)), 1.0f) &&
+        other_input(times, model_.graph().node(plus).output(0)) == x_name &&
+        is_scalar(other_input(half, model_.graph().node(times).output(0)), 0.5f)) {
+      take_in({erf, plus, times, half});
+      return bind_output(n, model_.graph().node(half).output(0), make(n, OpKind::GELUErf, {x}));
+    }
+  }
+  if (*factor == 0 && divide) fail(n, "it divides by zero");
+  OpAttrs a;
+  a.scale = divide ? 1.0 / static_cast<double>(*factor) : static_cast<double>(*factor);
+  bind(n, make(n, OpKind::Scale, {x}, {.attrs = a}));
+}
+
+// Of two activations, the smaller broadcast over the larger where it has size 1 (torch's
+// squeeze-and-excitation: [N, C, H, W] by [N, C, 1, 1]).
+NodeId Importer::mul(const NodeReader& n) {
+  NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
+  if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
+  return make(n, OpKind::Mul, {a, b});
+}
+
+// torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the
+// hardswish torch writes before opset 14, imported as one node.
+void Importer::hard_sigmoid(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  if (std::abs(n.get_float("alpha", 0.2f) - 1.0f / 6) > 1e-6f || n.get_float("beta", 0.5f) != 0.5f)
+    unsupported(n, fmt::format("poet's hard sigmoid is torch's, alpha 1/6 and beta 1/2, not alpha {} and beta {}",
+                               n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f)));
+  const int times = sole_reader(n.proto().output(0), "Mul");
+  if (times >= 0 && other_input(times, n.proto().output(0)) == n.input(0)) {
+    take_in({times});
+    return bind_output(n, model_.graph().node(times).output(0), make(n, OpKind::HardSwish, {x}));
+  }
+  bind(n, make(n, OpKind::HardSigmoid, {x}));
+}
+
+// The mean over an image's rows and columns (torch's x.mean([2, 3])) is global average
+// pooling. torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,
+// var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias over the last axis:
+// imported as one layer norm.
+void Importer::reduce_mean(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (rank == 4 && reduced_axes(n, rank) == std::vector<std::int64_t>{2, 3}) {
+    const bool keeps = n.get_int("keepdims", 1) != 0;
+    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? Shape{in[0], in[1], 1, 1} : Shape{in[0], in[1]});
+  }
+  const auto& graph = model_.graph();
+  auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
+  auto unmatched = [&] {
+    unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
+                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps) * weight + bias");
+  };
+  if (!over_last_axis(n, rank)) unmatched();
+  const int sub = sole_reader(out(index_), "Sub");
+  if (sub < 0 || graph.node(sub).input(0) != n.input(0)) unmatched();
+  const auto centered = readers_.find(out(sub));
+  if (centered == readers_.end() || centered->second.size() != 2 || graph_outputs_.count(out(sub))) unmatched();
+  int pow = centered->second[0], div = centered->second[1];
+  if (graph.node(pow).op_type() != "Pow") std::swap(pow, div);
+  if (graph.node(pow).op_type() != "Pow" || graph.node(div).op_type() != "Div" ||
+      graph.node(pow).input(0) != out(sub) || !is_scalar(graph.node(pow).input(1), 2.0f) ||
+      graph.node(div).input(0) != out(sub))
+    unmatched();
+  const int variance = sole_reader(out(pow), "ReduceMean");
+  if (variance < 0 || !over_last_axis(NodeReader(graph.node(variance), variance), rank)) unmatched();
+  const int plus = sole_reader(out(variance), "Add");
+  const std::optional<float> eps = plus < 0 ? std::nullopt : scalar(other_input(plus, out(variance)));
+  const int root = plus < 0 ? -1 : sole_reader(out(plus), "Sqrt");
+  if (!eps || root < 0 || sole_reader(out(root), "Div") != div) unmatched();
+  const int mul = sole_reader(out(div), "Mul");
+  const int bias = mul < 0 ? -1 : sole_reader(out(mul), "Add");
+  if (bias < 0) unsupported(n, "poet's layer norm has a weight and a bias; this decomposition has none");
+  const Shape features = {in.back()};
+  auto learned = [&](int node, const std::string& v) {
+    const std::string& name = other_input(node, v);
+    const ConstTensor* t = constant_named(name);
+    if (!t || !t->is_float || t->dims != features)
+      unsupported(n, fmt::format("the layer norm's '{}' is not a float vector of {} features", name, in.back()));
+    return Weight{.tensor = t, .value_name = name};
+  };
+  const Weight weight = learned(mul, out(div)), shift = learned(bias, out(mul));
+  OpAttrs a;
+  a.epsilon = *eps;
+  if (!(a.epsilon > 0 && a.epsilon < 1)) fail(n, fmt::format("epsilon {} is outside (0, 1)", a.epsilon));
+  take_in({sub, pow, variance, plus, root, div, mul, bias});
+  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = a});
+  set_parameters(n, id, {weight, shift});
+  bind_output(n, out(bias), id);
+}
+
+// A float initializer [1, T, D] expanded over the batch and read only by a Concat: learned
+// tokens that the Concat puts before each sample's (torchvision's ViT class token).
+void Importer::expand(const NodeReader& n) {
+  const ConstTensor* t = constant(n, 0);
+  const std::string& y = n.proto().output(0);
+  const auto readers = readers_.find(y);
+  const bool one_concat = readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y) &&
+                          model_.graph().node(readers->second.front()).op_type() == "Concat";
+  if (!one_concat || t->dims.size() != 3 || t->dims[0] != 1)
+    unsupported(n, "poet expands only a [1, tokens, dim] weight over the batch, for the Concat that reads it "
+                   "(a class token)");
+  tokens_[y] = n.input(0);
+  values_[y] = Value{};  // neither an activation nor a constant: the Concat reads it
+  ++folded_;
+}
+
+std::optional<NodeId> Importer::prepend_tokens(const NodeReader& n) {
+  const auto t = tokens_.find(n.input(0));
+  if (t == tokens_.end()) return std::nullopt;
+  const NodeId x = n.input_count() == 2 ? activation(n, 1) : -1;
+  const Shape in = x < 0 ? Shape{} : g_.node(x).shape;
+  const ConstTensor& tokens = *values_.at(t->second).constant;
+  std::int64_t axis = n.get_int("axis", 1);
+  if (axis < 0) axis += 3;
+  if (x < 0 || axis != 1 || in.size() != 3 || in[2] != tokens.dims[2])
+    unsupported(n, fmt::format("poet puts learned tokens {} before a [batch, seq, dim] activation along axis 1",
+                               dims_string(tokens.dims)));
+  const NodeId id = make(n, OpKind::PrependTokens, {x}, {.features = tokens.dims[1]});
+  set_parameters(n, id, {Weight{.tensor = &tokens, .value_name = t->second}});
+  return id;
+}
+
+// Two activations of one shape; or an activation and a float initializer over its trailing
+// axes (a position embedding), which is learned.
+NodeId Importer::add(const NodeReader& n) {
+  const int p_slot = value(n, 0).node < 0 ? 0 : (value(n, 1).node < 0 ? 1 : -1);
+  if (p_slot >= 0) {
+    const NodeId x = activation(n, 1 - p_slot);
+    const Shape in = g_.node(x).shape;
+    const ConstTensor* p = constant(n, p_slot);
+    Shape trailing = p->dims;
+    while (!trailing.empty() && trailing.front() == 1) trailing.erase(trailing.begin());
+    if (!p->is_float || trailing.size() > in.size() || !std::equal(trailing.rbegin(), trailing.rend(), in.rbegin()))
+      unsupported(n, fmt::format("poet adds a learned tensor over an activation's trailing axes; {} does not fit {}",
+                                 dims_string(p->dims), shape_string(in)));
+    const NodeId id = make(n, OpKind::AddParameter, {x}, {.features = p->elements()});
+    set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
+    return id;
+  }
+  const NodeId a = activation(n, 0), b = activation(n, 1);
+  if (g_.node(a).shape != g_.node(b).shape)
+    unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
+                               shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
+  return make(n, OpKind::Add, {a, b});
 }
 
 NodeId Importer::dropout(const NodeReader& n) {

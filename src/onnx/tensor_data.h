@@ -17,6 +17,9 @@ struct ConstTensor {
   Shape dims;
   bool is_float = false;  // float32; otherwise an integer tensor (int64, int32, bool...)
   bool has_data = true;   // false: a structure-only file's initializer (dimensions, no data)
+  // Computed from a Shape (of the batch poet imports with): a reshape's target that needs
+  // no guess where the batch is.
+  bool from_shape = false;
   std::vector<float> floats;
   std::vector<std::int64_t> ints;
 

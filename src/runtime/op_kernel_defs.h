@@ -12,6 +12,12 @@ OpKernels flatten();
 OpKernels split_heads();
 OpKernels merge_heads();
 OpKernels concat();
+// op_kernels_layout.cpp: the layout operators of ONNX files.
+OpKernels transpose();
+OpKernels reshape();
+OpKernels slice();
+OpKernels prepend_tokens();
+OpKernels pad();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();
@@ -38,5 +44,11 @@ OpKernels add();
 OpKernels dropout();
 OpKernels softmax();
 OpKernels softmax_cross_entropy();
+OpKernels gelu_erf();
+OpKernels scale();
+OpKernels add_parameter();
+OpKernels hard_sigmoid();
+OpKernels hard_swish();
+OpKernels mul();
 
 }  // namespace poet::runtime::detail::bind

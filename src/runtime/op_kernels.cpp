@@ -46,6 +46,17 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::SplitHeads, bind::split_heads());
   set(OpKind::MergeHeads, bind::merge_heads());
   set(OpKind::SoftmaxCrossEntropy, bind::softmax_cross_entropy());
+  set(OpKind::Transpose, bind::transpose());
+  set(OpKind::Reshape, bind::reshape());
+  set(OpKind::Slice, bind::slice());
+  set(OpKind::Scale, bind::scale());
+  set(OpKind::GELUErf, bind::gelu_erf());
+  set(OpKind::AddParameter, bind::add_parameter());
+  set(OpKind::PrependTokens, bind::prepend_tokens());
+  set(OpKind::HardSigmoid, bind::hard_sigmoid());
+  set(OpKind::HardSwish, bind::hard_swish());
+  set(OpKind::Mul, bind::mul());
+  set(OpKind::Pad, bind::pad());
   return t;
 }
 
@@ -81,6 +92,10 @@ ParameterLayout he_uniform(std::int64_t weights, std::int64_t biases, std::int64
           .trainable = weights + biases,
           .weights = weights,
           .bound = std::sqrt(6.0f / static_cast<float>(fan_in))};
+}
+
+ParameterLayout small_learned_tensor(const Graph&, const Node& f) {
+  return {.count = f.param_count, .trainable = f.param_count, .weights = f.param_count, .bound = 0.02f};
 }
 
 }  // namespace poet::runtime::detail

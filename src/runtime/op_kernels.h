@@ -113,5 +113,8 @@ SplitGradient split_tail(std::span<float> p, std::size_t tail);
 // Weights and biases: `weights` floats uniform in +-sqrt(6 / fan_in) (He et al. 2015, for
 // ReLU networks), then `biases` zeros.
 ParameterLayout he_uniform(std::int64_t weights, std::int64_t biases, std::int64_t fan_in);
+// A learned tensor that is neither a weight nor a bias (a position embedding, a class
+// token): every value trained, starting uniform in +-0.02 (ViT starts them near 0).
+ParameterLayout small_learned_tensor(const Graph& g, const Node& f);
 
 }  // namespace poet::runtime::detail

@@ -74,6 +74,58 @@ OpKernels tanh() { return activation<tanh_forward, tanh_backward>(); }
 OpKernels sigmoid() { return activation<sigmoid_forward, sigmoid_backward>(); }
 OpKernels gelu() { return activation<gelu_forward, gelu_backward, /*ReadsInput=*/true>(); }
 
+OpKernels gelu_erf() { return activation<gelu_erf_forward, gelu_erf_backward, /*ReadsInput=*/true>(); }
+
+OpKernels scale() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            scale_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            scale_forward(static_cast<float>(c.forward.attrs.scale), dy, dx);
+          }};
+}
+
+// The input's gradient flows through (dY itself); the parameter's sums dY over the repeats.
+OpKernels add_parameter() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) { add_parameter_forward(c.in.at(0), c.parameters(), y); },
+          .parameter_gradient = [](const KernelCall&, std::span<const float> dy,
+                                   std::span<float> grad) { add_parameter_backward(dy, grad); },
+          .parameters = small_learned_tensor};
+}
+
+OpKernels hard_sigmoid() { return activation<hard_sigmoid_forward, hard_sigmoid_backward>(); }
+OpKernels hard_swish() { return activation<hard_swish_forward, hard_swish_backward, /*ReadsInput=*/true>(); }
+
+namespace {
+
+BroadcastShape broadcast_shape(const Graph& g, const Node& f) {
+  const Shape &a = input_shape(g, f, 0), &b = input_shape(g, f, 1);
+  if (a.size() != b.size() || a.size() > static_cast<std::size_t>(kMaxPermuteRank))
+    throw InputError(fmt::format("mul: the runtime multiplies tensors of one rank up to {}, not {} and {}",
+                                 kMaxPermuteRank, shape_string(a), shape_string(b)));
+  BroadcastShape s;
+  s.rank = static_cast<int>(a.size());
+  std::copy(a.begin(), a.end(), s.dims.begin());
+  std::copy(b.begin(), b.end(), s.b_dims.begin());
+  return s;
+}
+
+}  // namespace
+
+// The gradient of a reads b; the gradient of b reads a.
+OpKernels mul() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            mul_forward(broadcast_shape(c.g, c.forward), c.in.at(0), c.in.at(1), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            const BroadcastShape s = broadcast_shape(c.g, c.forward);
+            if (c.node.grad.slot == 0) return mul_backward_a(s, dy, c.forward_input(1), dx);
+            mul_backward_b(s, dy, c.forward_input(0), dx);
+          },
+          .gradient_slots = 2,
+          .validate = [](const Graph& g, const Node& f) { validate(broadcast_shape(g, f)); }};
+}
+
 // Its gradient flows through: dY itself is each input's contribution, no kernel runs.
 OpKernels add() {
   return {.forward = [](const KernelCall& c, std::span<float> y) { add_forward(c.in.at(0), c.in.at(1), y); }};

@@ -39,6 +39,18 @@ enum class OpKind : std::uint8_t {
   SplitHeads,      // [B, S, H*D] -> [B, H, S, D]
   MergeHeads,      // [B, H, S, D] -> [B, S, H*D]
   Concat,          // along axis 1 (channels, or features) of inputs alike in every other axis
+  // The operators ONNX files bring (docs/ONNX.md).
+  Transpose,       // attrs.dims: the permutation of the axes
+  Reshape,         // attrs.dims: the target shape (same elements, same order)
+  Slice,           // attrs.axis, begin, end: a block of one axis
+  Scale,           // y = attrs.scale x
+  GELUErf,         // the exact GELU, 0.5 x (1 + erf(x / sqrt 2))
+  AddParameter,    // x + a learned tensor over its trailing axes (a position embedding)
+  PrependTokens,   // [B, S, D] -> [B, T + S, D]: T learned rows before each sample's (a class token)
+  HardSigmoid,     // relu6(x + 3) / 6, as torch's
+  HardSwish,       // x relu6(x + 3) / 6
+  Mul,             // a b, b broadcast over the axes where it has size 1 (squeeze-and-excitation)
+  Pad,             // zeros around x: attrs.dims, ONNX's pads (every axis's begin, then every end)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

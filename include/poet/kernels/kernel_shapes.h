@@ -7,6 +7,7 @@
 // valid shape is a bug of the caller (InternalError).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace poet::kernels {
@@ -96,6 +97,37 @@ struct EmbeddingShape {
   std::int64_t dim = 0;
 };
 
+// A permutation of the axes of x (rank <= kMaxPermuteRank): y's axis i is x's axis perm[i].
+inline constexpr int kMaxPermuteRank = 8;
+struct PermuteShape {
+  int rank = 0;
+  std::array<std::int64_t, kMaxPermuteRank> dims = {};  // x's
+  std::array<int, kMaxPermuteRank> perm = {};
+};
+
+// x viewed as [outer, length, inner] -> y [outer, end - begin, inner]: a block of one axis.
+struct SliceShape {
+  std::int64_t outer = 1, length = 0, inner = 1;
+  std::int64_t begin = 0, end = 0;
+};
+
+// x [batch, seq, dim] and tokens [tokens, dim] -> y [batch, tokens + seq, dim].
+struct TokensShape {
+  std::int64_t batch = 0, tokens = 0, seq = 0, dim = 0;
+};
+
+// a [dims] times b [b_dims], b of a's rank with b_dims[i] equal to dims[i] or 1.
+struct BroadcastShape {
+  int rank = 0;
+  std::array<std::int64_t, kMaxPermuteRank> dims = {}, b_dims = {};
+};
+
+// x [dims] -> y with begin[i] zeros before and end[i] after along each axis i.
+struct PadShape {
+  int rank = 0;
+  std::array<std::int64_t, kMaxPermuteRank> dims = {}, begin = {}, end = {};
+};
+
 void validate(const LinearShape& s);
 void validate(const Conv2dShape& s);
 void validate(const Pool2dShape& s);
@@ -105,5 +137,10 @@ void validate(const RowsShape& s);
 void validate(const MatMulShape& s);
 void validate(const HeadsShape& s);
 void validate(const EmbeddingShape& s);
+void validate(const PermuteShape& s);
+void validate(const SliceShape& s);
+void validate(const TokensShape& s);
+void validate(const BroadcastShape& s);
+void validate(const PadShape& s);
 
 }  // namespace poet::kernels

@@ -7,6 +7,7 @@
 #include "poet/kernels/kernels_conv.h"
 #include "poet/kernels/kernels_dense.h"
 #include "poet/kernels/kernels_dropout.h"
+#include "poet/kernels/kernels_layout.h"
 #include "poet/kernels/kernels_loss.h"
 #include "poet/kernels/kernels_norm.h"
 #include "poet/kernels/kernels_pool.h"

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include "poet/kernels/kernel_shapes.h"
+
 namespace poet::kernels {
 
 void relu_forward(std::span<const float> x, std::span<float> y);
@@ -25,6 +27,32 @@ void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> ma
 // GELU, the tanh approximation: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 void gelu_forward(std::span<const float> x, std::span<float> y);
 void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
+// GELU exactly, 0.5 x (1 + erf(x / sqrt 2)) (PyTorch's default, ONNX's Erf pattern).
+void gelu_erf_forward(std::span<const float> x, std::span<float> y);
+void gelu_erf_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
+// y = factor x; the backward is the same map of dy.
+void scale_forward(float factor, std::span<const float> x, std::span<float> y);
+
+// y = x + p, p repeated over x's leading axes (|x| a multiple of |p|); dp sums dy over the
+// repeats, in order. dx is dy.
+void add_parameter_forward(std::span<const float> x, std::span<const float> p, std::span<float> y);
+void add_parameter_backward(std::span<const float> dy, std::span<float> dp);
+
+// torch's hardsigmoid, relu6(x + 3) / 6 (its gradient reads the output), and hardswish,
+// x hardsigmoid(x) (its gradient reads the input).
+void hard_sigmoid_forward(std::span<const float> x, std::span<float> y);
+void hard_sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+void hard_swish_forward(std::span<const float> x, std::span<float> y);
+void hard_swish_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
+// y = a b, b broadcast (kernel_shapes.h). da = dy b; db sums dy a over the repeats, in order.
+void mul_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y);
+void mul_backward_a(const BroadcastShape& s, std::span<const float> dy, std::span<const float> b,
+                    std::span<float> da);
+void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
+                    std::span<float> db);
 
 void tanh_forward(std::span<const float> x, std::span<float> y);
 void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);

@@ -1,0 +1,166 @@
+// The kernels of the operators ONNX files bring: permutation, slice, prepended tokens, the
+// learned addition, scale, the exact GELU, hard sigmoid and swish, and the broadcast
+// multiply, each gradient held to finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernel_gradcheck.h"
+#include "poet/kernels/kernels_activation.h"
+#include "poet/kernels/kernels_layout.h"
+
+namespace poet::kernels {
+namespace {
+
+using testing::gradient_matches;
+using testing::random_values;
+
+PermuteShape permutation(std::vector<std::int64_t> dims, std::vector<int> perm) {
+  PermuteShape s;
+  s.rank = static_cast<int>(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    s.dims[i] = dims[i];
+    s.perm[i] = perm[i];
+  }
+  return s;
+}
+
+TEST(KernelPermute, MovesEachElementWhereItsAxesSay) {
+  // x [2, 3]: y = x^T [3, 2].
+  const std::vector<float> x{0, 1, 2, 3, 4, 5};
+  std::vector<float> y(6);
+  permute(permutation({2, 3}, {1, 0}), x, y);
+  EXPECT_EQ(y, (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // x [2, 3, 4] by [1, 2, 0] (attention's key transpose): y[j][k][i] = x[i][j][k].
+  const PermuteShape s = permutation({2, 3, 4}, {1, 2, 0});
+  const std::vector<float> x3 = random_values(24, 1);
+  std::vector<float> y3(24), back(24);
+  permute(s, x3, y3);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(y3[static_cast<std::size_t>((j * 4 + k) * 2 + i)], x3[static_cast<std::size_t>((i * 3 + j) * 4 + k)]);
+  permute(inverse(s), y3, back);
+  EXPECT_EQ(back, x3);
+}
+
+TEST(KernelPermute, GradientMatchesFiniteDifferences) {
+  const PermuteShape s = permutation({2, 3, 2, 2}, {2, 0, 3, 1});
+  const std::vector<float> x = random_values(24, 2), dy = random_values(24, 3);
+  std::vector<float> dx(24);
+  permute(inverse(s), dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { permute(s, in, out); }, x, 24, dy, dx));
+}
+
+TEST(KernelSlice, GradientMatchesFiniteDifferencesAndIsZeroOutsideTheBlock) {
+  const SliceShape s{.outer = 2, .length = 5, .inner = 3, .begin = 1, .end = 3};
+  const std::vector<float> x = random_values(30, 4), dy = random_values(12, 5);
+  std::vector<float> y(12), dx(30);
+  slice_forward(s, x, y);
+  EXPECT_EQ(y[0], x[3]);     // outer 0, index 1, inner 0
+  EXPECT_EQ(y[6], x[15 + 3]);  // outer 1, index 1, inner 0
+  slice_backward(s, dy, dx);
+  EXPECT_EQ(dx[0], 0.0f);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { slice_forward(s, in, out); }, x, 12, dy, dx));
+}
+
+TEST(KernelPrependTokens, BothGradientsMatchFiniteDifferences) {
+  const TokensShape s{.batch = 2, .tokens = 1, .seq = 3, .dim = 2};
+  const std::vector<float> x = random_values(12, 6), tokens = random_values(2, 7), dy = random_values(16, 8);
+  std::vector<float> y(16), dx(12), dtokens(2);
+  prepend_tokens_forward(s, x, tokens, y);
+  EXPECT_EQ(y[8], tokens[0]);  // sample 1 starts with the token
+  EXPECT_EQ(y[10], x[6]);
+  prepend_tokens_backward_input(s, dy, dx);
+  prepend_tokens_backward_tokens(s, dy, dtokens);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { prepend_tokens_forward(s, in, tokens, out); }, x, 16, dy, dx));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { prepend_tokens_forward(s, x, in, out); }, tokens, 16, dy,
+                               dtokens));
+}
+
+TEST(KernelAddParameter, ParameterGradientMatchesFiniteDifferences) {
+  const std::vector<float> x = random_values(12, 9), p = random_values(4, 10), dy = random_values(12, 11);
+  std::vector<float> y(12), dp(4);
+  add_parameter_forward(x, p, y);
+  EXPECT_FLOAT_EQ(y[9], x[9] + p[1]);
+  add_parameter_backward(dy, dp);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { add_parameter_forward(x, in, out); }, p, 12, dy, dp));
+}
+
+TEST(KernelScale, GradientIsTheSameScale) {
+  const std::vector<float> x = random_values(10, 12), dy = random_values(10, 13);
+  std::vector<float> dx(10);
+  scale_forward(-0.25f, dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { scale_forward(-0.25f, in, out); }, x, 10, dy, dx));
+}
+
+TEST(KernelGeluErf, ValuesAndGradientMatch) {
+  std::vector<float> y(3);
+  gelu_erf_forward(std::vector<float>{-1.0f, 0.0f, 1.0f}, y);
+  EXPECT_NEAR(y[2], 0.8413447f, 1e-6f);  // Phi(1)
+  EXPECT_NEAR(y[0], -0.1586553f, 1e-6f);
+  EXPECT_EQ(y[1], 0.0f);
+  const std::vector<float> x = random_values(30, 14, -4.0f, 4.0f), dy = random_values(30, 15);
+  std::vector<float> dx(30);
+  gelu_erf_backward(dy, x, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { gelu_erf_forward(in, out); }, x, 30, dy, dx, 1e-3f));
+}
+
+TEST(KernelPad, ZerosAroundAndGradientMatches) {
+  // x [2, 3] padded by one row before and two columns after: y [3, 5].
+  PadShape s;
+  s.rank = 2;
+  s.dims = {2, 3};
+  s.begin = {1, 0};
+  s.end = {0, 2};
+  const std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(15);
+  pad_forward(s, x, y);
+  EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 0, 0}));
+  PadShape image;  // [1, 2, 3, 3], one pixel around
+  image.rank = 4;
+  image.dims = {1, 2, 3, 3};
+  image.begin = {0, 0, 1, 1};
+  image.end = {0, 0, 1, 1};
+  const std::vector<float> xi = random_values(18, 21), dy = random_values(50, 22);
+  std::vector<float> dx(18);
+  pad_backward(image, dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { pad_forward(image, in, out); }, xi, 50, dy, dx));
+}
+
+TEST(KernelHardActivations, ValuesAndGradientsMatch) {
+  std::vector<float> y(4);
+  hard_sigmoid_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.25f, 0.5f, 1.0f}));
+  hard_swish_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);
+  EXPECT_EQ(y, (std::vector<float>{-0.0f, -0.375f, 0.0f, 3.5f}));
+  // Both sides of the kinks at -3 and 3, none within a step of them.
+  std::vector<float> x = testing::away_from_zero(30, 16, 0.05f, 2.8f);
+  for (std::size_t i = 0; i < x.size(); i += 4) x[i] += x[i] > 0 ? 3.2f : -3.2f;
+  const std::vector<float> dy = random_values(30, 17);
+  std::vector<float> out(30), dx(30);
+  hard_sigmoid_forward(x, out);
+  hard_sigmoid_backward(dy, out, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { hard_sigmoid_forward(in, o); }, x, 30, dy, dx, 1e-3f));
+  hard_swish_backward(dy, x, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { hard_swish_forward(in, o); }, x, 30, dy, dx, 1e-3f));
+}
+
+TEST(KernelMul, BroadcastAndBothGradientsMatch) {
+  // a [2, 3, 4] by b [2, 3, 1]: squeeze-and-excitation's scale, one per channel.
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims = {2, 3, 4};
+  s.b_dims = {2, 3, 1};
+  const std::vector<float> a = random_values(24, 18), b = random_values(6, 19), dy = random_values(24, 20);
+  std::vector<float> y(24), da(24), db(6);
+  mul_forward(s, a, b, y);
+  EXPECT_FLOAT_EQ(y[13], a[13] * b[3]);  // element (1, 0, 1)
+  mul_backward_a(s, dy, b, da);
+  mul_backward_b(s, dy, a, db);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, in, b, out); }, a, 24, dy, da));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, a, in, out); }, b, 24, dy, db));
+}
+
+}  // namespace
+}  // namespace poet::kernels
