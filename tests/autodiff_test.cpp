@@ -368,12 +368,15 @@ TEST(Autodiff, ReluAndMaxPoolKeepOnlyTheirMaskAndArgmax) {
   pool.op = OpKind::MaxPool2d;
   pool.shape = {2, 4, 4, 4};
   pool.inputs = {n.add("r", OpKind::ReLU, {2, 4, 8, 8}, {c1})};
-  pool.attrs = {.kernel_h = 2, .kernel_w = 2, .stride = 2};
+  pool.attrs = OpAttrs{};
+  pool.attrs.kernel_h = pool.attrs.kernel_w = pool.attrs.stride = 2;
   const NodeId pool_id = n.g.add(pool);
   pool.name = "big";  // 17x17 windows: 289 positions need two bytes
   pool.shape = {2, 4, 1, 1};
   pool.inputs = {pool_id};
-  pool.attrs = {.kernel_h = 17, .kernel_w = 17, .stride = 1, .pad_h = 7, .pad_w = 7};
+  pool.attrs.kernel_h = pool.attrs.kernel_w = 17;
+  pool.attrs.stride = 1;
+  pool.attrs.pad_h = pool.attrs.pad_w = 7;
   const NodeId big = n.g.add(pool);
   const NodeId fl = n.add("fl", OpKind::Flatten, {2, 4}, {big});
   n.loss(n.add("fc", OpKind::Linear, {2, 3}, {fl}, 15));

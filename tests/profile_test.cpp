@@ -144,7 +144,9 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   profile::MeasureOptions o;
   o.name = "test-machine";
   o.nodes = {.warmup = 1, .repeats = 3};
-  o.storage = {.directory = std::filesystem::temp_directory_path().string(), .repeats = 2, .direct_io = true};
+  o.storage.directory = std::filesystem::temp_directory_path().string();
+  o.storage.repeats = 2;
+  o.storage.direct_io = true;
   o.use_rapl = false;
   o.cpu_power_w = 10;
   o.storage_power_w = 2;
