@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -63,16 +64,29 @@ template <typename Passes>
 void mask_of(const char* kernel, std::span<const float> y, std::span<std::uint8_t> mask, Passes passes) {
   const auto n = static_cast<std::int64_t>(y.size());
   expect_size(kernel, "mask", mask, mask_bytes(n));
-  detail::parallel_blocks(mask_bytes(n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t byte = begin; byte < end; ++byte) {
-      const std::int64_t first = 8 * byte, count = std::min<std::int64_t>(8, n - first);
+  detail::parallel_blocks(mask_bytes(n), [n, in = y.data(), out = mask.data(), passes](std::int64_t begin,
+                                                                                   std::int64_t end) {
+    const std::int64_t whole = std::min(end, n / 8);  // bytes with all 8 elements
+    for (std::int64_t byte = begin; byte < whole; ++byte) {
       unsigned bits = 0;
-      for (std::int64_t k = 0; k < count; ++k)
-        bits |= (passes(y[static_cast<std::size_t>(first + k)]) ? 1u : 0u) << k;
-      mask[static_cast<std::size_t>(byte)] = static_cast<std::uint8_t>(bits);
+      for (int k = 0; k < 8; ++k) bits |= (passes(in[8 * byte + k]) ? 1u : 0u) << k;
+      out[byte] = static_cast<std::uint8_t>(bits);
+    }
+    for (std::int64_t byte = std::max(begin, whole); byte < end; ++byte) {
+      unsigned bits = 0;
+      for (std::int64_t k = 0; 8 * byte + k < n; ++k) bits |= (passes(in[8 * byte + k]) ? 1u : 0u) << k;
+      out[byte] = static_cast<std::uint8_t>(bits);
     }
   });
 }
+
+// For each mask byte, its 8 bits as 32-bit lanes of all ones (bit set) or all zeros.
+constexpr auto kLaneMasks = [] {
+  std::array<std::array<std::uint32_t, 8>, 256> table{};
+  for (unsigned byte = 0; byte < 256; ++byte)
+    for (unsigned k = 0; k < 8; ++k) table[byte][k] = (byte >> k) & 1u ? 0xFFFFFFFFu : 0u;
+  return table;
+}();
 
 }  // namespace
 
@@ -94,9 +108,19 @@ void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> ma
   expect_size("masked_backward", "mask", mask, mask_bytes(n));
   // A select, not dy x 0 or 1 (as PyTorch's threshold_backward): where the gradient passes
   // dy goes through as it is, -0 and NaN included, and elsewhere +0.
-  detail::parallel_blocks(n, [&](std::int64_t begin, std::int64_t end) {
-    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i)
-      dx[i] = (mask[i / 8] >> (i % 8)) & 1u ? dy[i] : 0.0f;
+  // Over whole bytes of the mask, 8 elements each: dy's bits ANDed with a lane mask of all
+  // ones or all zeros (+0 is all zero bits, so this is the select exactly), which the
+  // compiler makes two vector ANDs per byte; then the tail.
+  detail::parallel_blocks(mask_bytes(n), [n, g = dy.data(), bits = mask.data(), out = dx.data()](std::int64_t begin,
+                                                                                                std::int64_t end) {
+    const std::int64_t whole = std::min(end, n / 8);
+    for (std::int64_t byte = begin; byte < whole; ++byte) {
+      const std::array<std::uint32_t, 8>& lanes = kLaneMasks[bits[byte]];
+      for (int k = 0; k < 8; ++k)
+        out[8 * byte + k] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(g[8 * byte + k]) & lanes[k]);
+    }
+    for (std::int64_t byte = std::max(begin, whole); byte < end; ++byte)
+      for (std::int64_t i = 8 * byte; i < n; ++i) out[i] = (bits[byte] >> (i % 8)) & 1u ? g[i] : 0.0f;
   });
 }
 
