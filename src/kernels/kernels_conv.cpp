@@ -314,7 +314,14 @@ std::int64_t workers_for(const Conv2dShape& s, std::span<float> scratch) {
 template <typename F>
 void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, float* scratch, F item) {
   const std::int64_t cols = cols_elements(s);
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers)) if (workers > 1)
+  if (workers <= 1) {
+    // Outside any parallel region: a region of one thread (`if (false)`) would still nest
+    // the GEMMs inside it, and oneDNN runs a nested GEMM on one thread (resnet18's large
+    // convolutions at 2 threads took 2.5x as long).
+    for (std::int64_t i = 0; i < count; ++i) item(i, scratch);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
   for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * cols);
 }
 
