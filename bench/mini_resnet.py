@@ -1,36 +1,29 @@
 #!/usr/bin/env python3
-# Exports mini_resnet.onnx: a 92-node ResNet for CIFAR-size inputs (a stem and three basic
+# Exports mini_resnet.onnx: a small ResNet (99 training-graph nodes) for CIFAR-size inputs (a stem and three basic
 # blocks of 16, 32 and 64 channels) in training mode, the smallest residual network on which
 # issue 13's gap shows (docs/BENCHMARKS.md, "Which side of the gap is loose"). A developer
 # tool (Debian's python3-torch); poet imports the file with --onnx.
 #   /usr/bin/python3 bench/mini_resnet.py OUT.onnx
+import importlib.util
+import pathlib
 import sys
 
 import torch
 import torch.nn as nn
 
-
-class Block(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.b1 = nn.BatchNorm2d(cout)
-        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.b2 = nn.BatchNorm2d(cout)
-        self.shortcut = None
-        if stride != 1 or cin != cout:
-            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        y = self.b2(self.c2(torch.relu(self.b1(self.c1(x)))))
-        return torch.relu(y + (x if self.shortcut is None else self.shortcut(x)))
+# The fixtures' BasicBlock (scripts/export-onnx-fixtures.py), loaded from its file.
+_spec = importlib.util.spec_from_file_location(
+    "fixtures", pathlib.Path(__file__).resolve().parent.parent / "scripts" / "export-onnx-fixtures.py")
+_fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fixtures)
+BasicBlock = _fixtures.BasicBlock
 
 
 class MiniResNet(nn.Module):
     def __init__(self):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
-        self.layers = nn.Sequential(Block(16, 16, 1), Block(16, 32, 2), Block(32, 64, 2))
+        self.layers = nn.Sequential(BasicBlock(16, 16, 1), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2))
         self.fc = nn.Linear(64, 10)
 
     def forward(self, x):
