@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 # Exports mini_resnet.onnx: a small ResNet (99 training-graph nodes) for CIFAR-size inputs
 # (a stem and three basic blocks of 16, 32 and 64 channels) in training mode, the smallest
-# residual network on which
-# issue 13's gap shows (docs/BENCHMARKS.md, "Which side of the gap is loose"). A developer
-# tool (Debian's python3-torch); poet imports the file with --onnx.
+# residual network on which issue 13's gap shows (docs/BENCHMARKS.md, "Which side of the
+# gap is loose"). A developer tool (Debian's python3-torch); poet imports the file with --onnx.
 #   /usr/bin/python3 bench/mini_resnet.py OUT.onnx
 import importlib.util
 import pathlib
