@@ -67,6 +67,24 @@ TEST(OpTable, UnknownOperatorsAreRejected) {
   EXPECT_THROW(apply_rules(OpKind::Add, {.inputs = one}), InputError);
 }
 
+// Found by fuzzing ONNX files: a pad of 2^40 on each side of two axes made a shape whose
+// element count overflowed int64 in the FLOP rule. Shapes are checked before any rule
+// multiplies them out; pads are bounded before they are added.
+TEST(OpTable, ShapesBeyondAnyTensorAreInputErrors) {
+  const std::vector<Shape> small{{2, 4}}, huge{{std::int64_t{1} << 30, std::int64_t{1} << 30}};
+  OpArgs pad;
+  pad.inputs = small;
+  pad.attrs.dims = {std::int64_t{1} << 40, std::int64_t{1} << 40, std::int64_t{1} << 40, std::int64_t{1} << 40};
+  EXPECT_THROW(apply_rules(OpKind::Pad, pad), InputError);
+  pad.attrs.dims = {0, std::int64_t{1} << 62, 0, 0};
+  EXPECT_THROW(apply_rules(OpKind::Pad, pad), InputError);
+  pad.attrs.dims = {1, 2, 3, 4};
+  EXPECT_EQ(apply_rules(OpKind::Pad, pad).shape, (Shape{6, 10}));
+  OpArgs relu;
+  relu.inputs = huge;
+  EXPECT_THROW(apply_rules(OpKind::ReLU, relu), InputError);
+}
+
 TEST(OpTable, EveryRuleIsComplete) {
   for (const OpDef& d : op_table()) {
     SCOPED_TRACE(d.name);

@@ -62,6 +62,15 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   POET_CHECK(d.shape && d.flops && d.params, fmt::format("op '{}' has no rules to make a node with", d.name));
   OpResult r;
   r.shape = d.shape(args);
+  // Before any rule multiplies the dimensions out: a file can ask for any shape.
+  std::int64_t elements = 1;
+  for (const std::int64_t dim : r.shape) {
+    if (dim < 0 || (dim > 0 && elements > kMaxTensorBytes / dim))
+      throw InputError(fmt::format("operator '{}' makes a tensor of shape {}, beyond any tensor poet plans (2^48 "
+                                   "elements at most, none negative); check the model's shapes and attributes",
+                                   d.name, shape_string(r.shape)));
+    elements = dim == 0 ? 0 : elements * dim;
+  }
   r.flops = d.flops(args, r.shape);
   r.params = d.params(args, r.shape);
   if (d.element_bytes) r.element_bytes = d.element_bytes(args.attrs);

@@ -97,8 +97,9 @@ OpDef pad() {
       [](const OpArgs& a) {
         Shape out = a.input();
         const std::vector<std::int64_t>& pads = a.attrs.dims;
-        require(pads.size() == 2 * out.size() && std::all_of(pads.begin(), pads.end(), [](auto p) { return p >= 0; }),
-                "pad", fmt::format("needs a begin and an end, not negative, for each of the {} axes of {}", out.size(),
+        require(pads.size() == 2 * out.size() &&
+                    std::all_of(pads.begin(), pads.end(), [](auto p) { return p >= 0 && p <= kMaxTensorBytes; }),
+                "pad", fmt::format("needs a begin and an end, 0 to 2^48, for each of the {} axes of {}", out.size(),
                                    shape_string(out)));
         for (std::size_t d = 0; d < out.size(); ++d) out[d] += pads[d] + pads[d + out.size()];
         return out;
