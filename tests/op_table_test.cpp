@@ -69,7 +69,8 @@ TEST(OpTable, UnknownOperatorsAreRejected) {
 
 // Found by fuzzing ONNX files: a pad of 2^40 on each side of two axes made a shape whose
 // element count overflowed int64 in the FLOP rule. Shapes are checked before any rule
-// multiplies them out; pads are bounded before they are added.
+// multiplies them out; pads are bounded before they are added, reshape targets counted
+// within bounds.
 TEST(OpTable, ShapesBeyondAnyTensorAreInputErrors) {
   const std::vector<Shape> small{{2, 4}}, huge{{std::int64_t{1} << 30, std::int64_t{1} << 30}};
   OpArgs pad;
@@ -80,6 +81,10 @@ TEST(OpTable, ShapesBeyondAnyTensorAreInputErrors) {
   EXPECT_THROW(apply_rules(OpKind::Pad, pad), InputError);
   pad.attrs.dims = {1, 2, 3, 4};
   EXPECT_EQ(apply_rules(OpKind::Pad, pad).shape, (Shape{6, 10}));
+  OpArgs reshape;
+  reshape.inputs = small;
+  reshape.attrs.dims = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  EXPECT_THROW(apply_rules(OpKind::Reshape, reshape), InputError);
   OpArgs relu;
   relu.inputs = huge;
   EXPECT_THROW(apply_rules(OpKind::ReLU, relu), InputError);

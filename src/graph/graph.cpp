@@ -17,6 +17,15 @@ std::int64_t element_count(const Shape& shape) {
   return n;
 }
 
+std::optional<std::int64_t> bounded_element_count(const Shape& shape) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxTensorBytes / d)) return std::nullopt;
+    n = d == 0 ? 0 : n * d;
+  }
+  return n;
+}
+
 std::string shape_string(const Shape& shape) {
   if (shape.empty()) return "scalar";
   return fmt::format("{}", fmt::join(shape, "x"));

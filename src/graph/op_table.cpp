@@ -63,14 +63,10 @@ OpResult apply_rules(OpKind op, const OpArgs& args) {
   OpResult r;
   r.shape = d.shape(args);
   // Before any rule multiplies the dimensions out: a file can ask for any shape.
-  std::int64_t elements = 1;
-  for (const std::int64_t dim : r.shape) {
-    if (dim < 0 || (dim > 0 && elements > kMaxTensorBytes / dim))
-      throw InputError(fmt::format("operator '{}' makes a tensor of shape {}, beyond any tensor poet plans (2^48 "
-                                   "elements at most, none negative); check the model's shapes and attributes",
-                                   d.name, shape_string(r.shape)));
-    elements = dim == 0 ? 0 : elements * dim;
-  }
+  if (!bounded_element_count(r.shape))
+    throw InputError(fmt::format("operator '{}' makes a tensor of shape {}, beyond any tensor poet plans (2^48 "
+                                 "elements at most, none negative); check the model's shapes and attributes",
+                                 d.name, shape_string(r.shape)));
   r.flops = d.flops(args, r.shape);
   r.params = d.params(args, r.shape);
   if (d.element_bytes) r.element_bytes = d.element_bytes(args.attrs);

@@ -43,7 +43,7 @@ OpDef reshape() {
       [](const OpArgs& a) {
         const Shape& to = a.attrs.dims;
         const bool positive = !to.empty() && std::all_of(to.begin(), to.end(), [](std::int64_t d) { return d > 0; });
-        require(positive && element_count(to) == element_count(a.input()), "reshape",
+        require(positive && bounded_element_count(to) == element_count(a.input()), "reshape",
                 fmt::format("cannot reshape {} to {}", shape_string(a.input()), shape_string(to)));
         return to;
       },
@@ -77,7 +77,7 @@ OpDef prepend_tokens() {
       .name = "prepend_tokens",
       .shape = [](const OpArgs& a) {
         Shape out = a.input();
-        require(out.size() == 3 && a.features > 0, "prepend_tokens",
+        require(out.size() == 3 && a.features > 0 && a.features <= kMaxTensorBytes, "prepend_tokens",
                 fmt::format("needs a [batch, seq, dim] input and at least one token, not {} and {}",
                             shape_string(out), a.features));
         out[1] += a.features;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ inline constexpr std::int64_t kMaxTensorBytes = std::int64_t{1} << 48;      // 2
 inline constexpr std::int64_t kMaxGraphBytes = std::int64_t{1} << 52;       // 4 PiB: all tensors + fixed memory
 inline constexpr double kMaxNodeFlops = 1e21;                               // one node's work
 
+// The element count if no dimension is negative and the count is at most 2^48
+// (kMaxTensorBytes), else none: for shapes a file asks for, before anything multiplies
+// them out in int64.
+std::optional<std::int64_t> bounded_element_count(const Shape& shape);
 std::int64_t element_count(const Shape& shape);
 std::string shape_string(const Shape& shape);  // "1x3x32x32"
 
