@@ -1,0 +1,155 @@
+// The ONNX importer's internals, shared by its files: onnx_import.cpp (reading the model,
+// values, nodes, the loss), onnx_import_layers.cpp (operators that become poet's layers)
+// and onnx_import_patterns.cpp (patterns of several ONNX nodes taken in as one, and the
+// layout operators they use).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onnx_file.h"
+#include "onnx_node_reader.h"
+#include "poet/graph/graph.h"
+#include "poet/graph/op_table.h"
+#include "poet/onnx/onnx_import.h"
+#include "poet/util/error.h"
+#include "tensor_data.h"
+
+namespace poet::onnx_import {
+
+// A norm's epsilon (ONNX's default is PyTorch's, 1e-5; torchvision's Inception and
+// MobileNetV3 use 1e-3).
+OpAttrs norm_attributes(const NodeReader& n, const std::string& path);
+// The operators mapped onto poet's, and those computed only on constants (folded).
+const std::vector<std::string>& layer_ops();
+const std::vector<std::string>& constant_ops();
+// A kernel size, stride, pad or group count as the operator's int attribute: InputError
+// beyond any real model's (which could not be a window over an image poet holds).
+int window_attribute(const NodeReader& n, std::int64_t value, const char* what, const std::string& path);
+std::string dims_string(const Shape& s);
+
+// An ONNX value: the output of a poet node (an activation) or a constant.
+struct Value {
+  NodeId node = -1;
+  Shape onnx_shape;  // the activation's shape as ONNX sees it (global pooling keeps 1x1)
+  std::optional<ConstTensor> constant;
+};
+
+// A weight tensor and whether the file stores it transposed to poet's layout.
+struct Weight {
+  const ConstTensor* tensor = nullptr;
+  std::string value_name;  // the name the node reads it by (an initializer, or an Identity's output)
+  bool transposed = false;
+};
+
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch)
+      : model_(model), path_(path), batch_(batch) {}
+
+  OnnxModel run();
+
+ private:
+  [[noreturn]] void fail(const NodeReader& n, const std::string& why) const {
+    throw InputError(fmt::format("'{}': node '{}' ({}): {}", path_, n.label(), n.op_type(), why));
+  }
+  [[noreturn]] void unsupported(const NodeReader& n, const std::string& why) const {
+    fail(n, fmt::format("{}; poet imports {} (docs/ONNX.md)", why, onnx_supported_operators()));
+  }
+
+  void read_initializers();
+  NodeId add_input(const ::onnx::ValueInfoProto& v);
+  void collect_inferred_shapes(const ::onnx::ModelProto& checked);
+  void import_node(const NodeReader& n);
+  void check_unused_outputs(const NodeReader& n);
+
+  const Value& value(const NodeReader& n, int i);
+  NodeId activation(const NodeReader& n, int i);
+  // The activation with the shape ONNX sees (global pooling's [N, C] reshaped to [N, C, 1, 1]).
+  NodeId activation_as_onnx(const NodeReader& n, int i);
+  const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
+  Weight weight(const NodeReader& n, int i, Shape expected_dims, const std::string& what);
+
+  std::string unique_name(const NodeReader& n);
+  NodeId make(const NodeReader& n, OpKind op, std::vector<NodeId> inputs, OpArgs args = {});
+  void set_parameters(const NodeReader& n, NodeId id, const std::vector<Weight>& weights);
+  void bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_shape = std::nullopt);
+  // Binds value `output` (of a later node a pattern took in) to node id.
+  void bind_output(const NodeReader& n, const std::string& output, NodeId id,
+                   std::optional<Shape> onnx_shape = std::nullopt);
+  void alias(const NodeReader& n, int input);
+
+  // The stride and padding of a Conv or pooling node as poet's window operators take them
+  // (undilated, explicit or VALID padding, one stride for both axes, each axis padded alike
+  // on both sides); `pads` replaces the node's own (a Pad folded into a pool).
+  struct Window {
+    int stride, pad_h, pad_w;
+  };
+  Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {});
+  NodeId conv(const NodeReader& n);
+  NodeId gemm(const NodeReader& n);
+  NodeId matmul(const NodeReader& n);
+  NodeId clip(const NodeReader& n);
+  NodeId batch_norm(const NodeReader& n);
+  NodeId layer_norm(const NodeReader& n);
+  NodeId pool(const NodeReader& n, OpKind op);
+  std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
+  NodeId dropout(const NodeReader& n);
+  void pad(const NodeReader& n);
+  NodeId softmax(const NodeReader& n);
+  void transpose(const NodeReader& n);
+  void slice(const NodeReader& n);
+  void gather(const NodeReader& n);
+  void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
+  NodeId mul(const NodeReader& n);   // of two activations
+  void hard_sigmoid(const NodeReader& n);
+  void reduce_mean(const NodeReader& n);  // layer norm's decomposition
+  void expand(const NodeReader& n);
+  std::optional<NodeId> prepend_tokens(const NodeReader& n);
+  NodeId add(const NodeReader& n);
+
+  // Patterns: the node that alone reads value `v`, if it is an `op` (-1 otherwise).
+  int sole_reader(const std::string& v, std::string_view op) const;
+  // The other input of node i besides value `v`.
+  const std::string& other_input(int i, const std::string& v) const;
+  // The constant of value `name`, also when the Constant node making it comes later.
+  const ConstTensor* constant_named(const std::string& name);
+  std::optional<float> scalar(const std::string& name);
+  bool is_scalar(const std::string& name, float value, float tolerance = 0);
+  // The axes a ReduceMean averages, from 0 and sorted; and whether it is over the last one alone, keeping it.
+  std::vector<std::int64_t> reduced_axes(const NodeReader& n, std::int64_t rank) const;
+  bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
+  void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
+  void add_loss();
+  std::int64_t model_opset() const;
+
+  const ::onnx::ModelProto& model_;
+  const std::string& path_;
+  int batch_;
+  Graph g_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_map<std::string, std::vector<int>> readers_;  // value -> indices of the nodes reading it
+  std::set<std::string> graph_outputs_;
+  std::unordered_map<std::string, Shape> inferred_;  // ONNX's static shapes of the values
+  std::set<std::string> names_;
+  std::vector<ImportedParameters> parameters_;
+  std::set<int> absorbed_;  // Add nodes folded into the MatMul before them as its bias
+  // AveragePool index -> the zero padding (rows, columns) of the Pad before it, which torch
+  // writes out for count_include_pad=True: poet's average pooling counts its padding so.
+  std::map<int, std::pair<std::int64_t, std::int64_t>> pool_padding_;
+  bool has_weights_ = true;
+  std::unordered_map<std::string, int> producer_;        // value -> index of the node making it
+  std::unordered_map<std::string, ConstTensor> later_;   // constants of Constant nodes read ahead
+  std::set<int> taken_;                                  // nodes a pattern took in (layer norm, GELU)
+  std::unordered_map<std::string, std::string> tokens_;  // Expand output -> the learned tokens' initializer
+  int folded_ = 0;
+  int index_ = 0;  // of the node being imported
+};
+
+}  // namespace poet::onnx_import

@@ -1,0 +1,336 @@
+// The ONNX operators that become poet's layers: Conv, Gemm, MatMul, norms, pooling,
+// reshape, pad, softmax, dropout, additions and learned tokens.
+#include <algorithm>
+#include <cmath>
+
+#include "constant_folding.h"
+#include "importer.h"
+#include "poet/graph/op_table.h"
+
+namespace poet::onnx_import {
+
+Importer::Window Importer::window(const NodeReader& n, const char* operation,
+                                  std::optional<std::vector<std::int64_t>> pads) {
+  if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
+    unsupported(n, fmt::format("dilated {} (dilations other than 1) is not supported", operation));
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID")
+    unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
+  const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
+  if (!pads) pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
+    unsupported(n, fmt::format("poet's {} takes one stride for both axes", operation));
+  const auto& p = *pads;
+  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
+    unsupported(n, fmt::format("poet's {} pads both sides of an axis alike", operation));
+  return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, p[0], "pad", path_),
+          window_attribute(n, p[1], "pad", path_)};
+}
+
+NodeId Importer::conv(const NodeReader& n) {
+  const NodeId x = activation_as_onnx(n, 0);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  const ConstTensor* w = constant(n, 1);
+  if (!w || w->dims.size() != 4 || in.size() != 4)
+    unsupported(n, "poet convolves 2-D images only: an [N, C, H, W] input and an [out, in/groups, kh, kw] weight");
+  const int groups = window_attribute(n, n.get_int("group", 1), "group", path_);
+  if (groups < 1 || in[1] != w->dims[1] * groups)
+    fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
+                        in[1]));
+  const Window geometry = window(n, "convolution");
+  OpAttrs a;
+  a.kernel_h = window_attribute(n, w->dims[2], "kernel height", path_);
+  a.kernel_w = window_attribute(n, w->dims[3], "kernel width", path_);
+  a.stride = geometry.stride;
+  a.pad_h = geometry.pad_h;
+  a.pad_w = geometry.pad_w;
+  a.groups = groups;
+  a.bias = !n.input(2).empty();
+  const std::int64_t out = w->dims[0];
+  const NodeId id = make(n, OpKind::Conv2d, {x}, {.attrs = a, .features = out});
+  std::vector<Weight> weights = {weight(n, 1, w->dims, "weight")};
+  if (a.bias) weights.push_back(weight(n, 2, {out}, "bias"));
+  set_parameters(n, id, weights);
+  return id;
+}
+
+NodeId Importer::gemm(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const ConstTensor* b = constant(n, 1);
+  if (!b || b->dims.size() != 2) fail(n, "its B must be a 2-D weight");
+  if (n.get_int("transA", 0) != 0 || n.get_float("alpha", 1) != 1.0f || n.get_float("beta", 1) != 1.0f)
+    unsupported(n, "poet's linear layer is Gemm with alpha 1, beta 1 and A not transposed");
+  const bool trans_b = n.get_int("transB", 0) != 0;
+  const std::int64_t out = trans_b ? b->dims[0] : b->dims[1];
+  const bool bias = !n.input(2).empty();
+  OpAttrs a;
+  a.bias = bias;
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (in.size() != 2 || in[1] != (trans_b ? b->dims[1] : b->dims[0]))
+    fail(n, fmt::format("its input {} does not fit its weight {}", shape_string(in), dims_string(b->dims)));
+  const NodeId id = make(n, OpKind::Linear, {x}, {.attrs = a, .features = out});
+  Weight w = weight(n, 1, b->dims, "weight");
+  w.transposed = !trans_b;
+  std::vector<Weight> weights = {w};
+  if (bias) {
+    const ConstTensor* c = constant(n, 2);
+    if (c->elements() != out || c->dims.size() > 2)
+      unsupported(n, fmt::format("its C {} is not one bias per output ({}); poet adds a bias vector",
+                                 dims_string(c->dims), out));
+    weights.push_back(weight(n, 2, c->dims, "bias"));
+  }
+  set_parameters(n, id, weights);
+  return id;
+}
+
+NodeId Importer::matmul(const NodeReader& n) {
+  const Value& b = value(n, 1);
+  if (b.node >= 0) {  // two activations: poet's batched matmul
+    const NodeId x = activation(n, 0), y = activation(n, 1);
+    return make(n, OpKind::MatMul, {x, y});
+  }
+  // x W with W a constant [in, out]: a linear layer, whose bias is the Add that follows
+  // when that add is its only reader and adds a constant [out] vector.
+  const NodeId x = activation(n, 0);
+  const ConstTensor& w = *b.constant;
+  if (w.dims.size() != 2) unsupported(n, "poet multiplies by a constant 2-D weight only");
+  const std::int64_t out = w.dims[1];
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (in.size() < 2 || in.back() != w.dims[0])
+    fail(n, fmt::format("its input {} does not fit its weight {}", shape_string(in), dims_string(w.dims)));
+  std::optional<Weight> bias;
+  const std::string& y = n.proto().output(0);
+  const auto readers = readers_.find(y);
+  if (readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y)) {
+    const int next = readers->second.front();
+    const auto& add = model_.graph().node(next);
+    if (add.op_type() == "Add" && add.input_size() == 2) {
+      const std::string& other = add.input(0) == y ? add.input(1) : add.input(0);
+      const auto it = values_.find(other);
+      if (it != values_.end() && it->second.constant && it->second.constant->is_float &&
+          it->second.constant->dims == Shape{out}) {
+        bias = Weight{.tensor = &*it->second.constant, .value_name = other};
+        absorbed_.insert(next);
+      }
+    }
+  }
+  OpAttrs a;
+  a.bias = bias.has_value();
+  const NodeId id = make(n, OpKind::Linear, {x}, {.attrs = a, .features = out});
+  Weight weights = weight(n, 1, w.dims, "weight");
+  weights.transposed = true;
+  std::vector<Weight> all = {weights};
+  if (bias) all.push_back(*bias);
+  set_parameters(n, id, all);
+  return id;
+}
+
+NodeId Importer::clip(const NodeReader& n) {
+  // The bounds are inputs from opset 11, attributes before.
+  auto bound = [&](int input, const char* attr) -> std::optional<float> {
+    if (const ConstTensor* t = constant(n, input)) {
+      if (!t->has_data || t->elements() != 1) fail(n, fmt::format("its {} must be a scalar", attr));
+      return t->is_float ? t->floats[0] : static_cast<float>(t->ints[0]);
+    }
+    if (n.find(attr)) return n.get_float(attr, 0);
+    return std::nullopt;
+  };
+  const std::optional<float> lo = bound(1, "min"), hi = bound(2, "max");
+  if (lo == 0.0f && hi == 6.0f) return make(n, OpKind::ReLU6, {activation(n, 0)});
+  if (lo == 0.0f && !hi) return make(n, OpKind::ReLU, {activation(n, 0)});
+  unsupported(n, fmt::format("poet clips to [0, 6] (ReLU6) or [0, inf) (ReLU) only, not [{}, {}]",
+                             lo ? fmt::format("{}", *lo) : "-inf", hi ? fmt::format("{}", *hi) : "inf"));
+}
+
+NodeId Importer::softmax(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const auto rank = static_cast<std::int64_t>(g_.node(x).shape.size());
+  // Opset 13 on: the axis is -1 by default; before, 1 (the rows of a 2-D view).
+  std::int64_t axis = n.get_int("axis", model_opset() >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) unsupported(n, fmt::format("poet's softmax is over the last axis, not axis {}", axis));
+  return make(n, OpKind::Softmax, {x});
+}
+
+NodeId Importer::batch_norm(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (in.size() < 2) fail(n, "it needs an [N, C, ...] input");
+  const NodeId id = make(n, OpKind::BatchNorm2d, {x}, {.attrs = norm_attributes(n, path_)});
+  const Shape c = {in[1]};
+  set_parameters(n, id,
+                 {weight(n, 1, c, "scale"), weight(n, 2, c, "bias"), weight(n, 3, c, "running mean"),
+                  weight(n, 4, c, "running variance")});
+  return id;
+}
+
+NodeId Importer::layer_norm(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  std::int64_t axis = n.get_int("axis", -1);
+  if (axis < 0) axis += static_cast<std::int64_t>(in.size());
+  if (axis != static_cast<std::int64_t>(in.size()) - 1)
+    unsupported(n, "poet's layer norm normalizes over the last axis only");
+  if (n.input(2).empty()) unsupported(n, "poet's layer norm has a bias (B); this one has none");
+  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = norm_attributes(n, path_)});
+  const Shape f = {in.back()};
+  set_parameters(n, id, {weight(n, 1, f, "scale"), weight(n, 2, f, "bias")});
+  return id;
+}
+
+NodeId Importer::pool(const NodeReader& n, OpKind op) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  const auto kernel = n.get_ints("kernel_shape");
+  if (!kernel || kernel->size() != 2 || in.size() != 4) unsupported(n, "poet pools 2-D images with a 2-D kernel");
+  std::optional<std::vector<std::int64_t>> folded_pads;
+  bool counts_padding = n.get_int("count_include_pad", 0) != 0;
+  if (const auto it = pool_padding_.find(index_); it != pool_padding_.end()) {  // the Pad before it, folded in
+    folded_pads = {it->second.first, it->second.second, it->second.first, it->second.second};
+    counts_padding = true;
+  }
+  const Window geometry = window(n, "pooling", folded_pads);
+  if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
+    unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
+  OpAttrs a;
+  a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
+  a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
+  a.stride = geometry.stride;
+  a.pad_h = geometry.pad_h;
+  a.pad_w = geometry.pad_w;
+  if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
+    unsupported(n, "poet pools with padding narrower than the kernel");
+  // ceil_mode rounds the output size up; poet's rule rounds down: equal when the windows tile.
+  if (n.get_int("ceil_mode", 0) != 0 &&
+      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0))
+    unsupported(n, "ceil_mode adds a partial window here; poet's pooling rounds down (export with ceil_mode=False)");
+  return make(n, op, {x}, {.attrs = a});
+}
+
+std::optional<NodeId> Importer::reshape(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Value& v = value(n, 0);
+  const ConstTensor* target = constant(n, 1);
+  if (!target || target->is_float || !target->has_data) fail(n, "its shape must be a constant integer tensor");
+  const Shape& from = v.onnx_shape;
+  Shape to;
+  for (std::size_t i = 0; i < target->ints.size(); ++i)
+    to.push_back(target->ints[i] == 0 && i < from.size() ? from[i] : target->ints[i]);
+  // The batch: traced exports bake the example's batch into a literal target; it is ours.
+  // A target computed from the Shape of a tensor is already of poet's batch.
+  if (!target->from_shape && !to.empty() && to[0] != -1) to[0] = from.at(0);
+  const std::int64_t total = element_count(from);
+  std::int64_t known = 1;
+  int unknown = 0;
+  for (const std::int64_t d : to) {
+    if (d == -1) {
+      ++unknown;
+      continue;
+    }
+    if (d < 1 || d > total) unsupported(n, fmt::format("its target dimension {} cannot hold {} elements", d, total));
+    if (known > total / d) unsupported(n, fmt::format("its target shape {} exceeds {} elements", dims_string(to), total));
+    known *= d;
+  }
+  if (unknown == 1 && known > 0)
+    for (std::int64_t& d : to)
+      if (d == -1) d = total / known;
+  if (to == from) return std::nullopt;
+  if (to.size() == 2 && from.size() >= 2 && to[0] == from[0] && to[1] > 0 && total % to[1] == 0 &&
+      total / to[1] == to[0])
+    return make(n, OpKind::Flatten, {x});
+  if (element_count(to) != total || std::any_of(to.begin(), to.end(), [](std::int64_t d) { return d < 1; }))
+    unsupported(n, fmt::format("it reshapes {} to {}, which does not hold its elements", shape_string(from),
+                               dims_string(to)));
+  OpAttrs a;
+  a.dims = to;
+  return make(n, OpKind::Reshape, {x}, {.attrs = a});
+}
+
+// A Pad adds nothing (torch pads with zeros before an average pool), or pads an image's
+// rows and columns with zeros symmetrically for the one AveragePool that reads it, which
+// then pools with that padding.
+void Importer::pad(const NodeReader& n) {
+  activation(n, 0);
+  const std::vector<std::int64_t> pads =
+      n.get_ints("pads") ? *n.get_ints("pads")
+                         : (constant(n, 1) ? int_values(*constant(n, 1), "pads") : std::vector<std::int64_t>{});
+  if (std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p == 0; })) return alias(n, 0);
+  const ConstTensor* fill = constant(n, 2);
+  const bool zeros = !fill || (fill->has_data && fill->is_float &&
+                               std::all_of(fill->floats.begin(), fill->floats.end(), [](float v) { return v == 0; }));
+  const std::string& y = n.proto().output(0);
+  const auto readers = readers_.find(y);
+  const bool one_pool = readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y) &&
+                        model_.graph().node(readers->second.front()).op_type() == "AveragePool";
+  const bool image = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
+                     pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
+  const bool constant_zeros = n.get_string("mode", "constant") == "constant" && zeros;
+  if (constant_zeros && !(one_pool && image) && pads.size() == 2 * value(n, 0).onnx_shape.size() &&
+      std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p >= 0; })) {
+    OpAttrs a;
+    a.dims = pads;
+    return bind(n, make(n, OpKind::Pad, {activation_as_onnx(n, 0)}, {.attrs = a}));
+  }
+  if (!constant_zeros || !one_pool || !image)
+    unsupported(n, "poet pads with zeros only (mode constant), by a begin and an end not negative for each axis");
+  const int pool = readers->second.front();
+  const NodeReader reader(model_.graph().node(pool), pool);
+  if (const auto p = reader.get_ints("pads"); p && std::any_of(p->begin(), p->end(), [](auto v) { return v != 0; }))
+    unsupported(n, "the average pool after it pads as well");
+  pool_padding_[pool] = {pads[2], pads[3]};
+  alias(n, 0);
+}
+
+std::optional<NodeId> Importer::prepend_tokens(const NodeReader& n) {
+  const auto t = tokens_.find(n.input(0));
+  if (t == tokens_.end()) return std::nullopt;
+  const NodeId x = n.input_count() == 2 ? activation(n, 1) : -1;
+  const Shape in = x < 0 ? Shape{} : g_.node(x).shape;
+  const ConstTensor& tokens = *values_.at(t->second).constant;
+  std::int64_t axis = n.get_int("axis", 1);
+  if (axis < 0) axis += 3;
+  if (x < 0 || axis != 1 || in.size() != 3 || in[2] != tokens.dims[2])
+    unsupported(n, fmt::format("poet puts learned tokens {} before a [batch, seq, dim] activation along axis 1",
+                               dims_string(tokens.dims)));
+  const NodeId id = make(n, OpKind::PrependTokens, {x}, {.features = tokens.dims[1]});
+  set_parameters(n, id, {Weight{.tensor = &tokens, .value_name = t->second}});
+  return id;
+}
+
+// Two activations of one shape; or an activation and a float initializer over its trailing
+// axes (a position embedding), which is learned.
+NodeId Importer::add(const NodeReader& n) {
+  const int p_slot = value(n, 0).node < 0 ? 0 : (value(n, 1).node < 0 ? 1 : -1);
+  if (p_slot >= 0) {
+    const NodeId x = activation(n, 1 - p_slot);
+    const Shape in = g_.node(x).shape;
+    const ConstTensor* p = constant(n, p_slot);
+    Shape trailing = p->dims;
+    while (!trailing.empty() && trailing.front() == 1) trailing.erase(trailing.begin());
+    if (!p->is_float || trailing.size() > in.size() || !std::equal(trailing.rbegin(), trailing.rend(), in.rbegin()))
+      unsupported(n, fmt::format("poet adds a learned tensor over an activation's trailing axes; {} does not fit {}",
+                                 dims_string(p->dims), shape_string(in)));
+    const NodeId id = make(n, OpKind::AddParameter, {x}, {.features = p->elements()});
+    set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
+    return id;
+  }
+  const NodeId a = activation(n, 0), b = activation(n, 1);
+  if (g_.node(a).shape != g_.node(b).shape)
+    unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
+                               shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
+  return make(n, OpKind::Add, {a, b});
+}
+
+NodeId Importer::dropout(const NodeReader& n) {
+  float p = n.get_float("ratio", 0.5f);  // an attribute before opset 12, an input from it
+  if (const ConstTensor* r = constant(n, 1)) {
+    if (!r->is_float || r->elements() != 1 || !r->has_data) fail(n, "its ratio must be a float scalar");
+    p = r->floats[0];
+  }
+  if (!(p >= 0.0f && p < 1.0f)) fail(n, fmt::format("its ratio {} is outside [0, 1)", p));
+  OpAttrs a;
+  a.dropout_p = p;
+  return make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a});
+}
+
+}  // namespace poet::onnx_import

@@ -1,0 +1,261 @@
+// Patterns of ONNX nodes taken in as one poet node (layer norm's and GELU's
+// decompositions, hardswish, scaling by a constant) and the layout operators (transpose,
+// slice, gather, expand) whose arguments come from constants.
+#include <algorithm>
+#include <cmath>
+
+#include "constant_folding.h"
+#include "importer.h"
+#include "poet/graph/op_table.h"
+
+namespace poet::onnx_import {
+
+int Importer::sole_reader(const std::string& v, std::string_view op) const {
+  const auto it = readers_.find(v);
+  if (it == readers_.end() || it->second.size() != 1 || graph_outputs_.count(v)) return -1;
+  const int i = it->second.front();
+  return model_.graph().node(i).op_type() == op ? i : -1;
+}
+
+const std::string& Importer::other_input(int i, const std::string& v) const {
+  const auto& node = model_.graph().node(i);
+  return node.input(0) == v ? node.input(1) : node.input(0);
+}
+
+const ConstTensor* Importer::constant_named(const std::string& name) {
+  if (const auto it = values_.find(name); it != values_.end()) return it->second.constant ? &*it->second.constant : nullptr;
+  if (const auto it = later_.find(name); it != later_.end()) return &it->second;
+  const auto p = producer_.find(name);
+  if (p == producer_.end() || model_.graph().node(p->second).op_type() != "Constant") return nullptr;
+  return &(later_[name] = constant_value(NodeReader(model_.graph().node(p->second), p->second)));
+}
+
+std::optional<float> Importer::scalar(const std::string& name) {
+  const ConstTensor* c = constant_named(name);
+  if (!c || !c->has_data || c->elements() != 1) return std::nullopt;
+  return c->is_float ? c->floats[0] : static_cast<float>(c->ints[0]);
+}
+
+bool Importer::is_scalar(const std::string& name, float value, float tolerance) {
+  const std::optional<float> v = scalar(name);
+  return v && std::abs(*v - value) <= tolerance;
+}
+
+std::vector<std::int64_t> Importer::reduced_axes(const NodeReader& n, std::int64_t rank) const {
+  std::vector<std::int64_t> axes = n.get_ints("axes").value_or(std::vector<std::int64_t>{});
+  if (axes.empty() && n.input_count() > 1) {  // opset 18: an input
+    const auto it = values_.find(n.input(1));
+    if (it != values_.end() && it->second.constant && !it->second.constant->is_float) axes = it->second.constant->ints;
+  }
+  for (std::int64_t& a : axes)
+    if (a < 0) a += rank;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool Importer::over_last_axis(const NodeReader& n, std::int64_t rank) const {
+  return reduced_axes(n, rank) == std::vector<std::int64_t>{rank - 1} && n.get_int("keepdims", 1) == 1;
+}
+
+void Importer::take_in(std::initializer_list<int> nodes) {
+  for (const int i : nodes) taken_.insert(i);
+}
+
+void Importer::transpose(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const auto rank = static_cast<std::int64_t>(g_.node(x).shape.size());
+  std::vector<std::int64_t> perm = n.get_ints("perm").value_or(std::vector<std::int64_t>{});
+  if (perm.empty())  // ONNX's default: the axes reversed
+    for (std::int64_t d = rank; d-- > 0;) perm.push_back(d);
+  for (std::int64_t& p : perm)
+    if (p < 0) p += rank;
+  if (std::is_sorted(perm.begin(), perm.end()) && static_cast<std::int64_t>(perm.size()) == rank) return alias(n, 0);
+  OpAttrs a;
+  a.dims = perm;
+  bind(n, make(n, OpKind::Transpose, {x}, {.attrs = a}));
+}
+
+// One axis, step 1; the starts, ends and axes are constants (inputs from opset 10).
+void Importer::slice(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  auto list = [&](int input, const char* attr) -> std::vector<std::int64_t> {
+    if (const auto a = n.get_ints(attr)) return *a;
+    const ConstTensor* c = constant(n, input);
+    return c ? int_values(*c, fmt::format("'{}': node '{}' {}", path_, n.label(), attr)) : std::vector<std::int64_t>{};
+  };
+  const auto starts = list(1, "starts"), ends = list(2, "ends"), axes = list(3, "axes"), steps = list(4, "steps");
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 ||
+      std::any_of(steps.begin(), steps.end(), [](std::int64_t s) { return s != 1; }))
+    unsupported(n, "poet slices one axis with step 1");
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::int64_t axis = axes.empty() ? 0 : axes[0];
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axes[0], shape_string(in)));
+  const std::int64_t size = in[static_cast<std::size_t>(axis)];
+  auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + size : v, std::int64_t{0}, size); };
+  const std::int64_t begin = clamp(starts[0]), end = clamp(ends[0]);
+  if (begin == 0 && end == size) return alias(n, 0);
+  if (begin >= end) unsupported(n, "the slice is empty");
+  OpAttrs a;
+  a.axis = static_cast<int>(axis);
+  a.begin = begin;
+  a.end = end;
+  bind(n, make(n, OpKind::Slice, {x}, {.attrs = a}));
+}
+
+// Gather of an activation at one constant index: the slice of that index, then, for a
+// scalar index, a reshape that drops the axis (a vision transformer's class token).
+void Importer::gather(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  const ConstTensor* index = constant(n, 1);
+  if (!index || index->is_float || !index->has_data || index->elements() != 1)
+    unsupported(n, "poet gathers an activation at one constant index (embeddings of token ids are not imported)");
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::int64_t axis = n.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axis, shape_string(in)));
+  const std::int64_t size = in[static_cast<std::size_t>(axis)];
+  std::int64_t i = index->ints[0];
+  if (i < -size || i >= size) fail(n, fmt::format("index {} is outside an axis of {}", i, size));
+  if (i < 0) i += size;
+  OpAttrs a;
+  a.axis = static_cast<int>(axis);
+  a.begin = i;
+  a.end = i + 1;
+  NodeId id = make(n, OpKind::Slice, {x}, {.attrs = a});
+  if (index->dims.empty()) {
+    OpAttrs r;
+    r.dims = in;
+    r.dims.erase(r.dims.begin() + axis);
+    id = make(n, OpKind::Reshape, {id}, {.attrs = r});
+  }
+  bind(n, id);
+}
+
+// x / c or x c with c a constant scalar: poet's scale. x / sqrt 2 followed by Erf, + 1,
+// x times that and 0.5 times that is the exact GELU, imported as one node.
+void Importer::scale(const NodeReader& n) {
+  const bool divide = n.op_type() == "Div";
+  const int x_slot = !divide && value(n, 0).node < 0 ? 1 : 0;
+  const NodeId x = activation(n, x_slot);
+  const std::string& c = n.input(1 - x_slot);
+  const std::optional<float> factor = value(n, 1 - x_slot).node < 0 ? scalar(c) : std::nullopt;
+  if (!factor)
+    unsupported(n, fmt::format("poet computes {} of an activation by a constant scalar only", n.op_type()));
+  if (divide && std::abs(*factor - std::sqrt(2.0f)) < 1e-6f) {
+    const std::string& x_name = n.input(0);
+    const int erf = sole_reader(n.proto().output(0), "Erf");
+    const int plus = erf < 0 ? -1 : sole_reader(model_.graph().node(erf).output(0), "Add");
+    const int times = plus < 0 ? -1 : sole_reader(model_.graph().node(plus).output(0), "Mul");
+    const int half = times < 0 ? -1 : sole_reader(model_.graph().node(times).output(0), "Mul");
+    if (half >= 0 && is_scalar(other_input(plus, model_.graph().node(erf).output(0)), 1.0f) &&
+        other_input(times, model_.graph().node(plus).output(0)) == x_name &&
+        is_scalar(other_input(half, model_.graph().node(times).output(0)), 0.5f)) {
+      take_in({erf, plus, times, half});
+      return bind_output(n, model_.graph().node(half).output(0), make(n, OpKind::GELUErf, {x}));
+    }
+  }
+  if (*factor == 0 && divide) fail(n, "it divides by zero");
+  OpAttrs a;
+  a.scale = divide ? 1.0 / static_cast<double>(*factor) : static_cast<double>(*factor);
+  bind(n, make(n, OpKind::Scale, {x}, {.attrs = a}));
+}
+
+// Of two activations, the smaller broadcast over the larger where it has size 1 (torch's
+// squeeze-and-excitation: [N, C, H, W] by [N, C, 1, 1]).
+NodeId Importer::mul(const NodeReader& n) {
+  NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
+  if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
+  return make(n, OpKind::Mul, {a, b});
+}
+
+// torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the
+// hardswish torch writes before opset 14, imported as one node.
+void Importer::hard_sigmoid(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  if (std::abs(n.get_float("alpha", 0.2f) - 1.0f / 6) > 1e-6f || n.get_float("beta", 0.5f) != 0.5f)
+    unsupported(n, fmt::format("poet's hard sigmoid is torch's, alpha 1/6 and beta 1/2, not alpha {} and beta {}",
+                               n.get_float("alpha", 0.2f), n.get_float("beta", 0.5f)));
+  const int times = sole_reader(n.proto().output(0), "Mul");
+  if (times >= 0 && other_input(times, n.proto().output(0)) == n.input(0)) {
+    take_in({times});
+    return bind_output(n, model_.graph().node(times).output(0), make(n, OpKind::HardSwish, {x}));
+  }
+  bind(n, make(n, OpKind::HardSigmoid, {x}));
+}
+
+// The mean over an image's rows and columns (torch's x.mean([2, 3])) is global average
+// pooling. torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,
+// var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias over the last axis:
+// imported as one layer norm.
+void Importer::reduce_mean(const NodeReader& n) {
+  const NodeId x = activation(n, 0);
+  const Shape in = g_.node(x).shape;
+  const auto rank = static_cast<std::int64_t>(in.size());
+  if (rank == 4 && reduced_axes(n, rank) == std::vector<std::int64_t>{2, 3}) {
+    const bool keeps = n.get_int("keepdims", 1) != 0;
+    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? Shape{in[0], in[1], 1, 1} : Shape{in[0], in[1]});
+  }
+  const auto& graph = model_.graph();
+  auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
+  auto unmatched = [&] {
+    unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
+                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps) * weight + bias");
+  };
+  if (!over_last_axis(n, rank)) unmatched();
+  const int sub = sole_reader(out(index_), "Sub");
+  if (sub < 0 || graph.node(sub).input(0) != n.input(0)) unmatched();
+  const auto centered = readers_.find(out(sub));
+  if (centered == readers_.end() || centered->second.size() != 2 || graph_outputs_.count(out(sub))) unmatched();
+  int pow = centered->second[0], div = centered->second[1];
+  if (graph.node(pow).op_type() != "Pow") std::swap(pow, div);
+  if (graph.node(pow).op_type() != "Pow" || graph.node(div).op_type() != "Div" ||
+      graph.node(pow).input(0) != out(sub) || !is_scalar(graph.node(pow).input(1), 2.0f) ||
+      graph.node(div).input(0) != out(sub))
+    unmatched();
+  const int variance = sole_reader(out(pow), "ReduceMean");
+  if (variance < 0 || !over_last_axis(NodeReader(graph.node(variance), variance), rank)) unmatched();
+  const int plus = sole_reader(out(variance), "Add");
+  const std::optional<float> eps = plus < 0 ? std::nullopt : scalar(other_input(plus, out(variance)));
+  const int root = plus < 0 ? -1 : sole_reader(out(plus), "Sqrt");
+  if (!eps || root < 0 || sole_reader(out(root), "Div") != div) unmatched();
+  const int mul = sole_reader(out(div), "Mul");
+  const int bias = mul < 0 ? -1 : sole_reader(out(mul), "Add");
+  if (bias < 0) unsupported(n, "poet's layer norm has a weight and a bias; this decomposition has none");
+  const Shape features = {in.back()};
+  auto learned = [&](int node, const std::string& v) {
+    const std::string& name = other_input(node, v);
+    const ConstTensor* t = constant_named(name);
+    if (!t || !t->is_float || t->dims != features)
+      unsupported(n, fmt::format("the layer norm's '{}' is not a float vector of {} features", name, in.back()));
+    return Weight{.tensor = t, .value_name = name};
+  };
+  const Weight weight = learned(mul, out(div)), shift = learned(bias, out(mul));
+  OpAttrs a;
+  a.epsilon = *eps;
+  if (!(a.epsilon > 0 && a.epsilon < 1)) fail(n, fmt::format("epsilon {} is outside (0, 1)", a.epsilon));
+  take_in({sub, pow, variance, plus, root, div, mul, bias});
+  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = a});
+  set_parameters(n, id, {weight, shift});
+  bind_output(n, out(bias), id);
+}
+
+// A float initializer [1, T, D] expanded over the batch and read only by a Concat: learned
+// tokens that the Concat puts before each sample's (torchvision's ViT class token).
+void Importer::expand(const NodeReader& n) {
+  const ConstTensor* t = constant(n, 0);
+  const std::string& y = n.proto().output(0);
+  const auto readers = readers_.find(y);
+  const bool one_concat = readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y) &&
+                          model_.graph().node(readers->second.front()).op_type() == "Concat";
+  if (!one_concat || t->dims.size() != 3 || t->dims[0] != 1)
+    unsupported(n, "poet expands only a [1, tokens, dim] weight over the batch, for the Concat that reads it "
+                   "(a class token)");
+  tokens_[y] = n.input(0);
+  values_[y] = Value{};  // neither an activation nor a constant: the Concat reads it
+  ++folded_;
+}
+
+}  // namespace poet::onnx_import
