@@ -3,12 +3,14 @@
 //
 // It starts from checkpoint-all and, while some stage of the schedule is over the budget,
 // evicts a tensor that is resident but idle there: either pages it out after its last use
-// and back in before its next one, or drops it and recomputes it (with whatever of its
-// inputs is not resident either) in the stage that next needs it. Each step takes the
-// eviction with the least cost (energy, or time for the time objective) per byte-stage of
-// over-budget memory it relieves. When every stage fits, it undoes the evictions that
-// later ones made needless, the costliest first. Memory is counted exactly as the MILP
-// counts it, so a schedule it returns is a valid MIP start.
+// and back in before its next one, or drops it and recomputes it in the stage that next
+// needs it, with whatever of its inputs is not resident either (recomputed too, or, for
+// small inputs, kept resident until then). Each step takes the eviction with the least
+// cost (energy, or time for the time objective) per byte-stage of over-budget memory it
+// relieves. When every stage fits, it undoes the evictions that later ones made needless,
+// the costliest first. A pass that meets a stage over the budget with nothing idle left
+// starts again without the recomputations into that stage. Memory is counted exactly as
+// the MILP counts it, so a schedule it returns is a valid MIP start.
 //
 // `guard_peaks`: skip a recomputation that would push the stage that recomputes it over the
 // budget. Without the guard, tight budgets can pile a whole network's recomputations into

@@ -179,7 +179,18 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
                               long_lived.begin() + static_cast<std::ptrdiff_t>(std::min(long_lived.size(), first + count)));
     std::size_t end = 0;
     for (NodeId i : group) end = std::max(end, static_cast<std::size_t>(users[i].back()) + 1);
-    return window(static_cast<std::size_t>(group.front()), end, slack, group);
+    // Free too the tensors one edge away, so that a grouped tensor can be restored by
+    // recomputing a short-lived neighbour instead (a batch norm's output and its ReLU from
+    // a paged convolution's output), which a pinned neighbour forbids.
+    std::vector<NodeId> free = group;
+    for (NodeId i : group) {
+      free.insert(free.end(), users[i].begin(), users[i].end());
+      const auto& inputs = g.node(i).inputs;
+      free.insert(free.end(), inputs.begin(), inputs.end());
+    }
+    std::sort(free.begin(), free.end());
+    free.erase(std::unique(free.begin(), free.end()), free.end());
+    return window(static_cast<std::size_t>(group.front()), end, slack, free);
   };
 
   // Sizes: stage windows of `length` stages (at most about `target` columns), tensor
