@@ -123,6 +123,7 @@ class MilpModel {
   bool frees(const Schedule& s, std::size_t t, std::size_t e) const;
 
   std::size_t n_, begin_, end_;
+  bool windowed_;  // some stages, tensors or decisions left out or pinned
   std::vector<char> in_;                           // in_[i]: tensor i has columns
   std::vector<std::pair<NodeId, NodeId>> edges_;  // (input, consumer), each pair once
   std::vector<std::vector<std::size_t>> users_;    // users_[i]: consumers of i, ascending, unique
