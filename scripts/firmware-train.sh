@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains on an emulated microcontroller: plans mcu_cnn at batch 2 with poet for the 256 KB of
+# Trains on an emulated microcontroller: plans mcu_cnn at batch 8 with poet for the 256 KB of
 # SRAM of a Cortex-M4 (parameters, gradients, the arena and the stack), builds the firmware
 # (firmware/) with the plan, and trains it in QEMU (mps2-an386) on Fashion-MNIST: one epoch
 # of 6,000 images, then the accuracy on 1,000 test images. The firmware prints progress and
