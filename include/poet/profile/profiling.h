@@ -98,7 +98,7 @@ struct StorageTiming {
 // size's transfers go on until kLoadRunsPerSize whole runs of the load fell within them),
 // and fits what a transfer takes from the load (PagingCpuFit). Throws IoError if the file
 // cannot be made.
-constexpr int kLoadRunsPerSize = 3;
+constexpr int kLoadRunsPerSize = 5;
 StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const StorageTimingOptions& options,
                            const std::function<void(const StorageSample&)>& progress = {});
 
