@@ -215,13 +215,6 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
   pager_options.direct_io = options.direct_io;
   FilePager pager(pager_options);
   BackgroundLoad load(options.compute_load);
-  // The load's runs with no transfers beside them, the baseline of what transfers take from it.
-  double load_alone_s = 0;
-  if (load.running()) {
-    const Clock::time_point from = Clock::now();
-    load.wait_for_runs_since(from, kLoadRunsPerSize);
-    load_alone_s = summarize(load.durations_within(from, Clock::now())).median;
-  }
   StorageTiming result;
   result.measured.path = options.directory;
   result.measured.direct_io = pager.uses_direct_io();
@@ -235,6 +228,14 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::byte>(i * 131 + k);
     out_samples.clear();
     in_samples.clear();
+    // The load's runs with no transfers beside them, just before this size's: the baseline
+    // of what they take from it, taken again for each size as a shared machine drifts.
+    double load_alone_s = 0;
+    if (load.running()) {
+      const Clock::time_point from = Clock::now();
+      load.wait_for_runs_since(from, kLoadRunsPerSize);
+      load_alone_s = summarize(load.durations_within(from, Clock::now())).median;
+    }
     const Clock::time_point phase_began = Clock::now();
     int transfers = 0;
     // The first round is a warm-up. With a load, the rounds go on until enough of its runs

@@ -94,8 +94,8 @@ struct StorageTiming {
 
 // Pages out and back in one tensor of each size, `repeats` times, through a FilePager in
 // `directory`, waiting for each transfer, while `compute_load` runs. With a load, it also
-// times the load's runs: first with no transfers, then during each size's transfers (each
-// size's transfers go on until kLoadRunsPerSize whole runs of the load fell within them),
+// times the load's runs, for each size kLoadRunsPerSize with no transfers and then as many
+// within the size's transfers (which go on until that many whole runs fell within them),
 // and fits what a transfer takes from the load (PagingCpuFit). Throws IoError if the file
 // cannot be made.
 constexpr int kLoadRunsPerSize = 5;
