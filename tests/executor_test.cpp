@@ -287,55 +287,62 @@ TEST(Executor, FailedPageInStopsTheStepAndLeavesTheModelUnchanged) {
   EXPECT_GT(e.pager().bytes_paged_in(), 0u);
 }
 
-// A pager as asynchronous as the interface allows: a page-out reads its source only when
-// waited for, and a page-in fills its destination with NaN at once and the data only when
-// waited for. An executor that read a tensor before its page-in ended, or reused bytes a
-// page-out had not yet read, would compute something else than checkpoint-all.
+// A pager as asynchronous as the interface allows: transfers queue in the order started
+// and run only when waited for (wait(v) runs the queue up to v's last one); a page-in fills
+// its destination with NaN as soon as it is first in the queue, and the data only when it
+// runs; a page-out reads its source only when it runs. An executor that read a tensor
+// before its page-in ended, or reused bytes a page-out had not yet read, would compute
+// something else than checkpoint-all.
 class DeferredPager final : public Pager {
  public:
   void start_page_out(NodeId node, std::span<const std::byte> data) override {
-    complete(node);
-    pending(node) = {Kind::Out, {const_cast<std::byte*>(data.data()), data.size()}};
+    queue(node, Kind::Out, {const_cast<std::byte*>(data.data()), data.size()});
     bytes_out_ += data.size();
   }
   void start_page_in(NodeId node, std::span<std::byte> into) override {
-    complete(node);
-    std::span<float> garbage{reinterpret_cast<float*>(into.data()), into.size() / sizeof(float)};
-    std::fill(garbage.begin(), garbage.end(), std::numeric_limits<float>::quiet_NaN());
-    pending(node) = {Kind::In, into};
+    queue(node, Kind::In, into);
     bytes_in_ += into.size();
   }
-  void wait(NodeId node) override { complete(node); }
+  void wait(NodeId node) override {
+    const auto last = std::find_if(queue_.rbegin(), queue_.rend(), [&](const Transfer& t) { return t.node == node; });
+    for (auto n = queue_.rend() - last; n > 0; --n) run_first();
+  }
   void wait_all() override {
-    for (std::size_t v = 0; v < pending_.size(); ++v) complete(static_cast<NodeId>(v));
+    while (!queue_.empty()) run_first();
   }
   std::size_t bytes_paged_out() const override { return bytes_out_; }
   std::size_t bytes_paged_in() const override { return bytes_in_; }
   int deferred_completions = 0;
 
  private:
-  enum class Kind { None, Out, In };
+  enum class Kind { Out, In };
   struct Transfer {
-    Kind kind = Kind::None;
+    NodeId node;
+    Kind kind;
     std::span<std::byte> ram;
   };
-  Transfer& pending(NodeId v) {
-    if (static_cast<std::size_t>(v) >= pending_.size()) {
-      pending_.resize(static_cast<std::size_t>(v) + 1);
-      stored_.resize(static_cast<std::size_t>(v) + 1);
-    }
-    return pending_[static_cast<std::size_t>(v)];
+  void queue(NodeId node, Kind kind, std::span<std::byte> ram) {
+    if (static_cast<std::size_t>(node) >= stored_.size()) stored_.resize(static_cast<std::size_t>(node) + 1);
+    queue_.push_back({node, kind, ram});
+    if (queue_.size() == 1) begin_first();
   }
-  void complete(NodeId v) {
-    Transfer& t = pending(v);
-    if (t.kind == Kind::Out) stored_[static_cast<std::size_t>(v)].assign(t.ram.begin(), t.ram.end());
-    if (t.kind == Kind::In)
-      std::copy(stored_[static_cast<std::size_t>(v)].begin(), stored_[static_cast<std::size_t>(v)].end(),
-                t.ram.begin());
-    if (t.kind != Kind::None) ++deferred_completions;
-    t.kind = Kind::None;
+  // The first transfer in the queue starts: a page-in's destination holds garbage from now on.
+  void begin_first() {
+    const Transfer& t = queue_.front();
+    if (t.kind != Kind::In) return;
+    std::span<float> garbage{reinterpret_cast<float*>(t.ram.data()), t.ram.size() / sizeof(float)};
+    std::fill(garbage.begin(), garbage.end(), std::numeric_limits<float>::quiet_NaN());
   }
-  std::vector<Transfer> pending_;
+  void run_first() {
+    const Transfer t = queue_.front();
+    std::vector<std::byte>& stored = stored_[static_cast<std::size_t>(t.node)];
+    if (t.kind == Kind::Out) stored.assign(t.ram.begin(), t.ram.end());
+    if (t.kind == Kind::In) std::copy(stored.begin(), stored.end(), t.ram.begin());
+    ++deferred_completions;
+    queue_.erase(queue_.begin());
+    if (!queue_.empty()) begin_first();
+  }
+  std::vector<Transfer> queue_;
   std::vector<std::vector<std::byte>> stored_;
   std::size_t bytes_out_ = 0, bytes_in_ = 0;
 };

@@ -60,6 +60,25 @@ TEST(Simulator, PagingOverlapsComputeAndReleasesRamWhenThePageOutEnds) {
   EXPECT_EQ(r.pageouts, 1u);
 }
 
+TEST(Simulator, ATransfersOwnCpuWorkDelaysTheComputeAfterIt) {
+  const Graph g = hand_graph();
+  DeviceProfile d = hand_device();
+  d.paging_cpu_per_transfer_s = 0.5;
+  d.paging_cpu_per_byte_s = 1.0 / 40;  // x's 40 B: 1.5 s of compute per transfer
+  const auto costs = estimate_costs(g, d);
+  EXPECT_DOUBLE_EQ(costs.nodes[0].paging_cpu_s, 1.5);
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
+                             "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  const auto r = simulate(g, costs, plan);
+  // The page-out runs 4..7 s on the bus and takes the CPU to 5.5 s: loss 5.5..7.5, d_relu
+  // 7.5..15.5; the page-in runs 15.5..20.5 s and takes the CPU to 17 s; d_x waits to 20.5.
+  EXPECT_DOUBLE_EQ(r.paging_cpu_s, 3);
+  EXPECT_DOUBLE_EQ(r.stall_s, 3.5);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 28.5);
+  EXPECT_DOUBLE_EQ(r.compute_time_s, 22);
+  EXPECT_DOUBLE_EQ(r.total_energy_j(), 15);  // time on the CPU, not energy: the bus's figures hold it
+}
+
 TEST(Simulator, UnderABudgetAComputeWaitsForThePageOutWhoseRamItNeeds) {
   const Graph g = hand_graph();
   const auto costs = estimate_costs(g, hand_device());

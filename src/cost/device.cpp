@@ -24,6 +24,7 @@ struct Field {
   double DeviceProfile::*member;
   double min, max;  // a rate's min is > 0: the cost model divides by it
   const char* unit;
+  bool optional = false;  // absent from a file: the member keeps its default
 };
 
 constexpr double kMinRate = 1, kMaxRate = 1e18, kMaxLatency = 1e3, kMaxPower = 1e6;
@@ -37,6 +38,8 @@ constexpr Field kFields[] = {
     {"storage", "pageout_latency_s", &DeviceProfile::pageout_latency_s, 0, kMaxLatency, "seconds"},
     {"storage", "pageout_bytes_per_s", &DeviceProfile::pageout_bytes_per_s, kMinRate, kMaxRate, "bytes per second"},
     {"storage", "power_w", &DeviceProfile::memory_power_w, 0, kMaxPower, "watts"},
+    {"storage", "cpu_per_transfer_s", &DeviceProfile::paging_cpu_per_transfer_s, 0, kMaxLatency, "seconds", true},
+    {"storage", "cpu_per_byte_s", &DeviceProfile::paging_cpu_per_byte_s, 0, kMaxLatency, "seconds", true},
 };
 
 void check_value(double v, const Field& f, std::string_view where) {
@@ -87,7 +90,9 @@ DeviceProfile device_from_json(const json& j, std::string_view origin) {
   d.description = optional_text("description");
   d.sources = optional_text("sources");
   for (const auto& f : kFields) {
-    if (!j.contains(f.section) || !j[f.section].is_object() || !j[f.section].contains(f.key))
+    const bool present = j.contains(f.section) && j[f.section].is_object() && j[f.section].contains(f.key);
+    if (!present && f.optional) continue;
+    if (!present)
       throw InputError(fmt::format("{}: missing {}.{} ({})", where, f.section, f.key, f.unit));
     const json& v = j[f.section][f.key];
     if (!v.is_number())

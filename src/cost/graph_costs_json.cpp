@@ -13,7 +13,8 @@ nlohmann::json graph_with_costs_to_json(const Graph& g, const GraphCosts& costs)
     const NodeCost& c = costs.nodes.at(i);
     j["nodes"][i]["cost"] = {{"compute_time_s", c.compute_time_s},     {"compute_energy_j", c.compute_energy_j},
                              {"pageout_time_s", c.pageout_time_s},     {"pagein_time_s", c.pagein_time_s},
-                             {"pageout_energy_j", c.pageout_energy_j}, {"pagein_energy_j", c.pagein_energy_j}};
+                             {"pageout_energy_j", c.pageout_energy_j}, {"pagein_energy_j", c.pagein_energy_j},
+                             {"paging_cpu_s", c.paging_cpu_s}};
   }
   return j;
 }

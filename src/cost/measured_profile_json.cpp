@@ -118,7 +118,8 @@ json measured_storage_to_json(const MeasuredStorage& m) {
                        {"pageout_s", s.pageout_s},
                        {"pageout_spread_s", s.pageout_spread_s},
                        {"pagein_s", s.pagein_s},
-                       {"pagein_spread_s", s.pagein_spread_s}});
+                       {"pagein_spread_s", s.pagein_spread_s},
+                       {"compute_lost_s", s.compute_lost_s}});
   return {{"path", m.path}, {"direct_io", m.direct_io}, {"samples", std::move(samples)}};
 }
 
@@ -138,6 +139,7 @@ MeasuredStorage measured_storage_from_json(const json& j, std::string_view where
     s.pageout_spread_s = seconds_or_joules(samples[i], "pageout_spread_s", entry);
     s.pagein_s = seconds_or_joules(samples[i], "pagein_s", entry);
     s.pagein_spread_s = seconds_or_joules(samples[i], "pagein_spread_s", entry);
+    if (samples[i].contains("compute_lost_s")) s.compute_lost_s = seconds_or_joules(samples[i], "compute_lost_s", entry);
     m.samples.push_back(s);
   }
   return m;

@@ -52,11 +52,10 @@ void FilePager::enqueue(const Request& request) {
   }
   queue_[(queue_head_ + queue_size_) % queue_.size()] = request;
   ++queue_size_;
-  work_ready_.notify_one();
 }
 
 void FilePager::start_page_out(NodeId node, std::span<const std::byte> data) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   Record& r = record(node);
   // Keep the slot when the new copy fits (the same tensor paged out again, step after step).
   if (!r.has_copy || data.size() > r.slot.capacity) {
@@ -68,10 +67,12 @@ void FilePager::start_page_out(NodeId node, std::span<const std::byte> data) {
   r.last_ticket = next_ticket_++;
   // The I/O thread only reads through this pointer for a page-out.
   enqueue({PageTransfer::kOut, node, r.last_ticket, r.slot.offset, const_cast<std::byte*>(data.data()), data.size()});
+  lock.unlock();
+  work_ready_.notify_one();  // unlocked: the I/O thread, woken, need not wait for the lock
 }
 
 void FilePager::start_page_in(NodeId node, std::span<std::byte> into) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const bool known = node >= 0 && static_cast<std::size_t>(node) < records_.size() &&
                      records_[static_cast<std::size_t>(node)].has_copy;
   if (!known)
@@ -85,6 +86,8 @@ void FilePager::start_page_in(NodeId node, std::span<std::byte> into) {
                                  node, path(), into.size(), r.size));
   r.last_ticket = next_ticket_++;
   enqueue({PageTransfer::kIn, node, r.last_ticket, r.slot.offset, into.data(), into.size()});
+  lock.unlock();
+  work_ready_.notify_one();
 }
 
 void FilePager::wait(NodeId node) {
@@ -136,7 +139,9 @@ void FilePager::run_io_thread() {
     }
     if (!failure.empty() && r->failure.empty()) r->failure = std::move(failure);
     completed_through_ = request.ticket;
-    transfer_done_.notify_all();
+    lock.unlock();
+    transfer_done_.notify_all();  // unlocked: a woken waiter need not wait for the lock
+    lock.lock();
   }
 }
 

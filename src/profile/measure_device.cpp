@@ -134,19 +134,23 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     for (NodeId v = 0; v < static_cast<NodeId>(runner.graph().size()); ++v) runner.run(v);
   };
   const StorageTiming storage = time_storage(sizes, storage_options, [&](const StorageSample& s) {
-    say(fmt::format("  {}: page-out {} (spread {}), page-in {} (spread {})", format_bytes(static_cast<double>(s.bytes)),
-                    format_seconds(s.pageout_s), format_seconds(s.pageout_spread_s), format_seconds(s.pagein_s),
-                    format_seconds(s.pagein_spread_s)));
+    say(fmt::format("  {}: page-out {} (spread {}), page-in {} (spread {}), {} of compute taken per transfer",
+                    format_bytes(static_cast<double>(s.bytes)), format_seconds(s.pageout_s),
+                    format_seconds(s.pageout_spread_s), format_seconds(s.pagein_s), format_seconds(s.pagein_spread_s),
+                    format_seconds(s.compute_lost_s)));
   });
   d.pageout_latency_s = storage.pageout.latency_s;
   d.pageout_bytes_per_s = storage.pageout.bytes_per_s;
   d.pagein_latency_s = storage.pagein.latency_s;
   d.pagein_bytes_per_s = storage.pagein.bytes_per_s;
+  d.paging_cpu_per_transfer_s = storage.cpu.per_transfer_s;
+  d.paging_cpu_per_byte_s = storage.cpu.per_byte_s;
   d.memory_power_w = *options.storage_power_w;
   d.storage = storage.measured;
-  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}", format_seconds(d.pageout_latency_s),
-                  format_bytes(d.pageout_bytes_per_s), format_seconds(d.pagein_latency_s),
-                  format_bytes(d.pagein_bytes_per_s), storage.cache));
+  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}; a transfer takes {} + {}/MiB of compute",
+                  format_seconds(d.pageout_latency_s), format_bytes(d.pageout_bytes_per_s),
+                  format_seconds(d.pagein_latency_s), format_bytes(d.pagein_bytes_per_s), storage.cache,
+                  format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20))));
 
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";
@@ -155,7 +159,8 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
       "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
       "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for, while passes over "
       "the graph's kernels run on another thread, as in a step), latency and "
-      "throughput fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
+      "throughput fitted by least squares of the relative error; compute a transfer takes: those passes' median "
+      "time beside each size's transfers against alone, per transfer, fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
       options.nodes.warmup, options.nodes.repeats, blas_threads(),
       rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "
                          "time",

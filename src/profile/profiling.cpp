@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iterator>
 #include <exception>
 #include <set>
 #include <stop_token>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 #include "poet/paging/file_pager.h"
 #include "poet/util/error.h"
@@ -44,18 +47,39 @@ bool drop_cached_pages(const std::string& path) {
 }
 
 // Runs `work` over and over on its own thread from construction to finish() (or
-// destruction), passing on what it throws at finish().
+// destruction), passing on what it throws at finish(), and keeps when each run began and
+// ended.
 class BackgroundLoad {
  public:
   explicit BackgroundLoad(std::function<void()> work) {
     if (!work) return;
     thread_ = std::jthread([this, work = std::move(work)](std::stop_token stop) {
       try {
-        while (!stop.stop_requested()) work();
+        while (!stop.stop_requested()) {
+          const Clock::time_point began = Clock::now();
+          work();
+          std::lock_guard lock(mutex_);
+          runs_.push_back({began, Clock::now()});
+        }
       } catch (...) {
         failure_ = std::current_exception();
+        failed_.test_and_set();
       }
     });
+  }
+  bool running() const { return thread_.joinable(); }
+  // Waits until `count` runs began after `since` and ended (or the load failed).
+  void wait_for_runs_since(Clock::time_point since, int count) const {
+    while (static_cast<int>(durations_within(since, Clock::time_point::max()).size()) < count && !failed_.test())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // The durations of the runs that began and ended within [from, to].
+  std::vector<double> durations_within(Clock::time_point from, Clock::time_point to) const {
+    std::lock_guard lock(mutex_);
+    std::vector<double> out;
+    for (const auto& [began, ended] : runs_)
+      if (began >= from && ended <= to) out.push_back(std::chrono::duration<double>(ended - began).count());
+    return out;
   }
   void finish() {
     if (!thread_.joinable()) return;
@@ -65,8 +89,11 @@ class BackgroundLoad {
   }
 
  private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> runs_;
   std::exception_ptr failure_;
-  std::jthread thread_;  // last: joined (by its destructor) before failure_ goes
+  std::atomic_flag failed_;
+  std::jthread thread_;  // last: joined (by its destructor) before the rest goes
 };
 
 }  // namespace
@@ -124,24 +151,61 @@ std::vector<std::int64_t> storage_sizes(const Graph& g, std::size_t count) {
   return {picked.begin(), picked.end()};
 }
 
+namespace {
+
+// Least squares line through (x, y) with weights: {intercept, slope}; slope 0 where the xs
+// do not differ.
+std::pair<double, double> weighted_line(const std::vector<double>& x, const std::vector<double>& y,
+                                        const std::vector<double>& w) {
+  double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    s += w[i], sx += w[i] * x[i], sy += w[i] * y[i], sxx += w[i] * x[i] * x[i], sxy += w[i] * x[i] * y[i];
+  }
+  const double denominator = s * sxx - sx * sx;
+  const double slope = denominator > 0 ? (s * sxy - sx * sy) / denominator : 0;
+  return {(sy - slope * sx) / s, slope};
+}
+
+// The weighted least-squares line through the origin: its slope.
+double slope_through_origin(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w) {
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sxy += w[i] * x[i] * y[i], sxx += w[i] * x[i] * x[i];
+  return sxy / sxx;
+}
+
+double weighted_mean(const std::vector<double>& y, const std::vector<double>& w) {
+  double weight = 0, sum = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) weight += w[i], sum += w[i] * y[i];
+  return sum / weight;
+}
+
+std::vector<double> as_doubles(const std::vector<std::int64_t>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
 TransferFit fit_transfers(const std::vector<std::int64_t>& bytes, const std::vector<double>& seconds) {
   POET_CHECK(!bytes.empty() && bytes.size() == seconds.size(), "fit_transfers needs matching samples");
-  const auto n = static_cast<double>(bytes.size());
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const auto x = static_cast<double>(bytes[i]);
-    sx += x, sy += seconds[i], sxx += x * x, sxy += x * seconds[i];
-  }
-  const double denominator = n * sxx - sx * sx;
-  const double slope = denominator > 0 ? (n * sxy - sx * sy) / denominator : 0;
+  const std::vector<double> x = as_doubles(bytes);
+  std::vector<double> relative;  // weights 1 / time: between absolute and relative errors
+  for (double t : seconds) relative.push_back(1 / std::max(t, 1e-15));
+  const auto [latency, slope] = weighted_line(x, seconds, relative);
   if (slope > 0) {
-    const double latency = (sy - slope * sx) / n;
     if (latency >= 0) return {latency, 1 / slope};
     // A negative intercept is noise at the small sizes: all of the time is per byte.
-    return {0, sxx / sxy};
+    return {0, 1 / slope_through_origin(x, seconds, relative)};
   }
-  const auto largest = std::max_element(bytes.begin(), bytes.end()) - bytes.begin();
-  return {0, static_cast<double>(bytes[largest]) / std::max(seconds[largest], 1e-12)};
+  // Times that do not grow with size (one size, or a device that takes milliseconds for
+  // any write): all of it is latency; the bytes cost next to nothing.
+  return {weighted_mean(seconds, relative), kUnmeasurableBytesPerSecond};
+}
+
+PagingCpuFit fit_paging_cpu(const std::vector<std::int64_t>& bytes, const std::vector<double>& lost_s) {
+  POET_CHECK(!bytes.empty() && bytes.size() == lost_s.size(), "fit_paging_cpu needs matching samples");
+  const std::vector<double> x = as_doubles(bytes), alike(bytes.size(), 1);
+  const auto [per_transfer, per_byte] = weighted_line(x, lost_s, alike);
+  if (per_byte <= 0) return {std::max(weighted_mean(lost_s, alike), 0.0), 0};  // no growth with size: per transfer
+  if (per_transfer < 0) return {0, std::max(slope_through_origin(x, lost_s, alike), 0.0)};  // all of it per byte
+  return {per_transfer, per_byte};
 }
 
 StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const StorageTimingOptions& options,
@@ -156,7 +220,7 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
   result.measured.direct_io = pager.uses_direct_io();
   bool dropped = true;
   std::vector<std::int64_t> xs;
-  std::vector<double> outs, ins;
+  std::vector<double> outs, ins, lost;
   std::vector<double> out_samples, in_samples;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const auto node = static_cast<NodeId>(k);
@@ -164,7 +228,22 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::byte>(i * 131 + k);
     out_samples.clear();
     in_samples.clear();
-    for (int r = 0; r < options.repeats + 1; ++r) {  // the first round is a warm-up
+    // The load's runs with no transfers beside them, just before this size's: the baseline
+    // of what they take from it, taken again for each size as a shared machine drifts.
+    double load_alone_s = 0;
+    if (load.running()) {
+      const Clock::time_point from = Clock::now();
+      load.wait_for_runs_since(from, kLoadRunsPerSize);
+      load_alone_s = summarize(load.durations_within(from, Clock::now())).median;
+    }
+    const Clock::time_point phase_began = Clock::now();
+    int transfers = 0;
+    // The first round is a warm-up. With a load, the rounds go on until enough of its runs
+    // fell within them to see what they take from it.
+    for (int r = 0; r < options.repeats + 1 ||
+                    (load.running() && static_cast<int>(load.durations_within(phase_began, Clock::now()).size()) <
+                                           kLoadRunsPerSize);
+         ++r) {
       Clock::time_point start = Clock::now();
       pager.start_page_out(node, buffer);
       pager.wait(node);
@@ -174,22 +253,32 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
       pager.start_page_in(node, buffer);
       pager.wait(node);
       const double in_s = seconds_since(start);
+      transfers += 2;
       if (r == 0) continue;
       out_samples.push_back(out_s);
       in_samples.push_back(in_s);
     }
     StorageSample s{.bytes = sizes[k]};
+    if (load.running()) {
+      // A run of the load took `with` beside transfers at `rate` a second: each took
+      // (with - alone) / (rate x with) of compute from it.
+      const double phase_s = seconds_since(phase_began);
+      const double with_s = summarize(load.durations_within(phase_began, Clock::now())).median;
+      const double rate = static_cast<double>(transfers) / std::max(phase_s, 1e-12);
+      s.compute_lost_s = std::max(0.0, (with_s - load_alone_s) / std::max(rate * with_s, 1e-12));
+    }
     const SampleSummary out = summarize(out_samples), in = summarize(in_samples);
     s.pageout_s = out.median, s.pageout_spread_s = out.spread;
     s.pagein_s = in.median, s.pagein_spread_s = in.spread;
     result.measured.samples.push_back(s);
-    xs.push_back(s.bytes), outs.push_back(s.pageout_s), ins.push_back(s.pagein_s);
+    xs.push_back(s.bytes), outs.push_back(s.pageout_s), ins.push_back(s.pagein_s), lost.push_back(s.compute_lost_s);
     if (progress) progress(s);
   }
   load.finish();
   if (!xs.empty()) {
     result.pageout = fit_transfers(xs, outs);
     result.pagein = fit_transfers(xs, ins);
+    if (options.compute_load) result.cpu = fit_paging_cpu(xs, lost);
   }
   result.cache = pager.uses_direct_io() ? "O_DIRECT (page cache bypassed)"
                  : dropped ? "posix_fadvise(DONTNEED) after fdatasync before each page-in (O_DIRECT unsupported here)"

@@ -104,7 +104,7 @@ struct Executor::State {
         const Node& n = graph.node(v);
         const std::span<const std::span<float>> inputs(input_tensors.data() + next_input, n.inputs.size());
         next_input += n.inputs.size();
-        for (NodeId u : n.inputs) transfers.finish(u);  // a page-in still arriving
+        for (NodeId u : n.inputs) transfers.before_read(u);
         transfers.claim(c.offset, c.offset + c.bytes);
         detail::run_node(graph, v, t, inputs, ctx);
         if (!ctx.inference) running.capture(v, t);
@@ -112,15 +112,15 @@ struct Executor::State {
         break;
       }
       case InstrKind::PageOut:
-        transfers.finish(v);  // a page-in of this very copy still arriving
+        // A page-in of this very copy still arriving ends first: the pager keeps the order.
         pager->start_page_out(v, std::as_bytes(t).first(static_cast<std::size_t>(c.bytes)));
-        transfers.started(v);
+        transfers.started_page_out(v);
         break;
       case InstrKind::PageIn:
-        transfers.claim(c.offset, c.offset + c.bytes);
-        transfers.wait(v);  // the stored copy is complete before it is read back
+        // Queued behind every transfer started before it (the pager keeps the order): the
+        // page-out of the copy it reads, and any still touching the bytes it fills.
         pager->start_page_in(v, std::as_writable_bytes(t).first(static_cast<std::size_t>(c.bytes)));
-        transfers.started(v);
+        transfers.started_page_in(v);
         add_live(c.bytes);
         break;
       case InstrKind::Free:

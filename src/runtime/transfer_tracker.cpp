@@ -5,8 +5,7 @@
 namespace poet::runtime::detail {
 
 TransferTracker::TransferTracker(Pager& pager, std::size_t nodes) : pager_(pager), in_flight_(nodes, 0) {
-  // A node has at most one busy range: it is paged in again (wait) before it can be freed again.
-  busy_.reserve(nodes);
+  busy_.reserve(std::max<std::size_t>(nodes, 1));
 }
 
 void TransferTracker::reset() {
@@ -21,7 +20,14 @@ void TransferTracker::wait(NodeId v) {
 }
 
 void TransferTracker::released(NodeId v, std::int64_t begin, std::int64_t end) {
-  if (in_flight_[static_cast<std::size_t>(v)]) busy_.push_back({begin, end, v});
+  if (!in_flight_[static_cast<std::size_t>(v)]) return;
+  // Full (a node freed again and again while its transfers queue): the oldest range's
+  // transfer goes first, rather than the table growing during a step.
+  if (busy_.size() == busy_.capacity()) {
+    wait(busy_.front().node);
+    if (!in_flight_[static_cast<std::size_t>(v)]) return;  // that was v's own
+  }
+  busy_.push_back({begin, end, v});
 }
 
 void TransferTracker::claim(std::int64_t begin, std::int64_t end) {

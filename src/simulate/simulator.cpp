@@ -100,6 +100,7 @@ class Simulation {
         if (!s.in_ram) invalid(p, fmt::format("{} is not in RAM: {}", name(v), why_absent(v)));
         const double start = std::max({cpu_s_, bus_s_, s.ready_s});
         bus_s_ = start + c.pageout_time_s;
+        take_cpu_for_transfer(c);
         s.on_storage = true;
         s.storage_ready_s = bus_s_;
         s.pageout_end_s = bus_s_;
@@ -114,6 +115,7 @@ class Simulation {
         if (s.in_ram) invalid(p, fmt::format("{} is already in RAM", name(v)));
         const double start = std::max({cpu_s_, bus_s_, s.storage_ready_s});
         bus_s_ = start + c.pagein_time_s;
+        take_cpu_for_transfer(c);
         s.in_ram = true;
         s.ready_s = bus_s_;
         s.pageout_end_s = -1;
@@ -138,6 +140,14 @@ class Simulation {
         break;
       }
     }
+  }
+
+  // A transfer's own work on the CPU (its copy and checksum on the I/O thread, its system
+  // calls) slows the kernels running meanwhile; counted as the compute it delays, from
+  // when it is issued.
+  void take_cpu_for_transfer(const NodeCost& c) {
+    cpu_s_ += c.paging_cpu_s;
+    result_.paging_cpu_s += c.paging_cpu_s;
   }
 
   void allocate(TensorState& s, NodeId v, double start_s, std::size_t p) {

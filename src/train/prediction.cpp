@@ -26,6 +26,10 @@ std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, do
     row.note = fmt::format("no plan: {}", e.what());
   } catch (const InputError& e) {  // below the smallest workable budget
     row.note = fmt::format("no plan: {}", e.what());
+  } catch (const InternalError& e) {
+    // A bug in one strategy's planning (it says so) is reported in its row; the other
+    // plans are still run and measured.
+    row.note = fmt::format("no plan: {}", e.what());
   }
   return std::nullopt;
 }

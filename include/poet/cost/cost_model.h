@@ -17,6 +17,7 @@ struct NodeCost {
   double pagein_time_s = 0;
   double pageout_energy_j = 0; // time x memory power
   double pagein_energy_j = 0;
+  double paging_cpu_s = 0;     // compute time a transfer of it (either way) takes from the kernels
   std::int64_t bytes = 0;      // output bytes (RAM cost)
 };
 

@@ -23,6 +23,11 @@ struct DeviceProfile {
   double pageout_latency_s = 0;       // RAM -> secondary storage, per transfer
   double pageout_bytes_per_s = 0;
   double memory_power_w = 0;          // power drawn while paging (MEMORY_POWER)
+  // Compute time a transfer (either way) takes from the kernels running beside it: its
+  // copy and checksum on the I/O thread, its system calls, the memory bus. Measured by
+  // `poet profile`; optional in the JSON (0: free, as the reference's model has it).
+  double paging_cpu_per_transfer_s = 0;
+  double paging_cpu_per_byte_s = 0;
   std::string sources;                // where the figures come from
   // Set by `poet profile` (measured_profile.h); absent from the built-in platforms.
   std::string measured_on;            // the machine

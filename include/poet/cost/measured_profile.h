@@ -36,6 +36,11 @@ struct StorageSample {
   std::int64_t bytes = 0;
   double pageout_s = 0, pageout_spread_s = 0;  // median, interquartile range
   double pagein_s = 0, pagein_spread_s = 0;
+  // Compute time one transfer of this size took from kernels running beside it (the
+  // median run of the load with these transfers, less its median run alone, over the
+  // transfers per run); 0 where not measured (profiles before it was: the JSON key is
+  // optional).
+  double compute_lost_s = 0;
 };
 
 struct MeasuredStorage {

@@ -93,7 +93,7 @@ class FilePager final : public Pager {
   };
 
   Record& record(NodeId node);  // requires mutex_
-  void enqueue(const Request& request);  // requires mutex_
+  void enqueue(const Request& request);  // requires mutex_; the caller notifies work_ready_ after unlocking
   void run_io_thread();
   std::string perform(const Request& request, std::uint32_t expected_crc, std::uint32_t& crc);
   paging::InjectedFault injected_fault_for(PageTransfer kind);

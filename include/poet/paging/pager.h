@@ -3,6 +3,11 @@
 // page-in starts, the executor goes on, and waits for that tensor's transfer only when it
 // must (before reusing the RAM a page-out reads from, before computing with a paged-in
 // tensor). The executor never frees or overwrites a buffer with a transfer in flight.
+//
+// Transfers take effect in the order they are started: a transfer touches no byte (of RAM
+// or of storage) before every transfer started earlier has ended. So the executor starts a
+// page-in without waiting for the page-out of the copy it reads, or for transfers still
+// touching the bytes it fills; the stepping thread never blocks to issue a transfer.
 #pragma once
 
 #include <cstddef>

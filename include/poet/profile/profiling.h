@@ -46,14 +46,30 @@ void time_pass(runtime::NodeRunner& runner, std::vector<std::vector<double>>& sa
 // largest output (distinct, spread over the sorted sizes).
 std::vector<std::int64_t> storage_sizes(const Graph& g, std::size_t count = 6);
 
-// Transfer time = latency + bytes / throughput, least squares over (bytes, seconds). The
-// latency is clamped at 0; with one size, or times that do not grow with size, the
-// throughput is bytes over time of the largest sample.
+// Transfer time = latency + bytes / throughput, fitted to (bytes, seconds) by least
+// squares with each sample weighted by 1 / its time: the sizes run from a few bytes to
+// megabytes, and a plain fit, ruled by the largest times, can put the latency of small
+// transfers below 0 (then clamped: a plan's 76 small transfers cost nothing beyond their
+// bytes in its prediction), while a fit of relative errors, ruled by the smallest, misses
+// the largest by a third. A negative latency is clamped at 0. With one size, or times that
+// do not grow with size (seen here: 3.9 ms for every page-out from 128 B to 512 KiB while
+// other processes wrote to the disk), the time is all latency and the throughput
+// kUnmeasurableBytesPerSecond.
+constexpr double kUnmeasurableBytesPerSecond = 1e15;
 struct TransferFit {
   double latency_s = 0;
   double bytes_per_s = 0;
 };
 TransferFit fit_transfers(const std::vector<std::int64_t>& bytes, const std::vector<double>& seconds);
+
+// The compute time a transfer takes from the kernels running beside it (its copy and
+// checksum on the I/O thread, its system calls, the memory bus): per transfer and per
+// byte, least squares over (bytes, seconds lost per transfer), both clamped at 0.
+struct PagingCpuFit {
+  double per_transfer_s = 0;
+  double per_byte_s = 0;
+};
+PagingCpuFit fit_paging_cpu(const std::vector<std::int64_t>& bytes, const std::vector<double>& lost_s);
 
 struct StorageTimingOptions {
   std::string directory = ".";  // where the page file goes (its file system is measured)
@@ -70,13 +86,19 @@ struct StorageTimingOptions {
 struct StorageTiming {
   MeasuredStorage measured;
   TransferFit pageout, pagein;
+  PagingCpuFit cpu;  // zero without a compute load
   // How the page cache was kept out of the page-ins: "O_DIRECT", "posix_fadvise
   // DONTNEED after fdatasync", or that it could not be.
   std::string cache;
 };
 
 // Pages out and back in one tensor of each size, `repeats` times, through a FilePager in
-// `directory`, waiting for each transfer, while `compute_load` runs. Throws IoError if the file cannot be made.
+// `directory`, waiting for each transfer, while `compute_load` runs. With a load, it also
+// times the load's runs, for each size kLoadRunsPerSize with no transfers and then as many
+// within the size's transfers (which go on until that many whole runs fell within them),
+// and fits what a transfer takes from the load (PagingCpuFit). Throws IoError if the file
+// cannot be made.
+constexpr int kLoadRunsPerSize = 5;
 StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const StorageTimingOptions& options,
                            const std::function<void(const StorageSample&)>& progress = {});
 
