@@ -9,8 +9,13 @@ void require_nchw(const OpArgs& a, std::string_view op) {
 }
 
 // Output rows or columns of a window sliding over `in` padded by `pad` on both sides.
-std::int64_t window_positions(std::int64_t in, int kernel, int stride, int pad) {
-  return (in - kernel + 2 * pad) / stride + 1;
+// With `ceil`, rounded up as PyTorch's ceil_mode, less a last window that would start
+// beyond the image and its leading padding (the runtime's Pool2dShape counts alike).
+std::int64_t window_positions(std::int64_t in, int kernel, int stride, int pad, bool ceil = false) {
+  const std::int64_t span = in - kernel + 2 * pad;
+  std::int64_t out = (ceil ? span + stride - 1 : span) / stride + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
 }
 
 Shape pool_shape(const OpArgs& a) {
@@ -18,8 +23,8 @@ Shape pool_shape(const OpArgs& a) {
   require(a.attrs.stride > 0, "pool2d", "needs a positive stride");
   const Shape& in = a.input();
   const OpAttrs& t = a.attrs;
-  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h),
-          window_positions(in[3], t.kernel_w, t.stride, t.pad_w)};
+  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h, t.ceil_mode),
+          window_positions(in[3], t.kernel_w, t.stride, t.pad_w, t.ceil_mode)};
 }
 
 // The reference's formula, max and average alike.
@@ -84,9 +89,16 @@ OpDef max_pool_indices() {
   return d;
 }
 
+// Every window is divided by the kernel's area, padding counted: a partial window of
+// ceil_mode would need another divisor, so average pooling rounds down only.
 OpDef avg_pool2d() {
-  return parameterless(OpKind::AvgPool2d, "avg_pool2d", "AvgPool2d", pool_shape, pool_flops,
-                       elementwise_gradient({}, grad_per_input_1));
+  return parameterless(
+      OpKind::AvgPool2d, "avg_pool2d", "AvgPool2d",
+      [](const OpArgs& a) {
+        require(!a.attrs.ceil_mode, "avg_pool2d", "rounds its output size down (no ceil_mode)");
+        return pool_shape(a);
+      },
+      pool_flops, elementwise_gradient({}, grad_per_input_1));
 }
 
 OpDef global_avg_pool() {

@@ -108,11 +108,15 @@ class Importer {
   void gather(const NodeReader& n);
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
   NodeId mul(const NodeReader& n);   // of two activations
+  // Of an activation by a float initializer of more than one element (a layer scale),
+  // learned; none: the constant is a scalar (scale).
+  std::optional<NodeId> mul_parameter(const NodeReader& n);
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);
+  NodeId subtract(const NodeReader& n);  // of two activations
 
   // Patterns: the node that alone reads value `v`, if it is an `op` (-1 otherwise).
   int sole_reader(const std::string& v, std::string_view op) const;

@@ -38,8 +38,9 @@ const std::vector<std::string>& layer_ops() {
       "Add",     "AveragePool", "BatchNormalization", "Clip",     "Concat",  "Conv",    "Div (by a constant)",
       "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
-      "Mul (by a constant, or broadcast)", "Pad",
-      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
+      "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax",
+      "Sub (of two activations)", "Tanh", "Transpose"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
@@ -379,10 +380,13 @@ void Importer::import_node(const NodeReader& n) {
     return bind(n, make(n, OpKind::GlobalAvgPool, {x}), seen);
   }
   if (op == "Add") return bind(n, add(n));
+  if (op == "Sub") return bind(n, subtract(n));
   if (op == "Transpose") return transpose(n);
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
   if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
+  if (op == "Mul")
+    if (const auto id = mul_parameter(n)) return bind(n, *id);
   if (op == "Mul" || op == "Div") return scale(n);
   if (op == "HardSigmoid") return hard_sigmoid(n);
   if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
@@ -398,8 +402,12 @@ void Importer::import_node(const NodeReader& n) {
     const auto rank = static_cast<std::int64_t>(g_.node(parts.at(0)).shape.size());
     std::int64_t axis = n.get_int("axis", 1);
     if (axis < 0) axis += rank;
-    if (axis != 1) unsupported(n, fmt::format("poet concatenates along axis 1 (channels) only, not axis {}", axis));
-    return bind(n, make(n, OpKind::Concat, parts));
+    if (axis < 1 || axis >= rank)
+      unsupported(n, fmt::format("poet concatenates along an axis besides the batch's, not axis {} of rank {}", axis,
+                                 rank));
+    OpAttrs a;
+    a.axis = static_cast<int>(axis);
+    return bind(n, make(n, OpKind::Concat, parts, {.attrs = a}));
   }
   if (op == "Pad") return pad(n);
   if (op == "Erf") unsupported(n, "poet computes Erf only within GELU, 0.5 x (1 + erf(x / sqrt 2))");

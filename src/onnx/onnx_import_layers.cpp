@@ -200,10 +200,15 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   a.pad_w = geometry.pad_w;
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
     unsupported(n, "poet pools with padding narrower than the kernel");
-  // ceil_mode rounds the output size up; poet's rule rounds down: equal when the windows tile.
+  // ceil_mode rounds the output size up: the same as rounding down where the windows tile;
+  // otherwise a last, partial window, which poet's max-pool takes (clipped to the image).
   if (n.get_int("ceil_mode", 0) != 0 &&
-      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0))
-    unsupported(n, "ceil_mode adds a partial window here; poet's pooling rounds down (export with ceil_mode=False)");
+      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0)) {
+    if (op != OpKind::MaxPool2d)
+      unsupported(n, "ceil_mode adds a partial window here, which poet's average pooling does not divide as "
+                     "PyTorch does (export with ceil_mode=False)");
+    a.ceil_mode = true;
+  }
   return make(n, op, {x}, {.attrs = a});
 }
 
@@ -319,6 +324,19 @@ NodeId Importer::add(const NodeReader& n) {
     unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
                                shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
   return make(n, OpKind::Add, {a, b});
+}
+
+// a - b of one shape: a + (-1) b, exact in floating point (negation only flips the sign),
+// and differentiated as those two.
+NodeId Importer::subtract(const NodeReader& n) {
+  const NodeId a = activation(n, 0), b = activation(n, 1);
+  if (g_.node(a).shape != g_.node(b).shape)
+    unsupported(n, fmt::format("it broadcasts {} and {}; poet subtracts two tensors of one shape",
+                               shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
+  OpAttrs minus;
+  minus.scale = -1;
+  const NodeId negated = make(n, OpKind::Scale, {b}, {.attrs = minus});
+  return make(n, OpKind::Add, {a, negated});
 }
 
 NodeId Importer::dropout(const NodeReader& n) {

@@ -62,7 +62,7 @@ void Importer::take_in(std::initializer_list<int> nodes) {
 }
 
 void Importer::transpose(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
+  const NodeId x = activation_as_onnx(n, 0);
   const auto rank = static_cast<std::int64_t>(g_.node(x).shape.size());
   std::vector<std::int64_t> perm = n.get_ints("perm").value_or(std::vector<std::int64_t>{});
   if (perm.empty())  // ONNX's default: the axes reversed
@@ -169,6 +169,24 @@ NodeId Importer::mul(const NodeReader& n) {
   NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
   if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
   return make(n, OpKind::Mul, {a, b});
+}
+
+std::optional<NodeId> Importer::mul_parameter(const NodeReader& n) {
+  const int p_slot = value(n, 0).node < 0 ? 0 : 1;
+  const ConstTensor* p = constant(n, p_slot);
+  if (!p || p->elements() == 1) return std::nullopt;
+  const NodeId x = activation_as_onnx(n, 1 - p_slot);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (!p->is_float || p->name.empty() || p->dims.size() > in.size())
+    unsupported(n, fmt::format("poet multiplies an activation by a learned tensor (a float initializer) of at most "
+                               "its rank, not by {}",
+                               dims_string(p->dims)));
+  OpAttrs a;
+  a.dims = p->dims;  // aligned to the activation's trailing axes, as ONNX broadcasts
+  a.dims.insert(a.dims.begin(), static_cast<std::ptrdiff_t>(in.size() - p->dims.size()), 1);
+  const NodeId id = make(n, OpKind::MulParameter, {x}, {.attrs = a});
+  set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
+  return id;
 }
 
 // torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the
