@@ -151,7 +151,7 @@ class TinyConvNeXt(nn.Module):
     """The pieces of the torchvision models that imported last: SqueezeNet's and GoogLeNet's max-pool with ceil_mode
     adding a partial window, ConvNeXt's block (depthwise 7x7 Conv, channels-last layer norm and MLP, the layer
     scale: a Mul by a learned [C, 1, 1] tensor), Swin's torch.roll (Slice and Concat along the rows and the
-    columns), and a Sub of two activations."""
+    columns), a Sub of two activations and a Split."""
 
     def __init__(self):
         super().__init__()
@@ -169,7 +169,36 @@ class TinyConvNeXt(nn.Module):
         y = self.mlp(self.norm(y)).permute(0, 3, 1, 2)
         x = x + self.layer_scale * y
         x = torch.roll(x, shifts=(1, -1), dims=(2, 3)) - torch.sigmoid(x)
+        a, b = x.split([3, 5], dim=1)
+        x = torch.cat([b, torch.tanh(a)], dim=1)
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class TinySeqFirstTransformer(nn.Module):
+    """nn.TransformerEncoder with batch_first=False: its input is [seq, batch, dim], classified by the first position's
+    row. poet feeds the batch as the input's first axis, so it must refuse this model, not import it with the file's
+    batch in place of its own."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=1)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.head(self.encoder(x)[0])
+
+
+def write_seq_first(out_dir):
+    """Structure only, twice: the sequence axis named the batch (a mistake poet must catch: the logits' rows stay the
+    file's batch, here BATCH), and the batch axis named as it is (the second axis varies)."""
+    torch.manual_seed(1234)
+    model = TinySeqFirstTransformer().eval()
+    for name, axis in (("tiny_transformer_seq_first", 0), ("tiny_transformer_seq_first_batch_axis_1", 1)):
+        path = os.path.join(out_dir, name + ".onnx")
+        torch.onnx.export(model, torch.rand(5, BATCH, 16), path, opset_version=13, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {axis: "batch"}})
+        strip_weights(path)
 
 
 def tiny_vit():
@@ -297,6 +326,7 @@ def main():
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),
            14, torch.onnx.TrainingMode.TRAINING)
     write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)
+    write_seq_first(out_dir)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,12 @@ const std::vector<std::string>& constant_ops();
 int window_attribute(const NodeReader& n, std::int64_t value, const char* what, const std::string& path);
 std::string dims_string(const Shape& s);
 
+// Logits whose rows are not the batch: the model batches along another axis of its input.
+class BatchNotFirst : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // An ONNX value: the output of a poet node (an activation) or a constant.
 struct Value {
   NodeId node = -1;
@@ -50,8 +56,9 @@ struct Weight {
 
 class Importer {
  public:
-  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch)
-      : model_(model), path_(path), batch_(batch) {}
+  // shapes_only: the parameters' values are not copied (a second import that checks shapes).
+  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch, bool shapes_only = false)
+      : model_(model), path_(path), batch_(batch), shapes_only_(shapes_only) {}
 
   OnnxModel run();
 
@@ -105,6 +112,7 @@ class Importer {
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);
+  void split(const NodeReader& n);  // into slices, one per output
   void gather(const NodeReader& n);
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
   NodeId mul(const NodeReader& n);   // of two activations
@@ -131,11 +139,14 @@ class Importer {
   bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
   void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
   void add_loss();
+  // The error for logits whose rows are not the batch (a sequence-first model).
+  std::string batch_not_first(const std::string& output, const Shape& logits) const;
   std::int64_t model_opset() const;
 
   const ::onnx::ModelProto& model_;
   const std::string& path_;
   int batch_;
+  bool shapes_only_;
   Graph g_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, std::vector<int>> readers_;  // value -> indices of the nodes reading it
