@@ -151,12 +151,13 @@ class TinyConvNeXt(nn.Module):
     """The pieces of the torchvision models that imported last: SqueezeNet's and GoogLeNet's max-pool with ceil_mode
     adding a partial window, ConvNeXt's block (depthwise 7x7 Conv, channels-last layer norm and MLP, the layer
     scale: a Mul by a learned [C, 1, 1] tensor), Swin's torch.roll (Slice and Concat along the rows and the
-    columns), a Sub of two activations and a Split."""
+    columns), a Sub of two activations, a Split, and a dilated grouped Conv."""
 
     def __init__(self):
         super().__init__()
         self.stem = nn.Conv2d(3, 8, 3, 1, 1)
         self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)  # 8x8 -> 4x4: the last window overhangs
+        self.dilated = nn.Conv2d(8, 8, 3, 1, 2, dilation=2, groups=2)
         self.depthwise = nn.Conv2d(8, 8, 7, 1, 3, groups=8)
         self.norm = nn.LayerNorm(8, eps=1e-6)
         self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
@@ -165,6 +166,7 @@ class TinyConvNeXt(nn.Module):
 
     def forward(self, x):
         x = self.pool(torch.relu(self.stem(x)))
+        x = x + torch.relu(self.dilated(x))
         y = self.depthwise(x).permute(0, 2, 3, 1)
         y = self.mlp(self.norm(y)).permute(0, 3, 1, 2)
         x = x + self.layer_scale * y

@@ -92,11 +92,12 @@ class Importer {
                    std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
-  // The stride and padding of a Conv or pooling node as poet's window operators take them
-  // (undilated, explicit or VALID padding, one stride for both axes, each axis padded alike
-  // on both sides); `pads` replaces the node's own (a Pad folded into a pool).
+  // The stride, padding and dilation of a Conv or pooling node as poet's window operators
+  // take them (explicit or VALID padding, one stride and one dilation for both axes, each
+  // axis padded alike on both sides; pooling undilated); `pads` replaces the node's own (a
+  // Pad folded into a pool).
   struct Window {
-    int stride, pad_h, pad_w;
+    int stride, pad_h, pad_w, dilation;
   };
   Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {});
   NodeId conv(const NodeReader& n);

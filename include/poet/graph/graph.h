@@ -42,6 +42,7 @@ struct OpAttrs {
   int pad_h = 0, pad_w = 0;
   bool ceil_mode = false;  // max-pool: the output size rounds up (a last, partial window)
   int groups = 1;
+  int dilation = 1;  // conv: the spacing of the kernel's taps, both axes
   bool bias = true;  // linear / conv: the layer has a bias vector
   int heads = 0;
   bool transpose_b = false;

@@ -31,9 +31,13 @@ struct Conv2dShape {
   int pad_h = 0, pad_w = 0;
   int groups = 1;  // groups == in_channels == out_channels: depthwise
   bool bias = true;
+  int dilation = 1;  // both axes: tap (i, j) reads i dilation rows, j dilation columns from the corner
 
-  std::int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride + 1; }
-  std::int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride + 1; }
+  // The window's extent: kernel taps spread by the dilation.
+  std::int64_t span_h() const { return std::int64_t{dilation} * (kernel_h - 1) + 1; }
+  std::int64_t span_w() const { return std::int64_t{dilation} * (kernel_w - 1) + 1; }
+  std::int64_t out_h() const { return (in_h + 2 * pad_h - span_h()) / stride + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad_w - span_w()) / stride + 1; }
   std::int64_t in_channels_per_group() const { return in_channels / groups; }
   std::int64_t out_channels_per_group() const { return out_channels / groups; }
 };
