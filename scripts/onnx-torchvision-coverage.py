@@ -48,7 +48,7 @@ def main():
     parser.add_argument("--opset", type=int, default=13)
     parser.add_argument("--training", action="store_true")
     parser.add_argument("models", nargs="*")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     os.makedirs(args.out_dir, exist_ok=True)
     for name in args.models or classification_models():
         kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
