@@ -481,7 +481,8 @@ OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options)
   // structure imported again with another batch tells. A file whose shapes fix its batch
   // elsewhere may not import with another one; only the rows of one that does count.
   try {
-    onnx_import::Importer(model, path, options.batch_size + 1, /*shapes_only=*/true).run();
+    const int other = options.batch_size > 1 ? options.batch_size - 1 : 2;
+    onnx_import::Importer(model, path, other, /*shapes_only=*/true).run();
   } catch (const onnx_import::BatchNotFirst&) {
     throw;
   } catch (const InputError&) {  // another batch does not fit the file: nothing to tell
