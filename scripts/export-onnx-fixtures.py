@@ -147,6 +147,62 @@ class TinyMobileNetV3(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TinyConvNeXt(nn.Module):
+    """The pieces of the torchvision models that imported last: SqueezeNet's and GoogLeNet's max-pool with ceil_mode
+    adding a partial window, ConvNeXt's block (depthwise 7x7 Conv, channels-last layer norm and MLP, the layer
+    scale: a Mul by a learned [C, 1, 1] tensor), Swin's torch.roll (Slice and Concat along the rows and the
+    columns), a Sub of two activations, a Split, and a dilated grouped Conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, 1, 1)
+        self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)  # 8x8 -> 4x4: the last window overhangs
+        self.dilated = nn.Conv2d(8, 8, 3, 1, 2, dilation=2, groups=2)
+        self.depthwise = nn.Conv2d(8, 8, 7, 1, 3, groups=8)
+        self.norm = nn.LayerNorm(8, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+        self.layer_scale = nn.Parameter(torch.full((8, 1, 1), 0.5))
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        x = x + torch.relu(self.dilated(x))
+        y = self.depthwise(x).permute(0, 2, 3, 1)
+        y = self.mlp(self.norm(y)).permute(0, 3, 1, 2)
+        x = x + self.layer_scale * y
+        x = torch.roll(x, shifts=(1, -1), dims=(2, 3)) - torch.sigmoid(x)
+        a, b = x.split([3, 5], dim=1)
+        x = torch.cat([b, torch.tanh(a)], dim=1)
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+class TinySeqFirstTransformer(nn.Module):
+    """nn.TransformerEncoder with batch_first=False: its input is [seq, batch, dim], classified by the first position's
+    row. poet feeds the batch as the input's first axis, so it must refuse this model, not import it with the file's
+    batch in place of its own."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=1)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.head(self.encoder(x)[0])
+
+
+def write_seq_first(out_dir):
+    """Structure only, twice: the sequence axis named the batch (a mistake poet must catch: the logits' rows stay the
+    file's batch, here BATCH), and the batch axis named as it is (the second axis varies)."""
+    torch.manual_seed(1234)
+    model = TinySeqFirstTransformer().eval()
+    for name, axis in (("tiny_transformer_seq_first", 0), ("tiny_transformer_seq_first_batch_axis_1", 1)):
+        path = os.path.join(out_dir, name + ".onnx")
+        torch.onnx.export(model, torch.rand(5, BATCH, 16), path, opset_version=13, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {axis: "batch"}})
+        strip_weights(path)
+
+
 def tiny_vit():
     """torchvision's VisionTransformer in miniature: patches by a strided Conv, the class token (Expand, Concat),
     the position embedding (Add), GELU through Erf, layer norm with epsilon 1e-6, the class token's row (Gather)."""
@@ -266,11 +322,13 @@ def main():
     write_fixture("tiny_transformer", TinyTransformer, (5, 16), 3, out_dir, perturb=True)
     write_fixture("tiny_vit", tiny_vit, (3, 8, 8), 4, out_dir, opset=17, perturb=True)
     write_fixture("tiny_mobilenet_v3", TinyMobileNetV3, (3, 8, 8), 5, out_dir, perturb=True)
+    write_fixture("tiny_convnext", TinyConvNeXt, (3, 8, 8), 4, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),
            14, torch.onnx.TrainingMode.TRAINING)
     write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)
+    write_seq_first(out_dir)
 
 
 if __name__ == "__main__":

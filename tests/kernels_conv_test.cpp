@@ -59,7 +59,8 @@ std::vector<float> direct_conv(const Conv2dShape& s, const std::vector<float>& x
           for (std::int64_t c = 0; c < cin; ++c)
             for (std::int64_t i = 0; i < s.kernel_h; ++i)
               for (std::int64_t j = 0; j < s.kernel_w; ++j) {
-                const std::int64_t iy = oy * s.stride - s.pad_h + i, ix = ox * s.stride - s.pad_w + j;
+                const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation,
+                                   ix = ox * s.stride - s.pad_w + j * s.dilation;
                 if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
                 const std::int64_t channel = o / cout * cin + c;
                 sum += x[((n * s.in_channels + channel) * s.in_h + iy) * s.in_w + ix] *
@@ -145,6 +146,37 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
                         .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = false});
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = true});
+}
+
+// Dilated (DeepLab's, ONNX's `dilations`): tap (i, j) reads i dilation rows and j dilation
+// columns from the window's corner. Every path: im2col with whole-row copies (stride 1,
+// 2 pad = dilation (kernel - 1): as many output as input columns), row by row, strided,
+// grouped, depthwise; against the definition, and the gradients to finite differences.
+TEST(KernelConv2d, DilatedMatchesTheDefinitionAndItsGradientsFiniteDifferences) {
+  const std::vector<Conv2dShape> shapes{
+      {.batch = 3, .in_channels = 4, .in_h = 7, .in_w = 6, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = true, .dilation = 2},
+      {.batch = 2, .in_channels = 4, .in_h = 9, .in_w = 8, .out_channels = 4, .kernel_h = 3, .kernel_w = 2,
+       .stride = 2, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false, .dilation = 3},
+      {.batch = 2, .in_channels = 3, .in_h = 7, .in_w = 7, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 3, .bias = true, .dilation = 2},
+      {.batch = 2, .in_channels = 2, .in_h = 6, .in_w = 9, .out_channels = 2, .kernel_h = 2, .kernel_w = 3,
+       .stride = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false, .dilation = 2}};
+  for (const Conv2dShape& s : shapes) {
+    SCOPED_TRACE(::testing::Message() << "dilation " << s.dilation << ", groups " << s.groups);
+    const std::vector<float> x = random_values(s.batch * s.in_channels * s.in_h * s.in_w, 7),
+                             weight = random_values(s.out_channels * s.in_channels_per_group() * s.kernel_h * s.kernel_w, 8);
+    Conv2dShape unbiased = s;
+    unbiased.bias = false;
+    const std::vector<float> got = conv(unbiased, x, weight, {}), want = direct_conv(unbiased, x, weight);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-5f) << "output " << k;
+    check_conv_gradients(s);
+  }
+  // 3 taps dilated by 4 span 9 rows: they do not fit 6 rows padded by 1.
+  EXPECT_THROW(validate(Conv2dShape{.batch = 1, .in_channels = 1, .in_h = 6, .in_w = 6, .out_channels = 1,
+                                    .kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1, .dilation = 4}),
+               InputError);
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {

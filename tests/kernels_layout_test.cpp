@@ -162,5 +162,36 @@ TEST(KernelMul, BroadcastAndBothGradientsMatch) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, a, in, out); }, b, 24, dy, db));
 }
 
+// ConvNeXt's layer scale, [1, C, 1, 1] over [N, C, H, W] (the runtime's mul_parameter): the
+// parameter repeats over the batch, ahead of its own axis, as well as over the image.
+TEST(KernelMul, LayerScaleOverBatchAndImageAndBothGradientsMatch) {
+  BroadcastShape s;
+  s.rank = 4;
+  s.dims = {2, 3, 2, 2};
+  s.b_dims = {1, 3, 1, 1};
+  const std::vector<float> x = random_values(24, 21), p = random_values(3, 22), dy = random_values(24, 23);
+  std::vector<float> y(24), dx(24), dp(3);
+  mul_forward(s, x, p, y);
+  EXPECT_FLOAT_EQ(y[12 + 4 + 1], x[17] * p[1]);  // element (1, 1, 0, 1)
+  mul_backward_a(s, dy, p, dx);
+  mul_backward_b(s, dy, x, dp);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, in, p, out); }, x, 24, dy, dx));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, x, in, out); }, p, 24, dy, dp));
+}
+
+// Along the rows of [2, c, 3] pieces (axis 1 of rank 3, or an image's rows after the
+// channels): 2 rows of each, joined; the gradient gives each its block back.
+TEST(KernelConcat, AlongAnInnerAxisAndTheGradientTakesEachBlockBack) {
+  const std::vector<float> a = random_values(2 * 1 * 3, 24), b = random_values(2 * 2 * 3, 25);
+  std::vector<float> y(2 * 3 * 3);
+  concat_forward_part(2, a, 3, y, 9, 0);
+  concat_forward_part(2, b, 6, y, 9, 3);
+  EXPECT_EQ(y[9], a[3]);       // second row block starts with a's second
+  EXPECT_EQ(y[9 + 3], b[6]);
+  std::vector<float> db(12);
+  concat_backward_part(2, y, 9, 3, db, 6);
+  EXPECT_EQ(db, b);
+}
+
 }  // namespace
 }  // namespace poet::kernels

@@ -96,6 +96,38 @@ TEST(KernelMaxPool2d, BackwardThroughIndicesEqualsFindingTheMaximaAgainBitForBit
   }
 }
 
+// ceil_mode (SqueezeNet's and GoogLeNet's pools): the output size rounds up, PyTorch's
+// rule, and the last window overhangs the image, clipped to it.
+TEST(KernelMaxPool2d, CeilModeAddsAPartialWindowWithItsGradient) {
+  // 8 rows, 3x3 windows by 2: floor 3 positions, ceil 4 (the last covers rows 6 and 7 only).
+  const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 8, .in_w = 7, .kernel_h = 3, .kernel_w = 3, .stride = 2,
+                      .ceil_mode = true};
+  EXPECT_EQ(s.out_h(), 4);
+  EXPECT_EQ(s.out_w(), 3);  // (7 - 3) / 2 is whole: no partial window
+  // A window starting at the image's end would hold padding alone: PyTorch drops it.
+  EXPECT_EQ(pool_positions(5, 2, 2, 1, true), 3);  // not 4, whose window would start at row 5
+  EXPECT_EQ(pool_positions(5, 2, 2, 1, false), 3);
+  EXPECT_EQ(pool_positions(6, 3, 2, 0, true), 3);
+  const std::vector<float> x = distinct_values(in_size(s), 5), dy = random_values(out_size(s), 6);
+  std::vector<float> y(out_size(s));
+  max_pool2d_forward(s, x, y);
+  // Output (plane 0, row 3, column 0): the maximum of rows 6 and 7, columns 0 to 2.
+  float expected = x[6 * 7];
+  for (int r = 6; r < 8; ++r)
+    for (int c = 0; c < 3; ++c) expected = std::max(expected, x[static_cast<std::size_t>(r * 7 + c)]);
+  EXPECT_EQ(y[3 * 3], expected);
+  const std::vector<float> dx = backward_through_indices<std::uint8_t>(s, dy, x);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { max_pool2d_forward(s, in, out); }, x, out_size(s), dy, dx));
+  EXPECT_EQ(0, std::memcmp(dx.data(), backward_from_x(s, dy, x).data(), dx.size() * sizeof(float)));
+}
+
+TEST(KernelAvgPool2d, CeilModeIsRefused) {
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 3, .kernel_w = 3, .stride = 2,
+                      .ceil_mode = true};
+  std::vector<float> x(in_size(s)), y(out_size(s));
+  EXPECT_THROW(avg_pool2d_forward(s, x, y), InputError);
+}
+
 TEST(KernelMaxPool2d, IndicesTooNarrowForTheWindowAreRefused) {
   const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 17, .in_w = 17, .kernel_h = 17, .kernel_w = 17, .stride = 1};
   const std::vector<float> x(in_size(s), 1.0f);

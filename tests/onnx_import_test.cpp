@@ -104,14 +104,15 @@ TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
 }
 
 TEST(OnnxImport, UnsupportedAttributeIsNamed) {
-  const std::string path = write_model("dilated", {1, 3, 8, 8}, {1, 2, 4, 4}, [](auto& g) {
+  // Dilated by 2 along the rows and 1 along the columns: poet's convolution dilates both alike.
+  const std::string path = write_model("dilated", {1, 3, 8, 8}, {1, 2, 4, 6}, [](auto& g) {
     add_initializer(g, "w", {2, 3, 3, 3}, 0.1f);
     auto* conv = add_node(g, "dilated_conv", "Conv", {"x", "w"}, "y");
     auto* d = conv->add_attribute();
     d->set_name("dilations");
     d->set_type(::onnx::AttributeProto::INTS);
     d->add_ints(2);
-    d->add_ints(2);
+    d->add_ints(1);
   });
   const std::string message = import_error(path);
   EXPECT_NE(message.find("dilated_conv"), std::string::npos) << message;
@@ -187,6 +188,56 @@ TEST(OnnxImport, PadOfZerosIsAnOperator) {
   const OnnxModel m = import_onnx(path, {.batch_size = 3});
   EXPECT_EQ(m.forward.node(1).op, OpKind::Pad);
   EXPECT_EQ(m.forward.node(1).shape, (Shape{3, 2, 5, 4}));
+}
+
+// Split makes a slice per output; Sub of two activations adds the second negated (exact).
+TEST(OnnxImport, SplitIsSlicesAndSubAnAddOfTheNegated) {
+  const std::string path = write_model("split", {1, 6}, {1, 3}, [](auto& g) {
+    auto* split = add_node(g, "halves", "Split", {"x"}, "first");
+    split->add_output("second");
+    auto* axis = split->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    add_node(g, "difference", "Sub", {"first", "second"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Slice, OpKind::Slice, OpKind::Scale, OpKind::Add,
+                                      OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(m.forward.node(3).attrs.scale, -1.0);
+  EXPECT_EQ(m.forward.node(2).attrs.begin, 3);
+
+  // Four equal parts do not divide an axis of 6: the sizes are needed.
+  const std::string uneven = write_model("split_uneven", {1, 6}, {1, 1}, [](auto& g) {
+    auto* split = add_node(g, "quarters", "Split", {"x"}, "a");
+    for (const char* o : {"b", "c", "d"}) split->add_output(o);
+    auto* axis = split->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    add_node(g, "first", "Identity", {"a"}, "y");
+  });
+  const std::string message = import_error(uneven);
+  EXPECT_NE(message.find("quarters"), std::string::npos) << message;
+}
+
+// nn.TransformerEncoder with batch_first=False takes [seq, batch, dim]. Exported with the
+// sequence axis named the batch, its logits' rows stay the file's batch (2): refused for
+// any batch asked for, 2 included (which only a second import with another batch tells).
+TEST(OnnxImport, SequenceFirstTransformerIsRefusedNamingBatchFirst) {
+  for (const int batch : {1, 2, 3}) {
+    try {
+      import_onnx(fixture("tiny_transformer_seq_first.onnx"), {.batch_size = batch});
+      ADD_FAILURE() << "a sequence-first encoder imported with batch " << batch;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("export it with batch_first=True"), std::string::npos) << e.what();
+    }
+  }
+  // Exported with its batch axis named: the input varies along axis 1.
+  const std::string message = import_error(fixture("tiny_transformer_seq_first_batch_axis_1.onnx"));
+  EXPECT_NE(message.find("batch_first=True"), std::string::npos) << message;
 }
 
 TEST(OnnxImport, HostileFilesAreClearErrors) {

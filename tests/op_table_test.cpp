@@ -90,6 +90,38 @@ TEST(OpTable, ShapesBeyondAnyTensorAreInputErrors) {
   EXPECT_THROW(apply_rules(OpKind::ReLU, relu), InputError);
 }
 
+// The operators torchvision's SqueezeNet, GoogLeNet and ConvNeXt brought: max-pool rounding
+// up (ceil_mode), a learned tensor multiplied in (a layer scale), concatenation along any
+// axis but the batch's.
+TEST(OpTable, CeilModePoolLayerScaleAndConcatAlongAnyAxis) {
+  const std::vector<Shape> image{{1, 2, 8, 7}};
+  OpArgs pool{.inputs = image};
+  pool.attrs.kernel_h = pool.attrs.kernel_w = 3;
+  pool.attrs.stride = 2;
+  EXPECT_EQ(apply_rules(OpKind::MaxPool2d, pool).shape, (Shape{1, 2, 3, 3}));
+  pool.attrs.ceil_mode = true;
+  EXPECT_EQ(apply_rules(OpKind::MaxPool2d, pool).shape, (Shape{1, 2, 4, 3}));  // a partial last row of windows
+  EXPECT_THROW(apply_rules(OpKind::AvgPool2d, pool), InputError);             // which average pooling would miscount
+
+  const std::vector<Shape> features{{2, 8, 4, 4}};
+  OpArgs scale{.inputs = features};
+  scale.attrs.dims = {1, 8, 1, 1};
+  const OpResult r = apply_rules(OpKind::MulParameter, scale);
+  EXPECT_EQ(r.shape, features[0]);
+  EXPECT_EQ(r.params, 8);
+  scale.attrs.dims = {8, 1, 1};  // the importer aligns a tensor to the activation's rank
+  EXPECT_THROW(apply_rules(OpKind::MulParameter, scale), InputError);
+
+  const std::vector<Shape> rows{{2, 3, 4, 5}, {2, 3, 1, 5}};
+  OpArgs concat{.inputs = rows};
+  concat.attrs.axis = 2;
+  EXPECT_EQ(apply_rules(OpKind::Concat, concat).shape, (Shape{2, 3, 5, 5}));
+  concat.attrs.axis = 1;  // the inputs differ along axis 2
+  EXPECT_THROW(apply_rules(OpKind::Concat, concat), InputError);
+  concat.attrs.axis = 0;  // the batch
+  EXPECT_THROW(apply_rules(OpKind::Concat, concat), InputError);
+}
+
 TEST(OpTable, EveryRuleIsComplete) {
   for (const OpDef& d : op_table()) {
     SCOPED_TRACE(d.name);

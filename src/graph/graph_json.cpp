@@ -28,7 +28,9 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.stride != d.stride) j["stride"] = a.stride;
   if (a.pad_h != d.pad_h) j["pad_h"] = a.pad_h;
   if (a.pad_w != d.pad_w) j["pad_w"] = a.pad_w;
+  if (a.ceil_mode != d.ceil_mode) j["ceil_mode"] = a.ceil_mode;
   if (a.groups != d.groups) j["groups"] = a.groups;
+  if (a.dilation != d.dilation) j["dilation"] = a.dilation;
   if (a.bias != d.bias) j["bias"] = a.bias;
   if (a.heads != d.heads) j["heads"] = a.heads;
   if (a.transpose_b != d.transpose_b) j["transpose_b"] = a.transpose_b;
@@ -116,9 +118,11 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "pad_h") a.pad_h = as_int();
     else if (key == "pad_w") a.pad_w = as_int();
     else if (key == "groups") a.groups = as_int();
+    else if (key == "dilation") a.dilation = as_int();
     else if (key == "heads") a.heads = as_int();
     else if (key == "bias" && value.is_boolean()) a.bias = value.get<bool>();
     else if (key == "transpose_b" && value.is_boolean()) a.transpose_b = value.get<bool>();
+    else if (key == "ceil_mode" && value.is_boolean()) a.ceil_mode = value.get<bool>();
     else if (key == "dropout_p" && value.is_number()) {
       a.dropout_p = value.get<double>();
       if (!(a.dropout_p >= 0 && a.dropout_p < 1)) r.fail(fmt::format("attrs.dropout_p is {}; it must be in [0, 1)", a.dropout_p));

@@ -56,6 +56,7 @@ OpDef add_parameter();
 OpDef hard_sigmoid();
 OpDef hard_swish();
 OpDef mul();
+OpDef mul_parameter();
 // ops_reference.cpp: the reference's fused transformer layers.
 OpDef ref_query_key_value();
 OpDef ref_qkt();

@@ -9,8 +9,13 @@ void require_nchw(const OpArgs& a, std::string_view op) {
 }
 
 // Output rows or columns of a window sliding over `in` padded by `pad` on both sides.
-std::int64_t window_positions(std::int64_t in, int kernel, int stride, int pad) {
-  return (in - kernel + 2 * pad) / stride + 1;
+// With `ceil`, rounded up as PyTorch's ceil_mode, less a last window that would start
+// beyond the image and its leading padding (the runtime's Pool2dShape counts alike).
+std::int64_t window_positions(std::int64_t in, std::int64_t kernel, int stride, int pad, bool ceil = false) {
+  const std::int64_t span = in - kernel + 2 * pad;
+  std::int64_t out = (ceil ? span + stride - 1 : span) / stride + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
 }
 
 Shape pool_shape(const OpArgs& a) {
@@ -18,8 +23,8 @@ Shape pool_shape(const OpArgs& a) {
   require(a.attrs.stride > 0, "pool2d", "needs a positive stride");
   const Shape& in = a.input();
   const OpAttrs& t = a.attrs;
-  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h),
-          window_positions(in[3], t.kernel_w, t.stride, t.pad_w)};
+  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h, t.ceil_mode),
+          window_positions(in[3], t.kernel_w, t.stride, t.pad_w, t.ceil_mode)};
 }
 
 // The reference's formula, max and average alike.
@@ -41,8 +46,13 @@ OpDef conv2d() {
         require(t.groups > 0 && in[1] % t.groups == 0 && a.features % t.groups == 0, "conv2d",
                 "groups must divide channels");
         require(t.stride > 0, "conv2d", "needs a positive stride");
-        return Shape{in[0], a.features, window_positions(in[2], t.kernel_h, t.stride, t.pad_h),
-                     window_positions(in[3], t.kernel_w, t.stride, t.pad_w)};
+        require(t.dilation > 0 && t.dilation <= (1 << 20), "conv2d", "needs a dilation of 1 to 2^20");
+        // Dilated, the taps spread over dilation (kernel - 1) + 1 rows and columns.
+        const auto span = [&](int kernel) { return std::int64_t{t.dilation} * (kernel - 1) + 1; };
+        require(in[2] + 2 * t.pad_h >= span(t.kernel_h) && in[3] + 2 * t.pad_w >= span(t.kernel_w), "conv2d",
+                "the (dilated) kernel does not fit the padded input");
+        return Shape{in[0], a.features, window_positions(in[2], span(t.kernel_h), t.stride, t.pad_h),
+                     window_positions(in[3], span(t.kernel_w), t.stride, t.pad_w)};
       },
       // The reference: 2 x k^2 x |input| x out_channels + |output| (it charges every output
       // channel against every input position; kept as is for parity). Grouped convolutions
@@ -84,9 +94,16 @@ OpDef max_pool_indices() {
   return d;
 }
 
+// Every window is divided by the kernel's area, padding counted: a partial window of
+// ceil_mode would need another divisor, so average pooling rounds down only.
 OpDef avg_pool2d() {
-  return parameterless(OpKind::AvgPool2d, "avg_pool2d", "AvgPool2d", pool_shape, pool_flops,
-                       elementwise_gradient({}, grad_per_input_1));
+  return parameterless(
+      OpKind::AvgPool2d, "avg_pool2d", "AvgPool2d",
+      [](const OpArgs& a) {
+        require(!a.attrs.ceil_mode, "avg_pool2d", "rounds its output size down (no ceil_mode)");
+        return pool_shape(a);
+      },
+      pool_flops, elementwise_gradient({}, grad_per_input_1));
 }
 
 OpDef global_avg_pool() {

@@ -51,23 +51,27 @@ OpDef merge_heads() {
       copy_flops, reshape_gradient());
 }
 
-// Along axis 1: DenseNet's and Inception's channel concatenation. Each input's gradient is
-// its block of dY, copied out: it reads nothing else.
+// Along attrs.axis, any but the batch's: DenseNet's and Inception's channels (axis 1), the
+// rows or columns of an image. Each input's gradient is its block of dY, copied out: it
+// reads nothing else.
 OpDef concat() {
   return parameterless(
       OpKind::Concat, "concat", "",
       [](const OpArgs& a) {
         require(!a.inputs.empty(), "concat", "needs at least one input");
         Shape out = a.input(0);
-        require(out.size() >= 2, "concat", "needs [batch, channels, ...] inputs");
+        const auto axis = static_cast<std::size_t>(a.attrs.axis);
+        require(a.attrs.axis >= 1 && axis < out.size(), "concat",
+                fmt::format("axis {} is not one of {} besides the batch's (axis 0)", a.attrs.axis,
+                            shape_string(out)));
         for (std::size_t i = 1; i < a.inputs.size(); ++i) {
           const Shape& s = a.input(i);
           bool alike = s.size() == out.size();
-          for (std::size_t d = 0; alike && d < s.size(); ++d) alike = d == 1 || s[d] == out[d];
+          for (std::size_t d = 0; alike && d < s.size(); ++d) alike = d == axis || s[d] == out[d];
           require(alike, "concat",
-                  fmt::format("input {} has shape {}, which differs from {} outside axis 1", i, shape_string(s),
-                              shape_string(a.input(0))));
-          out[1] += s[1];
+                  fmt::format("input {} has shape {}, which differs from {} outside axis {}", i, shape_string(s),
+                              shape_string(a.input(0)), axis));
+          out[axis] += s[axis];
         }
         return out;
       },

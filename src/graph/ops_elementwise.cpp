@@ -12,6 +12,15 @@ double per_element(const OpArgs&, const Shape& out) {
   return PerElement * elements(out);
 }
 
+// y, of x's rank, with each axis equal to x's or 1: what mul repeats over x.
+void require_broadcast(std::string_view op, const Shape& y, const Shape& x) {
+  bool fits = x.size() == y.size();
+  for (std::size_t d = 0; fits && d < x.size(); ++d) fits = y[d] == x[d] || y[d] == 1;
+  require(fits, op,
+          fmt::format("{} does not broadcast over {} (same rank, each axis equal or 1)", shape_string(y),
+                      shape_string(x)));
+}
+
 // An op whose output has its input's shape, costs `forward` and differentiates by `rule`.
 OpDef unary(OpKind op, std::string_view name, std::string_view reference_class,
             double (*forward)(const OpArgs&, const Shape&), GradientRule rule) {
@@ -136,16 +145,27 @@ OpDef mul() {
       OpKind::Mul, "mul", "",
       [](const OpArgs& a) {
         require(a.inputs.size() == 2, "mul", "needs two inputs");
-        const Shape &x = a.input(0), &y = a.input(1);
-        bool fits = x.size() == y.size();
-        for (std::size_t d = 0; fits && d < x.size(); ++d) fits = y[d] == x[d] || y[d] == 1;
-        require(fits, "mul",
-                fmt::format("{} does not broadcast over {} (same rank, each axis equal or 1)", shape_string(y),
-                            shape_string(x)));
-        return x;
+        require_broadcast("mul", a.input(1), a.input(0));
+        return a.input(0);
       },
       per_element<1>,
       elementwise_gradient({.other_inputs = true}, [](const Node& f, const Node&) { return 2 * elements(f.shape); }));
+}
+
+// x p, p a learned tensor of shape attrs.dims repeated over x where it has size 1
+// (ConvNeXt's layer scale: [1, C, 1, 1] over [N, C, H, W]). dX = dY p reads the
+// parameters alone; dp, the sum of dY x over the repeats, reads x.
+OpDef mul_parameter() {
+  return {.op = OpKind::MulParameter,
+          .name = "mul_parameter",
+          .shape = [](const OpArgs& a) {
+            require_broadcast("mul_parameter", a.attrs.dims, a.input());
+            return a.input();
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
+          .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_per_input_1,
+                                   .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
 }
 
 OpDef softmax_cross_entropy() {

@@ -16,7 +16,7 @@ void non_negative(const char* shape, const char* field, std::int64_t value) {
 }
 
 // The kernel must fit the padded input at least once.
-void window_fits(const char* shape, std::int64_t in_h, std::int64_t in_w, int kernel_h, int kernel_w, int stride,
+void window_fits(const char* shape, std::int64_t in_h, std::int64_t in_w, std::int64_t kernel_h, std::int64_t kernel_w, int stride,
                  int pad_h, int pad_w) {
   positive(shape, "kernel_h", kernel_h);
   positive(shape, "kernel_w", kernel_w);
@@ -50,7 +50,9 @@ void validate(const Conv2dShape& s) {
   if (s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0)
     throw InputError(fmt::format("conv2d: groups {} must divide both in_channels {} and out_channels {}", s.groups,
                                  s.in_channels, s.out_channels));
-  window_fits("conv2d", s.in_h, s.in_w, s.kernel_h, s.kernel_w, s.stride, s.pad_h, s.pad_w);
+  positive("conv2d", "dilation", s.dilation);
+  if (s.dilation > (1 << 20)) throw InputError(fmt::format("conv2d: dilation {} is beyond any image", s.dilation));
+  window_fits("conv2d", s.in_h, s.in_w, s.span_h(), s.span_w(), s.stride, s.pad_h, s.pad_w);
 }
 
 void validate(const Pool2dShape& s) {

@@ -291,21 +291,21 @@ void copy(const char* kernel, std::span<const float> from, std::span<float> to) 
 void flatten_forward(std::span<const float> x, std::span<float> y) { copy("flatten_forward", x, y); }
 void flatten_backward(std::span<const float> dy, std::span<float> dx) { copy("flatten_backward", dy, dx); }
 
-void concat_forward_part(std::int64_t batch, std::span<const float> x, std::int64_t x_row, std::span<float> y,
+void concat_forward_part(std::int64_t rows, std::span<const float> x, std::int64_t x_row, std::span<float> y,
                          std::int64_t y_row, std::int64_t y_offset) {
-  expect_size("concat_forward", "input", x, batch * x_row);
-  expect_size("concat_forward", "output", y, batch * y_row);
+  expect_size("concat_forward", "input", x, rows * x_row);
+  expect_size("concat_forward", "output", y, rows * y_row);
   POET_CHECK(y_offset >= 0 && y_offset + x_row <= y_row, "concat_forward: the input's block is outside the row");
-  for (std::int64_t b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < rows; ++b)
     std::copy_n(x.begin() + b * x_row, x_row, y.begin() + b * y_row + y_offset);
 }
 
-void concat_backward_part(std::int64_t batch, std::span<const float> dy, std::int64_t y_row, std::int64_t y_offset,
+void concat_backward_part(std::int64_t rows, std::span<const float> dy, std::int64_t y_row, std::int64_t y_offset,
                           std::span<float> dx, std::int64_t x_row) {
-  expect_size("concat_backward", "incoming gradient", dy, batch * y_row);
-  expect_size("concat_backward", "input gradient", dx, batch * x_row);
+  expect_size("concat_backward", "incoming gradient", dy, rows * y_row);
+  expect_size("concat_backward", "input gradient", dx, rows * x_row);
   POET_CHECK(y_offset >= 0 && y_offset + x_row <= y_row, "concat_backward: the input's block is outside the row");
-  for (std::int64_t b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < rows; ++b)
     std::copy_n(dy.begin() + b * y_row + y_offset, x_row, dx.begin() + b * x_row);
 }
 

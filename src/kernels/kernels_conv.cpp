@@ -32,15 +32,16 @@ std::int64_t patch_size(const Conv2dShape& s) { return s.in_channels_per_group()
 std::int64_t positions(const Conv2dShape& s) { return s.out_h() * s.out_w(); }
 std::int64_t input_plane(const Conv2dShape& s) { return s.in_h * s.in_w; }
 
-// The output columns [begin, end) whose input column ox stride - pad_w + j is inside the
-// image: the loops below then run without a bounds test per element.
+// The output columns [begin, end) whose input column ox stride - pad_w + j dilation is
+// inside the image: the loops below then run without a bounds test per element. (A tap
+// (i, j) reads the input i dilation rows and j dilation columns from its window's corner.)
 struct ColumnRange {
   std::int64_t begin, end;
 };
 
 ColumnRange inside_columns(const Conv2dShape& s, int j) {
-  const auto first_at_least = [&](std::int64_t x) {  // the least ox with ox stride - pad_w + j >= x
-    const std::int64_t need = x + s.pad_w - j;
+  const auto first_at_least = [&](std::int64_t x) {  // the least ox with ox stride - pad_w + j dilation >= x
+    const std::int64_t need = x + s.pad_w - std::int64_t{j} * s.dilation;
     return need <= 0 ? 0 : (need + s.stride - 1) / s.stride;
   };
   const std::int64_t ow = s.out_w();
@@ -61,8 +62,8 @@ void for_each_tap_row(const Conv2dShape& s, Visit visit) {
     for (int j = 0; j < s.kernel_w; ++j) {
       const ColumnRange inside = inside_columns(s, j);
       for (std::int64_t oy = 0; oy < oh; ++oy) {
-        const std::int64_t iy = oy * s.stride - s.pad_h + i;
-        if (iy >= 0 && iy < s.in_h) visit(i * s.kernel_w + j, oy * ow, iy * s.in_w - s.pad_w + j, inside);
+        const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
+        if (iy >= 0 && iy < s.in_h) visit(i * s.kernel_w + j, oy * ow, iy * s.in_w - s.pad_w + j * s.dilation, inside);
       }
     }
 }
@@ -118,9 +119,10 @@ void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const floa
 // are then zeroed. The same values as row by row, in fewer and longer copies.
 void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int j, float* out) {
   const std::int64_t oh = s.out_h(), w = s.in_w, area = input_plane(s);
-  const std::int64_t oy_begin = std::clamp<std::int64_t>(s.pad_h - i, 0, oh);
-  const std::int64_t oy_end = std::clamp<std::int64_t>(s.in_h + s.pad_h - i, oy_begin, oh);
-  const std::int64_t shift = (i - s.pad_h) * w + (j - s.pad_w);  // input index - output index
+  const std::int64_t di = std::int64_t{i} * s.dilation, dj = std::int64_t{j} * s.dilation;
+  const std::int64_t oy_begin = std::clamp<std::int64_t>(s.pad_h - di, 0, oh);
+  const std::int64_t oy_end = std::clamp<std::int64_t>(s.in_h + s.pad_h - di, oy_begin, oh);
+  const std::int64_t shift = (di - s.pad_h) * w + (dj - s.pad_w);  // input index - output index
   const std::int64_t begin = oy_begin * w, end = oy_end * w;
   const std::int64_t copy_begin = std::clamp(-shift, begin, end), copy_end = std::clamp(area - shift, copy_begin, end);
   std::fill(out, out + copy_begin, 0.0f);
@@ -134,7 +136,8 @@ void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int 
   }
 }
 
-// cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i, ox stride - pad_w + j], 0 outside.
+// cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i dilation, ox stride - pad_w + j dilation],
+// 0 outside.
 void im2col(const Conv2dShape& s, const float* x, float* cols) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
   if (s.stride == 1 && ow == s.in_w) {
@@ -153,13 +156,13 @@ void im2col(const Conv2dShape& s, const float* x, float* cols) {
         float* out = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
-          const std::int64_t iy = oy * s.stride - s.pad_h + i;
+          const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
           float* out_row = out + oy * ow;
           if (iy < 0 || iy >= s.in_h) {
             std::fill(out_row, out_row + ow, 0.0f);
             continue;
           }
-          const std::int64_t row_start = iy * s.in_w - s.pad_w + j;  // the input index of ox = 0
+          const std::int64_t row_start = iy * s.in_w - s.pad_w + j * s.dilation;  // the input index of ox = 0
           // Rows are short (32 elements at CIFAR sizes): plain loops the compiler vectorizes,
           // no library call per row.
           for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
@@ -186,9 +189,9 @@ void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
         const float* in = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
-          const std::int64_t iy = oy * s.stride - s.pad_h + i;
+          const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
           if (iy < 0 || iy >= s.in_h) continue;
-          const std::int64_t row_start = iy * s.in_w - s.pad_w + j;
+          const std::int64_t row_start = iy * s.in_w - s.pad_w + j * s.dilation;
           const float* in_row = in + oy * ow;
           for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) plane[row_start + ox * s.stride] += in_row[ox];
         }
@@ -239,7 +242,8 @@ bool images_in_parallel(const Conv2dShape& s) {
 // the GEMM has few rows (its first layer, 3 -> 16: 0.45 -> 0.82 ms). Only for the small
 // convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
-  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && 2 * s.pad_h == s.kernel_h - 1 &&
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.dilation == 1 &&
+         2 * s.pad_h == s.kernel_h - 1 &&
          2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
 }
 

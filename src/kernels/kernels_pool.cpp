@@ -120,8 +120,18 @@ template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, st
 template void max_pool2d_backward(const Pool2dShape&, std::span<const float>, std::span<const std::uint32_t>,
                                   std::span<float>);
 
+namespace {
+
+// Every window divides by the kernel's area: a partial window of ceil_mode would not.
+void check_avg_pool(const char* kernel, const Pool2dShape& s, std::span<const float> in, std::span<const float> out) {
+  if (s.ceil_mode) throw InputError(fmt::format("{}: average pooling rounds its output size down (no ceil_mode)", kernel));
+  check_pool(kernel, s, in, out);
+}
+
+}  // namespace
+
 void avg_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::span<float> y) {
-  check_pool("avg_pool2d_forward", s, x, y);
+  check_avg_pool("avg_pool2d_forward", s, x, y);
   const std::int64_t area = s.in_h * s.in_w;
   const float scale = 1.0f / static_cast<float>(s.kernel_h * s.kernel_w);
   for_each_window(s, [&](std::int64_t plane, const Window& w, std::int64_t out) {
@@ -134,7 +144,7 @@ void avg_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::spa
 }
 
 void avg_pool2d_backward(const Pool2dShape& s, std::span<const float> dy, std::span<float> dx) {
-  check_pool("avg_pool2d_backward", s, dx, dy);
+  check_avg_pool("avg_pool2d_backward", s, dx, dy);
   std::fill(dx.begin(), dx.end(), 0.0f);
   const std::int64_t area = s.in_h * s.in_w;
   const float scale = 1.0f / static_cast<float>(s.kernel_h * s.kernel_w);

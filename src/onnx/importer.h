@@ -34,6 +34,12 @@ const std::vector<std::string>& constant_ops();
 int window_attribute(const NodeReader& n, std::int64_t value, const char* what, const std::string& path);
 std::string dims_string(const Shape& s);
 
+// Logits whose rows are not the batch: the model batches along another axis of its input.
+class BatchNotFirst : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // An ONNX value: the output of a poet node (an activation) or a constant.
 struct Value {
   NodeId node = -1;
@@ -50,8 +56,9 @@ struct Weight {
 
 class Importer {
  public:
-  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch)
-      : model_(model), path_(path), batch_(batch) {}
+  // shapes_only: the parameters' values are not copied (a second import that checks shapes).
+  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch, bool shapes_only = false)
+      : model_(model), path_(path), batch_(batch), shapes_only_(shapes_only) {}
 
   OnnxModel run();
 
@@ -85,11 +92,12 @@ class Importer {
                    std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
-  // The stride and padding of a Conv or pooling node as poet's window operators take them
-  // (undilated, explicit or VALID padding, one stride for both axes, each axis padded alike
-  // on both sides); `pads` replaces the node's own (a Pad folded into a pool).
+  // The stride, padding and dilation of a Conv or pooling node as poet's window operators
+  // take them (explicit or VALID padding, one stride and one dilation for both axes, each
+  // axis padded alike on both sides; pooling undilated); `pads` replaces the node's own (a
+  // Pad folded into a pool).
   struct Window {
-    int stride, pad_h, pad_w;
+    int stride, pad_h, pad_w, dilation;
   };
   Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {});
   NodeId conv(const NodeReader& n);
@@ -105,14 +113,19 @@ class Importer {
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);
+  void split(const NodeReader& n);  // into slices, one per output
   void gather(const NodeReader& n);
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
   NodeId mul(const NodeReader& n);   // of two activations
+  // Of an activation by a float initializer of more than one element (a layer scale),
+  // learned; none: the constant is a scalar (scale).
+  std::optional<NodeId> mul_parameter(const NodeReader& n);
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);
+  NodeId subtract(const NodeReader& n);  // of two activations
 
   // Patterns: the node that alone reads value `v`, if it is an `op` (-1 otherwise).
   int sole_reader(const std::string& v, std::string_view op) const;
@@ -127,11 +140,14 @@ class Importer {
   bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
   void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
   void add_loss();
+  // The error for logits whose rows are not the batch (a sequence-first model).
+  std::string batch_not_first(const std::string& output, const Shape& logits) const;
   std::int64_t model_opset() const;
 
   const ::onnx::ModelProto& model_;
   const std::string& path_;
   int batch_;
+  bool shapes_only_;
   Graph g_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_map<std::string, std::vector<int>> readers_;  // value -> indices of the nodes reading it

@@ -38,8 +38,9 @@ const std::vector<std::string>& layer_ops() {
       "Add",     "AveragePool", "BatchNormalization", "Clip",     "Concat",  "Conv",    "Div (by a constant)",
       "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
-      "Mul (by a constant, or broadcast)", "Pad",
-      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Tanh", "Transpose"};
+      "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax",
+      "Split", "Sub (of two activations)", "Tanh", "Transpose"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
@@ -128,6 +129,12 @@ NodeId Importer::add_input(const ::onnx::ValueInfoProto& v) {
       shape.push_back(batch_);  // the batch, whatever the file says (a number or a name)
       continue;
     }
+    if (d == 1 && dims[0].has_dim_value() && dims[1].has_dim_param())
+      throw InputError(fmt::format("'{}': input '{}' varies along axis 1 ('{}') and not along axis 0: it takes the batch "
+                                   "second, as torch.nn.TransformerEncoder and MultiheadAttention do with "
+                                   "batch_first=False ([seq, batch, dim]); poet feeds the batch as the input's first "
+                                   "axis: export the model with batch_first=True",
+                                   path_, v.name(), dims[1].dim_param()));
     if (!dims[d].has_dim_value() || dims[d].dim_value() <= 0)
       throw InputError(fmt::format("'{}': dimension {} of input '{}' is not a fixed positive size; export the model "
                                    "with a fixed input size (only the batch may vary)",
@@ -246,7 +253,7 @@ void Importer::set_parameters(const NodeReader& n, NodeId id, const std::vector<
   if (offset != node.param_count)
     fail(n, fmt::format("its weights hold {} values where poet's {} has {} parameters", offset, op_name(node.op),
                         node.param_count));
-  if (data) {
+  if (data && !shapes_only_) {
     p.values.reserve(static_cast<std::size_t>(offset));
     for (const Weight& w : weights) {
       const std::vector<float>& v = w.tensor->floats;
@@ -352,6 +359,7 @@ void Importer::import_node(const NodeReader& n) {
     return;
   }
 
+  if (op == "Split") return split(n);  // several outputs, each used
   check_unused_outputs(n);
   if (op == "Identity") return alias(n, 0);
   if (op == "Conv") return bind(n, conv(n));
@@ -379,10 +387,13 @@ void Importer::import_node(const NodeReader& n) {
     return bind(n, make(n, OpKind::GlobalAvgPool, {x}), seen);
   }
   if (op == "Add") return bind(n, add(n));
+  if (op == "Sub") return bind(n, subtract(n));
   if (op == "Transpose") return transpose(n);
   if (op == "Slice") return slice(n);
   if (op == "Gather") return gather(n);
   if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
+  if (op == "Mul")
+    if (const auto id = mul_parameter(n)) return bind(n, *id);
   if (op == "Mul" || op == "Div") return scale(n);
   if (op == "HardSigmoid") return hard_sigmoid(n);
   if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
@@ -398,8 +409,12 @@ void Importer::import_node(const NodeReader& n) {
     const auto rank = static_cast<std::int64_t>(g_.node(parts.at(0)).shape.size());
     std::int64_t axis = n.get_int("axis", 1);
     if (axis < 0) axis += rank;
-    if (axis != 1) unsupported(n, fmt::format("poet concatenates along axis 1 (channels) only, not axis {}", axis));
-    return bind(n, make(n, OpKind::Concat, parts));
+    if (axis < 1 || axis >= rank)
+      unsupported(n, fmt::format("poet concatenates along an axis besides the batch's, not axis {} of rank {}", axis,
+                                 rank));
+    OpAttrs a;
+    a.axis = static_cast<int>(axis);
+    return bind(n, make(n, OpKind::Concat, parts, {.attrs = a}));
   }
   if (op == "Pad") return pad(n);
   if (op == "Erf") unsupported(n, "poet computes Erf only within GELU, 0.5 x (1 + erf(x / sqrt 2))");
@@ -408,6 +423,14 @@ void Importer::import_node(const NodeReader& n) {
                                           "reads an activation",
                                           op)
                             : fmt::format("poet has no operator for ONNX's {}", op));
+}
+
+std::string Importer::batch_not_first(const std::string& output, const Shape& logits) const {
+  return fmt::format("'{}': output '{}' has shape {} for a batch of {}: its rows are not the input's first axis. poet "
+                     "feeds the batch as the input's first axis; a model that takes it elsewhere (torch.nn."
+                     "TransformerEncoder or MultiheadAttention with batch_first=False: [seq, batch, dim]) imports "
+                     "wrongly: export it with batch_first=True",
+                     path_, output, shape_string(logits), batch_);
 }
 
 void Importer::add_loss() {
@@ -427,6 +450,7 @@ void Importer::add_loss() {
     throw InputError(fmt::format("'{}': output '{}' is a softmax; poet's loss takes the logits: export the model "
                                  "without its final softmax",
                                  path_, outputs[0].name()));
+  if (logits.shape[0] != batch_) throw BatchNotFirst(batch_not_first(outputs[0].name(), logits.shape));
   const Shape in = logits.shape;
   OpResult r = apply_rules(OpKind::SoftmaxCrossEntropy, {.inputs = std::span(&in, 1), .features = in[1]});
   Node loss;
@@ -451,7 +475,19 @@ OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options)
   if (options.batch_size < 1)
     throw InputError(fmt::format("batch size {} is not valid: it must be at least 1", options.batch_size));
   const ::onnx::ModelProto model = onnx_import::read_model_file(path);
-  return onnx_import::Importer(model, path, options.batch_size).run();
+  OnnxModel m = onnx_import::Importer(model, path, options.batch_size).run();
+  // The logits' rows follow the batch (add_loss checks them) unless the batch asked for
+  // happens to equal the size of the axis a sequence-first model really batches on: the
+  // structure imported again with another batch tells. A file whose shapes fix its batch
+  // elsewhere may not import with another one; only the rows of one that does count.
+  try {
+    const int other = options.batch_size > 1 ? options.batch_size - 1 : 2;
+    onnx_import::Importer(model, path, other, /*shapes_only=*/true).run();
+  } catch (const onnx_import::BatchNotFirst&) {
+    throw;
+  } catch (const InputError&) {  // another batch does not fit the file: nothing to tell
+  }
+  return m;
 }
 
 }  // namespace poet

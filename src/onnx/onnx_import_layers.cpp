@@ -11,8 +11,13 @@ namespace poet::onnx_import {
 
 Importer::Window Importer::window(const NodeReader& n, const char* operation,
                                   std::optional<std::vector<std::int64_t>> pads) {
-  if (const auto d = n.get_ints("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
-    unsupported(n, fmt::format("dilated {} (dilations other than 1) is not supported", operation));
+  const std::vector<std::int64_t> dilations = n.get_ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
+  const bool pooling = std::string_view(operation) == "pooling";
+  if (pooling && std::any_of(dilations.begin(), dilations.end(), [](auto v) { return v != 1; }))
+    unsupported(n, "dilated pooling (dilations other than 1) is not supported");
+  if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1)
+    unsupported(n, fmt::format("poet's {} takes one dilation for both axes, not [{}]", operation,
+                               fmt::join(dilations, ", ")));
   const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID")
     unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
@@ -24,7 +29,7 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
   if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
     unsupported(n, fmt::format("poet's {} pads both sides of an axis alike", operation));
   return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, p[0], "pad", path_),
-          window_attribute(n, p[1], "pad", path_)};
+          window_attribute(n, p[1], "pad", path_), window_attribute(n, dilations[0], "dilation", path_)};
 }
 
 NodeId Importer::conv(const NodeReader& n) {
@@ -45,6 +50,7 @@ NodeId Importer::conv(const NodeReader& n) {
   a.pad_h = geometry.pad_h;
   a.pad_w = geometry.pad_w;
   a.groups = groups;
+  a.dilation = geometry.dilation;
   a.bias = !n.input(2).empty();
   const std::int64_t out = w->dims[0];
   const NodeId id = make(n, OpKind::Conv2d, {x}, {.attrs = a, .features = out});
@@ -200,10 +206,15 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   a.pad_w = geometry.pad_w;
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
     unsupported(n, "poet pools with padding narrower than the kernel");
-  // ceil_mode rounds the output size up; poet's rule rounds down: equal when the windows tile.
+  // ceil_mode rounds the output size up: the same as rounding down where the windows tile;
+  // otherwise a last, partial window, which poet's max-pool takes (clipped to the image).
   if (n.get_int("ceil_mode", 0) != 0 &&
-      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0))
-    unsupported(n, "ceil_mode adds a partial window here; poet's pooling rounds down (export with ceil_mode=False)");
+      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0)) {
+    if (op != OpKind::MaxPool2d)
+      unsupported(n, "ceil_mode adds a partial window here, which poet's average pooling does not divide as "
+                     "PyTorch does (export with ceil_mode=False)");
+    a.ceil_mode = true;
+  }
   return make(n, op, {x}, {.attrs = a});
 }
 
@@ -319,6 +330,19 @@ NodeId Importer::add(const NodeReader& n) {
     unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
                                shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
   return make(n, OpKind::Add, {a, b});
+}
+
+// a - b of one shape: a + (-1) b, exact in floating point (negation only flips the sign),
+// and differentiated as those two.
+NodeId Importer::subtract(const NodeReader& n) {
+  const NodeId a = activation(n, 0), b = activation(n, 1);
+  if (g_.node(a).shape != g_.node(b).shape)
+    unsupported(n, fmt::format("it broadcasts {} and {}; poet subtracts two tensors of one shape",
+                               shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
+  OpAttrs minus;
+  minus.scale = -1;
+  const NodeId negated = make(n, OpKind::Scale, {b}, {.attrs = minus});
+  return make(n, OpKind::Add, {a, negated});
 }
 
 NodeId Importer::dropout(const NodeReader& n) {

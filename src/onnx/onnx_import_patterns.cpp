@@ -62,7 +62,7 @@ void Importer::take_in(std::initializer_list<int> nodes) {
 }
 
 void Importer::transpose(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
+  const NodeId x = activation_as_onnx(n, 0);
   const auto rank = static_cast<std::int64_t>(g_.node(x).shape.size());
   std::vector<std::int64_t> perm = n.get_ints("perm").value_or(std::vector<std::int64_t>{});
   if (perm.empty())  // ONNX's default: the axes reversed
@@ -102,6 +102,54 @@ void Importer::slice(const NodeReader& n) {
   a.begin = begin;
   a.end = end;
   bind(n, make(n, OpKind::Slice, {x}, {.attrs = a}));
+}
+
+// Split along one axis: each output a slice of it (the whole axis: the input itself). The
+// sizes come from the `split` input (opset 13 on) or attribute, or are equal parts.
+void Importer::split(const NodeReader& n) {
+  const NodeId x = activation_as_onnx(n, 0);
+  const Shape in = g_.node(x).shape;
+  const auto rank = static_cast<std::int64_t>(in.size());
+  std::int64_t axis = n.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axis, shape_string(in)));
+  const std::int64_t size = in[static_cast<std::size_t>(axis)];
+  const int outputs = n.proto().output_size();
+  std::vector<std::int64_t> sizes = n.get_ints("split").value_or(std::vector<std::int64_t>{});
+  if (const ConstTensor* s = constant(n, 1)) sizes = int_values(*s, fmt::format("'{}': node '{}' split", path_, n.label()));
+  if (sizes.empty()) {
+    if (size % outputs != 0)
+      unsupported(n, fmt::format("it splits an axis of {} into {} parts, not equal ones; poet needs the sizes", size,
+                                 outputs));
+    sizes.assign(static_cast<std::size_t>(outputs), size / outputs);
+  }
+  std::int64_t total = 0;
+  for (const std::int64_t s : sizes) {
+    if (s < 0 || s > size) fail(n, fmt::format("a part of {} does not fit an axis of {}", s, size));
+    total += s;
+  }
+  if (static_cast<int>(sizes.size()) != outputs || total != size)
+    fail(n, fmt::format("its {} parts of [{}] do not make its {} outputs of an axis of {}", sizes.size(),
+                        fmt::join(sizes, ", "), outputs, size));
+  std::int64_t begin = 0;
+  for (int o = 0; o < outputs; ++o) {
+    const std::int64_t end = begin + sizes[static_cast<std::size_t>(o)];
+    const std::string& out = n.proto().output(o);
+    if (out.empty() || begin == end) {  // left out, or an empty part no node may read
+      if (!out.empty() && (readers_.count(out) || graph_outputs_.count(out)))
+        unsupported(n, fmt::format("its output {} ('{}') is empty and read", o, out));
+    } else if (begin == 0 && end == size) {
+      values_[out] = value(n, 0);
+      ++folded_;
+    } else {
+      OpAttrs a;
+      a.axis = static_cast<int>(axis);
+      a.begin = begin;
+      a.end = end;
+      bind_output(n, out, make(n, OpKind::Slice, {x}, {.attrs = a}));
+    }
+    begin = end;
+  }
 }
 
 // Gather of an activation at one constant index: the slice of that index, then, for a
@@ -169,6 +217,24 @@ NodeId Importer::mul(const NodeReader& n) {
   NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
   if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
   return make(n, OpKind::Mul, {a, b});
+}
+
+std::optional<NodeId> Importer::mul_parameter(const NodeReader& n) {
+  const int p_slot = value(n, 0).node < 0 ? 0 : 1;
+  const ConstTensor* p = constant(n, p_slot);
+  if (!p || p->elements() == 1) return std::nullopt;
+  const NodeId x = activation_as_onnx(n, 1 - p_slot);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (!p->is_float || p->name.empty() || p->dims.size() > in.size())
+    unsupported(n, fmt::format("poet multiplies an activation by a learned tensor (a float initializer) of at most "
+                               "its rank, not by {}",
+                               dims_string(p->dims)));
+  OpAttrs a;
+  a.dims = p->dims;  // aligned to the activation's trailing axes, as ONNX broadcasts
+  a.dims.insert(a.dims.begin(), static_cast<std::ptrdiff_t>(in.size() - p->dims.size()), 1);
+  const NodeId id = make(n, OpKind::MulParameter, {x}, {.attrs = a});
+  set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
+  return id;
 }
 
 // torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the

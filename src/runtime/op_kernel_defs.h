@@ -50,5 +50,6 @@ OpKernels add_parameter();
 OpKernels hard_sigmoid();
 OpKernels hard_swish();
 OpKernels mul();
+OpKernels mul_parameter();
 
 }  // namespace poet::runtime::detail::bind

@@ -57,6 +57,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());
+  set(OpKind::MulParameter, bind::mul_parameter());
   return t;
 }
 

@@ -15,7 +15,8 @@ Conv2dShape conv_shape(const Graph& g, const Node& f) {
   POET_CHECK(x.size() == 4 && f.shape.size() == 4, fmt::format("conv2d '{}' is not NCHW", f.name));
   return {.batch = x[0], .in_channels = x[1], .in_h = x[2], .in_w = x[3], .out_channels = f.shape[1],
           .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride,
-          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = f.attrs.bias};
+          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = f.attrs.bias,
+          .dilation = f.attrs.dilation};
 }
 
 // Weights [out, in / groups, kh, kw], then the bias if the layer has one.
@@ -25,7 +26,8 @@ Pool2dShape pool_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   POET_CHECK(x.size() == 4, fmt::format("pool '{}' is not NCHW", f.name));
   return {.batch = x[0], .channels = x[1], .in_h = x[2], .in_w = x[3], .kernel_h = f.attrs.kernel_h,
-          .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w};
+          .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w,
+          .ceil_mode = f.attrs.ceil_mode};
 }
 
 void validate_pool(const Graph& g, const Node& f) { validate(pool_shape(g, f)); }

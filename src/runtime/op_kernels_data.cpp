@@ -39,13 +39,19 @@ OpKernels flatten() {
 
 namespace {
 
-// Floats per batch element of a tensor: one row of the concatenation.
-std::int64_t row_of(const Shape& s) { return element_count(s) / s.at(0); }
+// A concatenation along axis k joins rows: of each input, the floats from axis k on, one
+// row for each index of the axes before it (`outer`).
+std::int64_t outer_of(const Node& f) {
+  std::int64_t outer = 1;
+  for (int d = 0; d < f.attrs.axis; ++d) outer *= f.shape.at(static_cast<std::size_t>(d));
+  return outer;
+}
+std::int64_t row_of(const Node& f, const Shape& s) { return element_count(s) / outer_of(f); }
 
 // Where input `slot` of concat f starts in a row of f's output.
 std::int64_t concat_offset(const Graph& g, const Node& f, int slot) {
   std::int64_t offset = 0;
-  for (int i = 0; i < slot; ++i) offset += row_of(g.node(f.inputs[static_cast<std::size_t>(i)]).shape);
+  for (int i = 0; i < slot; ++i) offset += row_of(f, g.node(f.inputs[static_cast<std::size_t>(i)]).shape);
   return offset;
 }
 
@@ -53,18 +59,19 @@ std::int64_t concat_offset(const Graph& g, const Node& f, int slot) {
 
 OpKernels concat() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            const std::int64_t batch = c.forward.shape.at(0), y_row = row_of(c.forward.shape);
+            const std::int64_t outer = outer_of(c.forward), y_row = row_of(c.forward, c.forward.shape);
             std::int64_t offset = 0;
             for (std::size_t i = 0; i < c.forward.inputs.size(); ++i) {
-              const std::int64_t x_row = row_of(c.g.node(c.forward.inputs[i]).shape);
-              concat_forward_part(batch, c.in.at(i), x_row, y, y_row, offset);
+              const std::int64_t x_row = row_of(c.forward, c.g.node(c.forward.inputs[i]).shape);
+              concat_forward_part(outer, c.in.at(i), x_row, y, y_row, offset);
               offset += x_row;
             }
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
             const int slot = c.node.grad.slot;
-            concat_backward_part(c.forward.shape.at(0), dy, row_of(c.forward.shape), concat_offset(c.g, c.forward, slot),
-                                 dx, row_of(input_shape(c.g, c.forward, slot)));
+            concat_backward_part(outer_of(c.forward), dy, row_of(c.forward, c.forward.shape),
+                                 concat_offset(c.g, c.forward, slot), dx,
+                                 row_of(c.forward, input_shape(c.g, c.forward, slot)));
           },
           .gradient_slots = static_cast<int>(kMaxInputs)};
 }

@@ -98,8 +98,8 @@ OpKernels hard_swish() { return activation<hard_swish_forward, hard_swish_backwa
 
 namespace {
 
-BroadcastShape broadcast_shape(const Graph& g, const Node& f) {
-  const Shape &a = input_shape(g, f, 0), &b = input_shape(g, f, 1);
+// a by b, b broadcast over a (mul's second input, or mul_parameter's parameters).
+BroadcastShape broadcast_shape(const Shape& a, const Shape& b) {
   if (a.size() != b.size() || a.size() > static_cast<std::size_t>(kMaxPermuteRank))
     throw InputError(fmt::format("mul: the runtime multiplies tensors of one rank up to {}, not {} and {}",
                                  kMaxPermuteRank, shape_string(a), shape_string(b)));
@@ -110,7 +110,31 @@ BroadcastShape broadcast_shape(const Graph& g, const Node& f) {
   return s;
 }
 
+BroadcastShape broadcast_shape(const Graph& g, const Node& f) {
+  return broadcast_shape(input_shape(g, f, 0), input_shape(g, f, 1));
+}
+BroadcastShape parameter_broadcast(const Graph& g, const Node& f) { return broadcast_shape(input_shape(g, f), f.attrs.dims); }
+
 }  // namespace
+
+// x's gradient reads the parameters; theirs reads x. From scratch the parameters start at
+// 1, the identity (a file's values replace them on import).
+OpKernels mul_parameter() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            mul_forward(parameter_broadcast(c.g, c.forward), c.in.at(0), c.parameters(), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            mul_backward_a(parameter_broadcast(c.g, c.forward), dy, c.parameters(), dx);
+          },
+          .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
+            mul_backward_b(parameter_broadcast(c.g, c.forward), dy, c.forward_input(0), grad);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(parameter_broadcast(g, f)); },
+          .parameters = [](const Graph&, const Node& f) {
+            return ParameterLayout{.count = f.param_count, .trainable = f.param_count,
+                                   .ones = {ParameterLayout::Ones{.begin = 0, .length = f.param_count}}};
+          }};
+}
 
 // The gradient of a reads b; the gradient of b reads a.
 OpKernels mul() {

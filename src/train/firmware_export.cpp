@@ -47,6 +47,8 @@ void check_node(const Graph& g, NodeId v) {
   };
   if (!firmware_op(n.op)) refuse(fmt::format("the firmware has no kernel for op '{}'", op_name(n.op)));
   if (n.element_bytes != stored_element_bytes(n)) refuse("its elements are not fp32 (nor a mask's or indices')");
+  if (n.op == OpKind::MaxPool2d && n.attrs.ceil_mode) refuse("it rounds its output size up (ceil_mode)");
+  if (n.attrs.dilation != 1) refuse("it is a dilated convolution");
   if (n.op == OpKind::MaxPoolIndices && n.element_bytes != 1) refuse("its windows are over 16x16, for 1-byte indices");
   if (n.shape.size() > 4) refuse("its output has more than 4 dimensions");
   if (n.inputs.size() > 4) refuse("it has more than 4 inputs");

@@ -40,7 +40,9 @@ struct OpAttrs {
   int kernel_h = 0, kernel_w = 0;
   int stride = 1;
   int pad_h = 0, pad_w = 0;
+  bool ceil_mode = false;  // max-pool: the output size rounds up (a last, partial window)
   int groups = 1;
+  int dilation = 1;  // conv: the spacing of the kernel's taps, both axes
   bool bias = true;  // linear / conv: the layer has a bias vector
   int heads = 0;
   bool transpose_b = false;

@@ -51,6 +51,7 @@ enum class OpKind : std::uint8_t {
   HardSwish,       // x relu6(x + 3) / 6
   Mul,             // a b, b broadcast over the axes where it has size 1 (squeeze-and-excitation)
   Pad,             // zeros around x: attrs.dims, ONNX's pads (every axis's begin, then every end)
+  MulParameter,    // x p, p learned, of shape attrs.dims: x's rank, size 1 where repeated (a layer scale)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

@@ -31,15 +31,29 @@ struct Conv2dShape {
   int pad_h = 0, pad_w = 0;
   int groups = 1;  // groups == in_channels == out_channels: depthwise
   bool bias = true;
+  int dilation = 1;  // both axes: tap (i, j) reads i dilation rows, j dilation columns from the corner
 
-  std::int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride + 1; }
-  std::int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride + 1; }
+  // The window's extent: kernel taps spread by the dilation.
+  std::int64_t span_h() const { return std::int64_t{dilation} * (kernel_h - 1) + 1; }
+  std::int64_t span_w() const { return std::int64_t{dilation} * (kernel_w - 1) + 1; }
+  std::int64_t out_h() const { return (in_h + 2 * pad_h - span_h()) / stride + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad_w - span_w()) / stride + 1; }
   std::int64_t in_channels_per_group() const { return in_channels / groups; }
   std::int64_t out_channels_per_group() const { return out_channels / groups; }
 };
 
 // Max and average pooling, x [batch, channels, in_h, in_w]. Average pooling divides by
 // the full window, padding included.
+// Positions of a pooling window over `in` padded by `pad` on both sides; with `ceil`, as
+// PyTorch's ceil_mode (rounded up, less a last window starting beyond the leading padding
+// and the image).
+constexpr std::int64_t pool_positions(std::int64_t in, int kernel, int stride, int pad, bool ceil) {
+  const std::int64_t span = in + 2 * pad - kernel;
+  std::int64_t out = (ceil ? span + stride - 1 : span) / stride + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
 struct Pool2dShape {
   std::int64_t batch = 0;
   std::int64_t channels = 0;
@@ -47,9 +61,12 @@ struct Pool2dShape {
   int kernel_h = 1, kernel_w = 1;
   int stride = 1;
   int pad_h = 0, pad_w = 0;
+  // The output size rounds up, as PyTorch's ceil_mode: a last window that starts inside
+  // the image (or its leading padding) and overhangs its end, clipped to the image.
+  bool ceil_mode = false;
 
-  std::int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride + 1; }
-  std::int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride + 1; }
+  std::int64_t out_h() const { return pool_positions(in_h, kernel_h, stride, pad_h, ceil_mode); }
+  std::int64_t out_w() const { return pool_positions(in_w, kernel_w, stride, pad_w, ceil_mode); }
 };
 
 // Batch norm over x [batch, channels, spatial]: statistics per channel.

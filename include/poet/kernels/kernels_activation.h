@@ -69,13 +69,14 @@ void add_forward(std::span<const float> a, std::span<const float> b, std::span<f
 void flatten_forward(std::span<const float> x, std::span<float> y);
 void flatten_backward(std::span<const float> dy, std::span<float> dx);
 
-// Concatenation along axis 1 of [batch, c_i, ...] tensors: each row of y (one per batch
-// element, `y_row` floats) holds the rows of the inputs in turn. One input's share:
+// Concatenation along axis k of tensors alike but on it: each of the `rows` rows of y (one
+// per index of the axes before k, the batch for k = 1; `y_row` floats) holds the rows of
+// the inputs in turn. One input's share:
 // its rows of `x_row` floats go to each row of y from float `y_offset` on; the gradient
 // takes the same block of dY back out.
-void concat_forward_part(std::int64_t batch, std::span<const float> x, std::int64_t x_row, std::span<float> y,
+void concat_forward_part(std::int64_t rows, std::span<const float> x, std::int64_t x_row, std::span<float> y,
                          std::int64_t y_row, std::int64_t y_offset);
-void concat_backward_part(std::int64_t batch, std::span<const float> dy, std::int64_t y_row, std::int64_t y_offset,
+void concat_backward_part(std::int64_t rows, std::span<const float> dy, std::int64_t y_row, std::int64_t y_offset,
                           std::span<float> dx, std::int64_t x_row);
 
 }  // namespace poet::kernels
