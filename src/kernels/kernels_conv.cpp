@@ -126,12 +126,14 @@ void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int 
   std::fill(out, out + copy_begin, 0.0f);
   std::copy(plane + copy_begin + shift, plane + copy_end + shift, out + copy_begin);
   std::fill(out + copy_end, out + oh * w, 0.0f);
+  // Column by column: a row has only kernel / 2 such columns at each end, and zeroing them
+  // row by row compiled into a memset call per row (a third of im2col's time, perf).
   const ColumnRange inside = inside_columns(s, j);
-  for (std::int64_t oy = oy_begin; oy < oy_end; ++oy) {
-    float* row = out + oy * w;
-    for (std::int64_t ox = 0; ox < inside.begin; ++ox) row[ox] = 0.0f;
-    for (std::int64_t ox = inside.end; ox < w; ++ox) row[ox] = 0.0f;
-  }
+  const auto zero_column = [&](std::int64_t ox) {
+    for (std::int64_t oy = oy_begin; oy < oy_end; ++oy) out[oy * w + ox] = 0.0f;
+  };
+  for (std::int64_t ox = 0; ox < inside.begin; ++ox) zero_column(ox);
+  for (std::int64_t ox = inside.end; ox < w; ++ox) zero_column(ox);
 }
 
 // cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i, ox stride - pad_w + j], 0 outside.
@@ -230,6 +232,65 @@ bool images_in_parallel(const Conv2dShape& s) {
          detail::gemm_runs_on_one_thread(s.out_channels_per_group(), positions(s), patch_size(s));
 }
 
+// Convolution by kernel rows (stride 1, the small convolutions whose images go to the
+// threads). im2col writes every input pixel kernel_h x kernel_w times; most of that is the
+// same row shifted down. Here only the kernel_w horizontal shifts are written, for every
+// row of the vertically padded image:
+//   rows[(c, j), r, ox] = x[c, r - pad_h, ox + j - pad_w]   (0 outside the image),
+// r in [0, in_h + 2 pad_h). Kernel row i then reads the [in channels x kernel_w, positions]
+// matrix that starts i rows further down, with a row stride of the whole padded plane, and
+// the convolution is kernel_h GEMMs with K = in channels x kernel_w added into y, against
+// one GEMM with K = in channels x kernel area over the full im2col: a kernel_h times smaller
+// buffer to write and read (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one
+// thread: see docs/BENCHMARKS.md).
+bool by_kernel_rows(const Conv2dShape& s) { return images_in_parallel(s) && s.stride == 1 && s.kernel_h > 1; }
+
+std::int64_t padded_rows(const Conv2dShape& s) { return s.in_h + 2 * s.pad_h; }
+std::int64_t row_shifts(const Conv2dShape& s) { return s.in_channels_per_group() * s.kernel_w; }
+std::int64_t kernel_rows_elements(const Conv2dShape& s) { return row_shifts(s) * padded_rows(s) * s.out_w(); }
+
+void im2row(const Conv2dShape& s, const float* x, float* rows) {
+  const std::int64_t ow = s.out_w(), plane = padded_rows(s) * ow;
+  for (std::int64_t c = 0; c < s.in_channels_per_group(); ++c) {
+    const float* in = x + c * input_plane(s);
+    for (int j = 0; j < s.kernel_w; ++j) {
+      float* out = rows + (c * s.kernel_w + j) * plane;
+      const ColumnRange inside = inside_columns(s, j);
+      std::fill(out, out + s.pad_h * ow, 0.0f);
+      for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
+        float* out_row = out + (iy + s.pad_h) * ow;
+        const float* in_row = in + iy * s.in_w - s.pad_w + j;  // the input of ox = 0
+        for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
+        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox];
+        for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+      }
+      std::fill(out + (s.in_h + s.pad_h) * ow, out + plane, 0.0f);
+    }
+  }
+}
+
+// by_row[g][i][co][(ci, j)] = weight[g cout + co][ci][i][j]: kernel row i's [out channels,
+// in channels x kernel_w] matrix of each group.
+void weights_by_kernel_row(const Conv2dShape& s, const float* weight, float* by_row) {
+  const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group(), kw = s.kernel_w;
+  for (std::int64_t g = 0; g < s.groups; ++g)
+    for (std::int64_t co = 0; co < cout; ++co)
+      for (std::int64_t ci = 0; ci < cin; ++ci)
+        for (std::int64_t i = 0; i < s.kernel_h; ++i)
+          for (std::int64_t j = 0; j < kw; ++j)
+            by_row[((g * s.kernel_h + i) * cout + co) * cin * kw + ci * kw + j] =
+                weight[(((g * cout + co) * cin + ci) * s.kernel_h + i) * kw + j];
+}
+
+// y = the convolution of group g of one image (x, y at the group), from its rows (im2row).
+void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int64_t g, const float* rows,
+                             float* y) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), ow = s.out_w();
+  for (std::int64_t i = 0; i < s.kernel_h; ++i)
+    gemm(false, false, cout, positions(s), k, 1.0f, by_row + (g * s.kernel_h + i) * cout * k, k, rows + i * ow,
+         padded_rows(s) * ow, i == 0 ? 0.0f : 1.0f, y, positions(s));
+}
+
 // A stride-1 convolution with "same" padding (2 pad = kernel - 1 both ways): its input
 // gradient is the same convolution of dy with the weights flipped in space and their input
 // and output channels swapped. As im2col of dy and a GEMM with K = output channels x kernel
@@ -239,14 +300,21 @@ bool images_in_parallel(const Conv2dShape& s) {
 // the GEMM has few rows (its first layer, 3 -> 16: 0.45 -> 0.82 ms). Only for the small
 // convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
-  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && 2 * s.pad_h == s.kernel_h - 1 &&
-         2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.pad_h < s.kernel_h &&
+         s.pad_w < s.kernel_w && (by_kernel_rows(s) || (2 * s.pad_h == s.kernel_h - 1 && 2 * s.pad_w == s.kernel_w - 1 &&
+                                                         s.in_channels_per_group() >= s.out_channels_per_group()));
 }
 
+// The convolution that gives a stride-1 convolution's input gradient: over dy, channels
+// swapped, padded by kernel - 1 - pad (the same padding for "same" convolutions).
 Conv2dShape swapped_channels(const Conv2dShape& s) {
   Conv2dShape t = s;
   t.in_channels = s.out_channels;
   t.out_channels = s.in_channels;
+  t.in_h = s.out_h();
+  t.in_w = s.out_w();
+  t.pad_h = s.kernel_h - 1 - s.pad_h;
+  t.pad_w = s.kernel_w - 1 - s.pad_w;
   t.bias = false;
   return t;
 }
@@ -269,11 +337,24 @@ std::int64_t image_groups(const Conv2dShape& s) {
   return images_in_parallel(s) ? std::min(s.batch, kImageGroups) : 1;
 }
 
-// One worker's im2col buffer, for x and (input_gradient_as_convolution) for dy.
+// The weight gradient by kernel rows: kernel_h GEMMs with K = positions, each reading dy
+// again, against one over the im2col. Faster with few input channels (one thread, batch
+// 32: 3 -> 16 channels at 32x32 0.49 -> 0.26 ms, lenet5's 1 -> 6 0.20 -> 0.13 ms), slower
+// from 16 (16 -> 16: 1.40 -> 1.59 ms; 64 -> 64 at 8x8: 1.01 -> 1.34 ms).
+bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
+  return by_kernel_rows(s) && s.in_channels_per_group() < 16;
+}
+
+// One worker's buffer: x's im2col or im2row (forward, weight gradient), and dy's
+// (input_gradient_as_convolution) or the columns col2im reads (input gradient).
 std::int64_t cols_elements(const Conv2dShape& s) {
   if (reads_input_directly(s)) return 0;
-  const std::int64_t of_x = patch_size(s) * positions(s);
-  return input_gradient_as_convolution(s) ? std::max(of_x, patch_size(swapped_channels(s)) * positions(s)) : of_x;
+  const std::int64_t columns = patch_size(s) * positions(s);
+  const Conv2dShape t = swapped_channels(s);
+  if (!by_kernel_rows(s)) return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
+  const std::int64_t input_gradient = input_gradient_as_convolution(s) ? kernel_rows_elements(t) : columns;
+  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s) : columns;
+  return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
 }
 std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
 
@@ -287,14 +368,26 @@ bool weight_gradient_transposed(const Conv2dShape& s) {
   return images_in_parallel(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
 }
 
+// Whether the image groups' weight-gradient sums are kept apart from the gradient and
+// combined at the end (their layout differs from it) or the first group sums into it.
+bool separate_weight_sums(const Conv2dShape& s) {
+  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s);
+}
+
+// Weights rearranged for a pass: by kernel row (by_kernel_rows), flipped
+// (input_gradient_as_convolution), or flipped and then by kernel row.
+std::int64_t rearranged_weights_elements(const Conv2dShape& s) {
+  const std::int64_t copies = (input_gradient_as_convolution(s) ? 1 : 0) + (by_kernel_rows(s) ? 1 : 0);
+  return copies * weight_elements(s);
+}
+
 // Scratch: one im2col buffer per worker, then either the weight-gradient sums of the image
-// groups (but the first, which sums into the gradient itself, unless transposed) or the
-// flipped weights.
+// groups (but the first, which sums into the gradient itself, unless kept apart) or the
+// rearranged weights.
 std::int64_t scratch_for_workers(const Conv2dShape& s, std::int64_t workers) {
   if (is_depthwise(s)) return 0;
-  const std::int64_t separate_sums = weight_gradient_transposed(s) ? image_groups(s) : image_groups(s) - 1;
-  const std::int64_t sums = separate_sums * weight_elements(s);
-  return workers * cols_elements(s) + std::max(sums, input_gradient_as_convolution(s) ? weight_elements(s) : 0);
+  const std::int64_t sums = (separate_weight_sums(s) ? image_groups(s) : image_groups(s) - 1) * weight_elements(s);
+  return workers * cols_elements(s) + std::max(sums, rearranged_weights_elements(s));
 }
 
 // As many workers as threads, groups and the caller's scratch allow.
@@ -325,6 +418,33 @@ void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, 
   for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * cols);
 }
 
+// One image's group's weight gradient from its rows (im2row), added (beta 1) to or written
+// (beta 0) into sum, laid out per group and kernel row i as [out channels, in channels x
+// kernel_w], or transposed [in channels x kernel_w, out channels] (weight_gradient_transposed).
+void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, const float* rows, std::int64_t g,
+                                        float beta, float* sum) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), p = positions(s), ow = s.out_w(),
+                     ldb = padded_rows(s) * ow;
+  for (std::int64_t i = 0; i < s.kernel_h; ++i) {
+    float* out = sum + (g * s.kernel_h + i) * cout * k;
+    if (weight_gradient_transposed(s)) {
+      gemm(false, true, k, cout, p, 1.0f, rows + i * ow, ldb, dy, p, beta, out, cout);
+    } else {
+      gemm(false, true, cout, k, p, 1.0f, dy, p, rows + i * ow, ldb, beta, out, k);
+    }
+  }
+}
+
+// Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
+// in an image group's sum when the sums are kept apart (separate_weight_sums).
+std::int64_t partial_sum_index(const Conv2dShape& s, std::int64_t g, std::int64_t co, std::int64_t kk) {
+  const std::int64_t cout = s.out_channels_per_group();
+  if (!weight_gradient_by_kernel_rows(s)) return (g * patch_size(s) + kk) * cout + co;  // transposed: [g][kk][co]
+  const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
+                     j = kk % s.kernel_w, k = row_shifts(s), at = (g * s.kernel_h + i) * cout * k;
+  return weight_gradient_transposed(s) ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;
+}
+
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
   expect_at_least(kernel, "scratch", scratch, scratch_for_workers(s, 1));
 }
@@ -346,9 +466,17 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  on_workers(s.batch, workers_for(s, scratch), s, scratch.data(), [&](std::int64_t n, float* buffer) {
+  const std::int64_t workers = workers_for(s, scratch);
+  float* by_row = scratch.data() + workers * cols_elements(s);
+  if (by_kernel_rows(s)) weights_by_kernel_row(s, weight.data(), by_row);
+  on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
+      if (by_kernel_rows(s)) {
+        im2row(s, x.data() + at.x, buffer);
+        convolve_by_kernel_rows(s, by_row, g, buffer, y.data() + at.y);
+        continue;
+      }
       const float* cols = columns(s, x.data() + at.x, buffer);
       gemm(false, false, cout, p, k, 1.0f, weight.data() + at.weight, k, cols, p, 0.0f, y.data() + at.y, p);
     }
@@ -374,12 +502,20 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     const Conv2dShape t = swapped_channels(s);
     const std::int64_t cin = s.in_channels_per_group(), k_t = patch_size(t);
     float* flipped = scratch.data() + workers * cols_elements(s);
+    float* by_row = flipped + weight_elements(s);
     flip_weights(s, weight.data(), flipped);
+    if (by_kernel_rows(s)) weights_by_kernel_row(t, flipped, by_row);
     on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
       for (std::int64_t g = 0; g < s.groups; ++g) {
         const GroupOffsets at = offsets(s, n, g);
+        if (by_kernel_rows(s)) {
+          im2row(t, dy.data() + at.y, buffer);
+          convolve_by_kernel_rows(t, by_row, g, buffer, dx.data() + at.x);
+          continue;
+        }
         im2col(t, dy.data() + at.y, buffer);
-        gemm(false, false, cin, p, k_t, 1.0f, flipped + g * cin * k_t, k_t, buffer, p, 0.0f, dx.data() + at.x, p);
+        gemm(false, false, cin, input_plane(s), k_t, 1.0f, flipped + g * cin * k_t, k_t, buffer, input_plane(s), 0.0f,
+             dx.data() + at.x, input_plane(s));
       }
     });
     return;
@@ -413,17 +549,22 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
     depthwise_backward_weight(s, dy.data(), x.data(), dweight.data());
   } else {
     const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
-    const bool transposed = weight_gradient_transposed(s);
+    const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);
     float* sums = scratch.data() + workers * cols_elements(s);
     on_workers(groups, workers, s, scratch.data(), [&](std::int64_t group, float* buffer) {
-      float* sum = transposed ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
+      float* sum = separate ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
       const std::int64_t first = group * s.batch / groups, end = (group + 1) * s.batch / groups;
       for (std::int64_t n = first; n < end; ++n) {
         for (std::int64_t g = 0; g < s.groups; ++g) {
           const GroupOffsets at = offsets(s, n, g);
-          const float* cols = columns(s, x.data() + at.x, buffer);
           // The group's first image overwrites, the others add: no separate zeroing pass.
           const float beta = n == first ? 0.0f : 1.0f;
+          if (weight_gradient_by_kernel_rows(s)) {
+            im2row(s, x.data() + at.x, buffer);
+            add_weight_gradient_by_kernel_rows(s, dy.data() + at.y, buffer, g, beta, sum);
+            continue;
+          }
+          const float* cols = columns(s, x.data() + at.x, buffer);
           if (transposed) {
             gemm(false, true, k, cout, p, 1.0f, cols, p, dy.data() + at.y, p, beta, sum + at.weight, cout);
           } else {
@@ -432,15 +573,15 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
         }
       }
     });
-    if (transposed) {
-      // dweight[g][co][kk] = the groups' sums at [g][kk][co], added in group order.
+    if (separate) {
+      // dweight[g][co][kk] = the groups' sums at their layout's place, added in group order.
       for (std::int64_t g = 0; g < s.groups; ++g)
         for (std::int64_t co = 0; co < cout; ++co)
           for (std::int64_t kk = 0; kk < k; ++kk) {
-            const std::int64_t at = g * cout * k;
-            float total = sums[at + kk * cout + co];
-            for (std::int64_t group = 1; group < groups; ++group) total += sums[group * size + at + kk * cout + co];
-            dweight[at + co * k + kk] = total;
+            const std::int64_t at = partial_sum_index(s, g, co, kk);
+            float total = sums[at];
+            for (std::int64_t group = 1; group < groups; ++group) total += sums[group * size + at];
+            dweight[(g * cout + co) * k + kk] = total;
           }
     } else {
       for (std::int64_t group = 1; group < groups; ++group) {
