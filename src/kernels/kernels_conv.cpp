@@ -257,12 +257,27 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
       float* out = rows + (c * s.kernel_w + j) * plane;
       const ColumnRange inside = inside_columns(s, j);
       std::fill(out, out + s.pad_h * ow, 0.0f);
-      for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
-        float* out_row = out + (iy + s.pad_h) * ow;
-        const float* in_row = in + iy * s.in_w - s.pad_w + j;  // the input of ox = 0
-        for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox];
-        for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+      float* image = out + s.pad_h * ow;
+      if (ow == s.in_w) {
+        // As many output as input columns: the image rows are the plane shifted by j - pad_w,
+        // one copy; then the columns that wrapped into the neighbouring row are zeroed.
+        const std::int64_t shift = j - s.pad_w, area = input_plane(s);
+        const std::int64_t copy_begin = std::max<std::int64_t>(0, -shift), copy_end = std::min(area, area - shift);
+        std::fill(image, image + copy_begin, 0.0f);
+        std::copy(in + copy_begin + shift, in + copy_end + shift, image + copy_begin);
+        std::fill(image + copy_end, image + area, 0.0f);
+        for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) image[iy * ow + ox] = 0.0f;
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) image[iy * ow + ox] = 0.0f;
+        }
+      } else {
+        for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
+          float* out_row = image + iy * ow;
+          const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
+          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox];
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+        }
       }
       std::fill(out + (s.in_h + s.pad_h) * ow, out + plane, 0.0f);
     }
