@@ -251,30 +251,55 @@ bool images_in_parallel(const Conv2dShape& s) {
          detail::gemm_runs_on_one_thread(s.out_channels_per_group(), positions(s), patch_size(s));
 }
 
-// Convolution by kernel rows (stride 1, the small convolutions whose images go to the
-// threads). im2col writes every input pixel kernel_h x kernel_w times; most of that is the
-// same row shifted down. Here only the kernel_w horizontal shifts are written, for every
-// row of the vertically padded image:
-//   rows[(c, j), r, ox] = x[c, r - pad_h, ox + j - pad_w]   (0 outside the image),
-// r in [0, in_h + 2 pad_h). Kernel row i then reads the [in channels x kernel_w, positions]
-// matrix that starts i rows further down, with a row stride of the whole padded plane, and
-// the convolution is kernel_h GEMMs with K = in channels x kernel_w added into y, against
-// one GEMM with K = in channels x kernel area over the full im2col: a kernel_h times smaller
-// buffer to write and read (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one
-// thread: see docs/BENCHMARKS.md).
-bool by_kernel_rows(const Conv2dShape& s) { return images_in_parallel(s) && s.stride == 1 && s.kernel_h > 1; }
+// Convolution by kernel rows (the small convolutions whose images go to the threads).
+// im2col writes every input pixel kernel_h x kernel_w times; most of that is the same row
+// shifted down. Here only the kernel_w horizontal shifts are written, for every row of the
+// vertically padded image:
+//   rows[(c, j), r, ox] = x[c, r - pad_h, ox stride + j - pad_w]   (0 outside the image),
+// r in [0, in_h + 2 pad_h), the rows of each phase r mod stride stored together (row_slot).
+// Output row oy of kernel row i reads row i + oy stride, which is slot(i) + oy: kernel row
+// i's [in channels x kernel_w, positions] matrix starts at slot(i), with a row stride of the
+// whole plane, and the convolution is kernel_h GEMMs with K = in channels x kernel_w added
+// into y, against one GEMM with K = in channels x kernel area over the full im2col: a buffer
+// kernel_h (stride 1) or kernel_h / stride times smaller to write and read (resnet18_cifar,
+// lenet5: docs/BENCHMARKS.md).
+bool by_kernel_rows(const Conv2dShape& s) { return images_in_parallel(s) && s.kernel_h > 1; }
 
 std::int64_t padded_rows(const Conv2dShape& s) { return s.in_h + 2 * s.pad_h; }
+std::int64_t phase_rows(const Conv2dShape& s) { return (padded_rows(s) + s.stride - 1) / s.stride; }
+std::int64_t rows_plane(const Conv2dShape& s) { return s.stride * phase_rows(s) * s.out_w(); }
+std::int64_t row_slot(const Conv2dShape& s, std::int64_t r) { return r % s.stride * phase_rows(s) + r / s.stride; }
 std::int64_t row_shifts(const Conv2dShape& s) { return s.in_channels_per_group() * s.kernel_w; }
-std::int64_t kernel_rows_elements(const Conv2dShape& s) { return row_shifts(s) * padded_rows(s) * s.out_w(); }
+std::int64_t kernel_rows_elements(const Conv2dShape& s) { return row_shifts(s) * rows_plane(s); }
+
+// Kernel row i's matrix in the rows of one image's group.
+const float* kernel_row_matrix(const Conv2dShape& s, const float* rows, std::int64_t i) {
+  return rows + row_slot(s, i) * s.out_w();
+}
 
 void im2row(const Conv2dShape& s, const float* x, float* rows) {
-  const std::int64_t ow = s.out_w(), plane = padded_rows(s) * ow;
+  const std::int64_t ow = s.out_w(), plane = rows_plane(s);
   for (std::int64_t c = 0; c < s.in_channels_per_group(); ++c) {
     const float* in = x + c * input_plane(s);
     for (int j = 0; j < s.kernel_w; ++j) {
       float* out = rows + (c * s.kernel_w + j) * plane;
       const ColumnRange inside = inside_columns(s, j);
+      if (s.stride > 1) {
+        // Slots no kernel row reads (a phase with fewer rows) are left as they are.
+        for (std::int64_t r = 0; r < padded_rows(s); ++r) {
+          float* out_row = out + row_slot(s, r) * ow;
+          const std::int64_t iy = r - s.pad_h;
+          if (iy < 0 || iy >= s.in_h) {
+            std::fill(out_row, out_row + ow, 0.0f);
+            continue;
+          }
+          const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
+          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox * s.stride];
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+        }
+        continue;
+      }
       std::fill(out, out + s.pad_h * ow, 0.0f);
       float* image = out + s.pad_h * ow;
       if (ow == s.in_w) {
@@ -319,10 +344,10 @@ void weights_by_kernel_row(const Conv2dShape& s, const float* weight, float* by_
 // y = the convolution of group g of one image (x, y at the group), from its rows (im2row).
 void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int64_t g, const float* rows,
                              float* y) {
-  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), ow = s.out_w();
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s);
   for (std::int64_t i = 0; i < s.kernel_h; ++i)
-    gemm(false, false, cout, positions(s), k, 1.0f, by_row + (g * s.kernel_h + i) * cout * k, k, rows + i * ow,
-         padded_rows(s) * ow, i == 0 ? 0.0f : 1.0f, y, positions(s));
+    gemm(false, false, cout, positions(s), k, 1.0f, by_row + (g * s.kernel_h + i) * cout * k, k,
+         kernel_row_matrix(s, rows, i), rows_plane(s), i == 0 ? 0.0f : 1.0f, y, positions(s));
 }
 
 // A stride-1 convolution with "same" padding (2 pad = kernel - 1 both ways): its input
@@ -457,14 +482,14 @@ void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, 
 // kernel_w], or transposed [in channels x kernel_w, out channels] (weight_gradient_transposed).
 void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, const float* rows, std::int64_t g,
                                         float beta, float* sum) {
-  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), p = positions(s), ow = s.out_w(),
-                     ldb = padded_rows(s) * ow;
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), p = positions(s), ldb = rows_plane(s);
   for (std::int64_t i = 0; i < s.kernel_h; ++i) {
     float* out = sum + (g * s.kernel_h + i) * cout * k;
+    const float* b = kernel_row_matrix(s, rows, i);
     if (weight_gradient_transposed(s)) {
-      gemm(false, true, k, cout, p, 1.0f, rows + i * ow, ldb, dy, p, beta, out, cout);
+      gemm(false, true, k, cout, p, 1.0f, b, ldb, dy, p, beta, out, cout);
     } else {
-      gemm(false, true, cout, k, p, 1.0f, dy, p, rows + i * ow, ldb, beta, out, k);
+      gemm(false, true, cout, k, p, 1.0f, dy, p, b, ldb, beta, out, k);
     }
   }
 }
