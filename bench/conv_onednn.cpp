@@ -12,12 +12,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <vector>
 
+#include "conv_layers.h"
 #include "poet/kernels/kernels_conv.h"
 
 // Counts the global operator new calls while `counting`, as tests/executor_test.cpp does.
@@ -39,23 +39,13 @@ void operator delete(void* p, std::size_t) noexcept { release(p); }
 
 namespace {
 
+using poet::bench::best_ms;
 using poet::kernels::Conv2dShape;
 
 void check(dnnl_status_t status, const char* what) {
   if (status == dnnl_success) return;
   std::fprintf(stderr, "oneDNN: %s failed (status %d)\n", what, static_cast<int>(status));
   std::exit(1);
-}
-
-template <typename F>
-double best_ms(int calls, F f) {
-  double best = 1e9;
-  for (int r = 0; r < calls; ++r) {
-    const auto began = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
-  }
-  return best * 1e3;
 }
 
 // A memory object over its own buffer, in the layout `md`.
@@ -184,35 +174,18 @@ Times time_primitives(const Engine& e, const Conv2dShape& s, bool blocked, int c
   return t;
 }
 
-Conv2dShape conv(int cin, int size, int cout, int kernel, int stride, int pad, bool bias) {
-  return {.batch = 32, .in_channels = cin, .in_h = size, .in_w = size, .out_channels = cout, .kernel_h = kernel,
-          .kernel_w = kernel, .stride = stride, .pad_h = pad, .pad_w = pad, .groups = 1, .bias = bias};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace poet::kernels;
   const int calls = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
-  const struct {
-    const char* name;
-    Conv2dShape s;
-  } layers[] = {
-      {"resnet18_cifar 3->16 at 32x32", conv(3, 32, 16, 3, 1, 1, false)},
-      {"resnet18_cifar 16->16 at 32x32", conv(16, 32, 16, 3, 1, 1, false)},
-      {"resnet18_cifar 16->32 stride 2", conv(16, 32, 32, 3, 2, 1, false)},
-      {"resnet18_cifar 32->32 at 16x16", conv(32, 16, 32, 3, 1, 1, false)},
-      {"resnet18_cifar 32->64 stride 2", conv(32, 16, 64, 3, 2, 1, false)},
-      {"resnet18_cifar 64->64 at 8x8", conv(64, 8, 64, 3, 1, 1, false)},
-      {"lenet5 1->6 5x5 at 28x28", conv(1, 28, 6, 5, 1, 2, false)},
-      {"lenet5 6->16 5x5 at 14x14", conv(6, 14, 16, 5, 1, 0, false)},
-  };
   const Engine e;
   std::printf("%d threads, best of %d calls; forward / input gradient / weight gradient, ms\n", omp_get_max_threads(),
               calls);
   std::printf("| layer | poet | oneDNN blocked, with reorders | oneDNN blocked, alone | oneDNN NCHW | allocations "
               "per execute |\n| --- | --- | --- | --- | --- | --- |\n");
-  for (const auto& [name, s] : layers) {
+  for (auto [name, s] : poet::bench::conv_layers()) {
+    s.bias = false;  // the primitives are made without one
     std::vector<float> x(s.batch * s.in_channels * s.in_h * s.in_w, 0.5f),
         weight(s.out_channels * s.in_channels * s.kernel_h * s.kernel_w, 0.5f),
         y(s.batch * s.out_channels * s.out_h() * s.out_w(), 0.5f), dx(x.size()), dweight(weight.size()),
