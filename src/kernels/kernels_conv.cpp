@@ -1,11 +1,14 @@
 // Convolution as GEMM: per image and group, an im2col buffer [K, P] (K = input channels of
 // the group x kernel area, P = output positions) turns the convolution into W_g [Cout_g, K]
-// x cols, its input gradient into W_g^T dY_g followed by col2im (or, for stride 1 and
-// "same" padding, into the convolution of dY with flipped weights), and its weight gradient
-// into dY_g cols^T summed over the batch. Convolutions whose per-image GEMMs are small
-// share their images between the threads. Depthwise convolutions (one input and one output
-// channel per group) are computed directly instead: as GEMMs they are one-row products,
-// one BLAS call per channel and image, that ran several times slower than the direct loops.
+// x cols, its input gradient into W_g^T dY_g followed by col2im (or, for stride 1, into the
+// convolution of dY with flipped weights), and its weight gradient into dY_g cols^T summed
+// over the batch. Convolutions whose per-image GEMMs are small share their images between
+// the threads, and go by kernel rows: an im2row buffer of the kernel_w horizontal shifts
+// of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions (one input
+// and one output channel per group) are computed directly instead: as GEMMs they are
+// one-row products, one BLAS call per channel and image, that ran several times slower than
+// the direct loops. (oneDNN's convolution primitives were measured too and are not used:
+// each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
 #include <omp.h>
@@ -350,14 +353,16 @@ void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int
          kernel_row_matrix(s, rows, i), rows_plane(s), i == 0 ? 0.0f : 1.0f, y, positions(s));
 }
 
-// A stride-1 convolution with "same" padding (2 pad = kernel - 1 both ways): its input
-// gradient is the same convolution of dy with the weights flipped in space and their input
-// and output channels swapped. As im2col of dy and a GEMM with K = output channels x kernel
-// area, that replaces a GEMM with K = output channels followed by col2im's scattered adds
-// (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2 -> 1.1 ms). Not
-// where the output channels outnumber the input ones: dy's im2col is then the larger, and
-// the GEMM has few rows (its first layer, 3 -> 16: 0.45 -> 0.82 ms). Only for the small
-// convolutions whose images go to the threads, where it was measured.
+// A stride-1 convolution's input gradient is the convolution of dy with the weights
+// flipped in space and their input and output channels swapped, padded by kernel - 1 - pad
+// (swapped_channels). As im2col of dy and a GEMM with K = output channels x kernel area,
+// that replaces a GEMM with K = output channels followed by col2im's scattered adds
+// (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2 -> 1.1 ms); over
+// im2col only for "same" padding and no more output than input channels (its first layer,
+// 3 -> 16: 0.45 -> 0.82 ms, dy's im2col being the larger), by kernel rows for every
+// padding below the kernel size (3 -> 16: 0.45 -> 0.32 ms; lenet5's 6 -> 16 unpadded 5x5:
+// 0.27 -> 0.29 ms). Only for the small convolutions whose images go to the threads, where
+// it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
   return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.pad_h < s.kernel_h &&
          s.pad_w < s.kernel_w && (by_kernel_rows(s) || (2 * s.pad_h == s.kernel_h - 1 && 2 * s.pad_w == s.kernel_w - 1 &&
