@@ -355,18 +355,17 @@ void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int
 
 // A stride-1 convolution's input gradient is the convolution of dy with the weights
 // flipped in space and their input and output channels swapped, padded by kernel - 1 - pad
-// (swapped_channels). As im2col of dy and a GEMM with K = output channels x kernel area,
-// that replaces a GEMM with K = output channels followed by col2im's scattered adds
-// (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2 -> 1.1 ms); over
-// im2col only for "same" padding and no more output than input channels (its first layer,
-// 3 -> 16: 0.45 -> 0.82 ms, dy's im2col being the larger), by kernel rows for every
-// padding below the kernel size (3 -> 16: 0.45 -> 0.32 ms; lenet5's 6 -> 16 unpadded 5x5:
-// 0.27 -> 0.29 ms). Only for the small convolutions whose images go to the threads, where
-// it was measured.
+// (swapped_channels). As im2col (or im2row) of dy and GEMMs with K = output channels x
+// kernel area, that replaces a GEMM with K = output channels followed by col2im's
+// scattered adds (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2
+// -> 1.1 ms over im2col, 0.77 ms by kernel rows). Only for "same" padding and no more
+// output than input channels: its first layer, 3 -> 16, took 0.45 -> 0.82 ms over im2col
+// (dy's im2col the larger), 0.32 ms by kernel rows, but lenet5's unpadded 6 -> 16 5x5
+// 0.27 -> 0.29 ms at one thread and 0.19 -> 0.26 ms at two. Only for the small
+// convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
-  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.pad_h < s.kernel_h &&
-         s.pad_w < s.kernel_w && (by_kernel_rows(s) || (2 * s.pad_h == s.kernel_h - 1 && 2 * s.pad_w == s.kernel_w - 1 &&
-                                                         s.in_channels_per_group() >= s.out_channels_per_group()));
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && 2 * s.pad_h == s.kernel_h - 1 &&
+         2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
 }
 
 // The convolution that gives a stride-1 convolution's input gradient: over dy, channels
