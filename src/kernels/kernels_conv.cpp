@@ -92,7 +92,8 @@ void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight
       float* out = y + plane * p;
       std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
       for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[out_row + ox] += w[tap] * in[in_row + ox * stride];
+        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
+          out[out_row + ox] += w[tap] * in[in_row + ox * stride];
       });
     });
   });
@@ -107,7 +108,8 @@ void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float
       float* out = dx + plane * area;
       std::fill(out, out + area, 0.0f);
       for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[in_row + ox * stride] += w[tap] * g[out_row + ox];
+        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
+          out[in_row + ox * stride] += w[tap] * g[out_row + ox];
       });
     });
   });
@@ -414,7 +416,9 @@ std::int64_t cols_elements(const Conv2dShape& s) {
   if (reads_input_directly(s)) return 0;
   const std::int64_t columns = patch_size(s) * positions(s);
   const Conv2dShape t = swapped_channels(s);
-  if (!by_kernel_rows(s)) return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
+  if (!by_kernel_rows(s)) {
+    return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
+  }
   const std::int64_t input_gradient = input_gradient_as_convolution(s) ? kernel_rows_elements(t) : columns;
   const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s) : columns;
   return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
@@ -500,8 +504,7 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
 
 // Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
 // in an image group's sum when the sums are kept apart (separate_weight_sums). The layout
-// is decided once, outside the loop over the entries (decided per entry, the shape tests
-// cost a stride-2 weight gradient 10%).
+// is decided once, outside the loop over the entries.
 struct PartialSumLayout {
   bool by_kernel_rows, transposed;
   explicit PartialSumLayout(const Conv2dShape& s)
