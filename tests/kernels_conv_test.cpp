@@ -125,12 +125,18 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 1, .bias = false});
 }
 
-// The paths src/kernels/kernels_conv.cpp chooses by shape: the input gradient as the
-// convolution of dy with flipped weights (stride 1, "same" padding, no more output than
-// input channels), the weight gradient summed transposed in groups of images (16 to 63
-// output channels; 5 images make uneven groups), and im2col's whole-row copies (as many
-// output as input columns, here with fewer output rows).
+// The paths src/kernels/kernels_conv.cpp chooses by shape: convolutions by kernel rows
+// (im2row; below 16 input channels the weight gradient too, from 16 over im2col), the
+// input gradient as the convolution of dy with flipped weights (stride 1, "same" padding,
+// no more output than input channels), else by col2im (here also with padding 2 / 0), the
+// weight gradient summed transposed in groups of images (16 to 63 output channels; 5
+// images make uneven groups), and im2col's whole-row copies (as many output as input
+// columns, here with fewer output rows).
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
+  check_conv_gradients({.batch = 3, .in_channels = 16, .in_h = 5, .in_w = 4, .out_channels = 4, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false});
+  check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 6, .out_channels = 4, .kernel_h = 3,
+                        .kernel_w = 3, .stride = 1, .pad_h = 2, .pad_w = 0, .groups = 1, .bias = true});
   check_conv_gradients({.batch = 3, .in_channels = 4, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
   check_conv_gradients({.batch = 2, .in_channels = 4, .in_h = 5, .in_w = 7, .out_channels = 4, .kernel_h = 3,

@@ -1,16 +1,20 @@
 // Convolution as GEMM: per image and group, an im2col buffer [K, P] (K = input channels of
 // the group x kernel area, P = output positions) turns the convolution into W_g [Cout_g, K]
-// x cols, its input gradient into W_g^T dY_g followed by col2im (or, for stride 1 and
-// "same" padding, into the convolution of dY with flipped weights), and its weight gradient
-// into dY_g cols^T summed over the batch. Convolutions whose per-image GEMMs are small
-// share their images between the threads. Depthwise convolutions (one input and one output
-// channel per group) are computed directly instead: as GEMMs they are one-row products,
-// one BLAS call per channel and image, that ran several times slower than the direct loops.
+// x cols, its input gradient into W_g^T dY_g followed by col2im (or, for stride 1, into the
+// convolution of dY with flipped weights), and its weight gradient into dY_g cols^T summed
+// over the batch. Convolutions whose per-image GEMMs are small share their images between
+// the threads, and go by kernel rows: an im2row buffer of the kernel_w horizontal shifts
+// of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions (one input
+// and one output channel per group) are computed directly instead: as GEMMs they are
+// one-row products, one BLAS call per channel and image, that ran several times slower than
+// the direct loops. (oneDNN's convolution primitives were measured too and are not used:
+// each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "gemm.h"
 #include "kernel_checks.h"
@@ -52,46 +56,62 @@ bool is_depthwise(const Conv2dShape& s) {
   return s.groups > 1 && s.groups == s.in_channels && s.groups == s.out_channels;
 }
 
-// For every kernel tap (i, j) and output row oy whose input row is inside the image, calls
-// visit(tap index, output index of ox = 0, input index of ox = 0, columns inside), so that
-// the visitor's loop over ox runs without bounds tests: input index + ox stride.
+// For every output row oy and kernel tap (i, j) whose input row is inside the image, in
+// that order, calls visit(tap index, output index of ox = 0, input index of ox = 0, columns
+// inside), so that the visitor's loop over ox runs without bounds tests: input index + ox
+// stride. Row by row, all taps: the output row stays in the L1 cache while its taps add up
+// (tap by tap over the whole plane, the depthwise forward was 17% of a mobilenet_v2 step).
 template <typename Visit>
 void for_each_tap_row(const Conv2dShape& s, Visit visit) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
-  for (int i = 0; i < s.kernel_h; ++i)
-    for (int j = 0; j < s.kernel_w; ++j) {
-      const ColumnRange inside = inside_columns(s, j);
-      for (std::int64_t oy = 0; oy < oh; ++oy) {
-        const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
-        if (iy >= 0 && iy < s.in_h) visit(i * s.kernel_w + j, oy * ow, iy * s.in_w - s.pad_w + j * s.dilation, inside);
-      }
+  for (std::int64_t oy = 0; oy < oh; ++oy)
+    for (int i = 0; i < s.kernel_h; ++i) {
+      const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
+      if (iy < 0 || iy >= s.in_h) continue;
+      for (int j = 0; j < s.kernel_w; ++j)
+        visit(i * s.kernel_w + j, oy * ow, iy * s.in_w - s.pad_w + j * s.dilation, inside_columns(s, j));
     }
+}
+
+// Calls f(stride), stride 1 as a compile-time constant: the depthwise loops over ox then
+// read contiguous floats, which the compiler vectorizes; with the stride a run-time value
+// it loaded them one at a time (perf: most of the depthwise forward's time in mobilenet_v2).
+template <typename F>
+void with_stride(const Conv2dShape& s, F f) {
+  if (s.stride == 1) return f(std::integral_constant<std::int64_t, 1>{});
+  f(static_cast<std::int64_t>(s.stride));
 }
 
 // Per image and channel: y = bias + sum over taps of w[tap] x shifted, in tap order.
 void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight, const float* bias, float* y) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {  // plane: image n, channel c
-    const std::int64_t c = plane % s.in_channels;
-    const float* in = x + plane * area;
-    const float* w = weight + c * taps;
-    float* out = y + plane * p;
-    std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
-    for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-      for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[out_row + ox] += w[tap] * in[in_row + ox * s.stride];
+  with_stride(s, [&](auto stride) {
+    detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {  // plane: image n, channel c
+      const std::int64_t c = plane % s.in_channels;
+      const float* in = x + plane * area;
+      const float* w = weight + c * taps;
+      float* out = y + plane * p;
+      std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
+      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
+        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
+          out[out_row + ox] += w[tap] * in[in_row + ox * stride];
+      });
     });
   });
 }
 
 void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float* weight, float* dx) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
-    const float* g = dy + plane * p;
-    const float* w = weight + plane % s.in_channels * taps;
-    float* out = dx + plane * area;
-    std::fill(out, out + area, 0.0f);
-    for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-      for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out[in_row + ox * s.stride] += w[tap] * g[out_row + ox];
+  with_stride(s, [&](auto stride) {
+    detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
+      const float* g = dy + plane * p;
+      const float* w = weight + plane % s.in_channels * taps;
+      float* out = dx + plane * area;
+      std::fill(out, out + area, 0.0f);
+      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
+        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
+          out[in_row + ox * stride] += w[tap] * g[out_row + ox];
+      });
     });
   });
 }
@@ -99,17 +119,21 @@ void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float
 void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const float* x, float* dweight) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
   std::fill(dweight, dweight + s.in_channels * taps, 0.0f);
-  detail::parallel_for(s.in_channels, s.batch * p * taps, [&](std::int64_t c) {
-    float* dw = dweight + c * taps;
-    for (std::int64_t n = 0; n < s.batch; ++n) {
-      const float* g = dy + (n * s.in_channels + c) * p;
-      const float* in = x + (n * s.in_channels + c) * area;
-      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        float sum = 0.0f;
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) sum += g[out_row + ox] * in[in_row + ox * s.stride];
-        dw[tap] += sum;
-      });
-    }
+  with_stride(s, [&](auto stride) {
+    detail::parallel_for(s.in_channels, s.batch * p * taps, [&](std::int64_t c) {
+      float* dw = dweight + c * taps;
+      for (std::int64_t n = 0; n < s.batch; ++n) {
+        const float* g = dy + (n * s.in_channels + c) * p;
+        const float* in = x + (n * s.in_channels + c) * area;
+        for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
+          // One running sum: partial sums in lanes, combined per row, were slower on
+          // mobilenet_v2's rows of 7 to 112 (perf: 10.3% of a step against 8.7%).
+          float sum = 0.0f;
+          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) sum += g[out_row + ox] * in[in_row + ox * stride];
+          dw[tap] += sum;
+        });
+      }
+    });
   });
 }
 
@@ -128,12 +152,14 @@ void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int 
   std::fill(out, out + copy_begin, 0.0f);
   std::copy(plane + copy_begin + shift, plane + copy_end + shift, out + copy_begin);
   std::fill(out + copy_end, out + oh * w, 0.0f);
+  // Column by column: a row has only kernel / 2 such columns at each end, and zeroing them
+  // row by row compiled into a memset call per row (a third of im2col's time, perf).
   const ColumnRange inside = inside_columns(s, j);
-  for (std::int64_t oy = oy_begin; oy < oy_end; ++oy) {
-    float* row = out + oy * w;
-    for (std::int64_t ox = 0; ox < inside.begin; ++ox) row[ox] = 0.0f;
-    for (std::int64_t ox = inside.end; ox < w; ++ox) row[ox] = 0.0f;
-  }
+  const auto zero_column = [&](std::int64_t ox) {
+    for (std::int64_t oy = oy_begin; oy < oy_end; ++oy) out[oy * w + ox] = 0.0f;
+  };
+  for (std::int64_t ox = 0; ox < inside.begin; ++ox) zero_column(ox);
+  for (std::int64_t ox = inside.end; ox < w; ++ox) zero_column(ox);
 }
 
 // cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i dilation, ox stride - pad_w + j dilation],
@@ -233,13 +259,115 @@ bool images_in_parallel(const Conv2dShape& s) {
          detail::gemm_runs_on_one_thread(s.out_channels_per_group(), positions(s), patch_size(s));
 }
 
-// A stride-1 convolution with "same" padding (2 pad = kernel - 1 both ways): its input
-// gradient is the same convolution of dy with the weights flipped in space and their input
-// and output channels swapped. As im2col of dy and a GEMM with K = output channels x kernel
-// area, that replaces a GEMM with K = output channels followed by col2im's scattered adds
-// (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2 -> 1.1 ms). Not
-// where the output channels outnumber the input ones: dy's im2col is then the larger, and
-// the GEMM has few rows (its first layer, 3 -> 16: 0.45 -> 0.82 ms). Only for the small
+// Convolution by kernel rows (the small convolutions whose images go to the threads).
+// im2col writes every input pixel kernel_h x kernel_w times; most of that is the same row
+// shifted down. Here only the kernel_w horizontal shifts are written, for every row of the
+// vertically padded image:
+//   rows[(c, j), r, ox] = x[c, r - pad_h, ox stride + j - pad_w]   (0 outside the image),
+// r in [0, in_h + 2 pad_h), the rows of each phase r mod stride stored together (row_slot).
+// Output row oy of kernel row i reads row i + oy stride, which is slot(i) + oy: kernel row
+// i's [in channels x kernel_w, positions] matrix starts at slot(i), with a row stride of the
+// whole plane, and the convolution is kernel_h GEMMs with K = in channels x kernel_w added
+// into y, against one GEMM with K = in channels x kernel area over the full im2col: a buffer
+// kernel_h (stride 1) or kernel_h / stride times smaller to write and read (resnet18_cifar,
+// lenet5: docs/BENCHMARKS.md).
+// Undilated only: the rows hold each input row's kernel_w neighbouring shifts.
+bool by_kernel_rows(const Conv2dShape& s) { return images_in_parallel(s) && s.kernel_h > 1 && s.dilation == 1; }
+
+std::int64_t padded_rows(const Conv2dShape& s) { return s.in_h + 2 * s.pad_h; }
+std::int64_t phase_rows(const Conv2dShape& s) { return (padded_rows(s) + s.stride - 1) / s.stride; }
+std::int64_t rows_plane(const Conv2dShape& s) { return s.stride * phase_rows(s) * s.out_w(); }
+std::int64_t row_slot(const Conv2dShape& s, std::int64_t r) { return r % s.stride * phase_rows(s) + r / s.stride; }
+std::int64_t row_shifts(const Conv2dShape& s) { return s.in_channels_per_group() * s.kernel_w; }
+std::int64_t kernel_rows_elements(const Conv2dShape& s) { return row_shifts(s) * rows_plane(s); }
+
+// Kernel row i's matrix in the rows of one image's group.
+const float* kernel_row_matrix(const Conv2dShape& s, const float* rows, std::int64_t i) {
+  return rows + row_slot(s, i) * s.out_w();
+}
+
+void im2row(const Conv2dShape& s, const float* x, float* rows) {
+  const std::int64_t ow = s.out_w(), plane = rows_plane(s);
+  for (std::int64_t c = 0; c < s.in_channels_per_group(); ++c) {
+    const float* in = x + c * input_plane(s);
+    for (int j = 0; j < s.kernel_w; ++j) {
+      float* out = rows + (c * s.kernel_w + j) * plane;
+      const ColumnRange inside = inside_columns(s, j);
+      if (s.stride > 1) {
+        // Slots no kernel row reads (a phase with fewer rows) are left as they are.
+        for (std::int64_t r = 0; r < padded_rows(s); ++r) {
+          float* out_row = out + row_slot(s, r) * ow;
+          const std::int64_t iy = r - s.pad_h;
+          if (iy < 0 || iy >= s.in_h) {
+            std::fill(out_row, out_row + ow, 0.0f);
+            continue;
+          }
+          const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
+          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox * s.stride];
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+        }
+        continue;
+      }
+      std::fill(out, out + s.pad_h * ow, 0.0f);
+      float* image = out + s.pad_h * ow;
+      if (ow == s.in_w) {
+        // As many output as input columns: the image rows are the plane shifted by j - pad_w,
+        // one copy; then the columns that wrapped into the neighbouring row are zeroed.
+        const std::int64_t shift = j - s.pad_w, area = input_plane(s);
+        const std::int64_t copy_begin = std::max<std::int64_t>(0, -shift), copy_end = std::min(area, area - shift);
+        std::fill(image, image + copy_begin, 0.0f);
+        std::copy(in + copy_begin + shift, in + copy_end + shift, image + copy_begin);
+        std::fill(image + copy_end, image + area, 0.0f);
+        for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) image[iy * ow + ox] = 0.0f;
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) image[iy * ow + ox] = 0.0f;
+        }
+      } else {
+        for (std::int64_t iy = 0; iy < s.in_h; ++iy) {
+          float* out_row = image + iy * ow;
+          const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
+          for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
+          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox];
+          for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
+        }
+      }
+      std::fill(out + (s.in_h + s.pad_h) * ow, out + plane, 0.0f);
+    }
+  }
+}
+
+// by_row[g][i][co][(ci, j)] = weight[g cout + co][ci][i][j]: kernel row i's [out channels,
+// in channels x kernel_w] matrix of each group.
+void weights_by_kernel_row(const Conv2dShape& s, const float* weight, float* by_row) {
+  const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group(), kw = s.kernel_w;
+  for (std::int64_t g = 0; g < s.groups; ++g)
+    for (std::int64_t co = 0; co < cout; ++co)
+      for (std::int64_t ci = 0; ci < cin; ++ci)
+        for (std::int64_t i = 0; i < s.kernel_h; ++i)
+          for (std::int64_t j = 0; j < kw; ++j)
+            by_row[((g * s.kernel_h + i) * cout + co) * cin * kw + ci * kw + j] =
+                weight[(((g * cout + co) * cin + ci) * s.kernel_h + i) * kw + j];
+}
+
+// y = the convolution of group g of one image (x, y at the group), from its rows (im2row).
+void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int64_t g, const float* rows,
+                             float* y) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s);
+  for (std::int64_t i = 0; i < s.kernel_h; ++i)
+    gemm(false, false, cout, positions(s), k, 1.0f, by_row + (g * s.kernel_h + i) * cout * k, k,
+         kernel_row_matrix(s, rows, i), rows_plane(s), i == 0 ? 0.0f : 1.0f, y, positions(s));
+}
+
+// A stride-1 convolution's input gradient is the convolution of dy with the weights
+// flipped in space and their input and output channels swapped, padded by kernel - 1 - pad
+// (swapped_channels). As im2col (or im2row) of dy and GEMMs with K = output channels x
+// kernel area, that replaces a GEMM with K = output channels followed by col2im's
+// scattered adds (resnet18_cifar's 16 -> 16 channels at 32x32, batch 32, one thread: 2.2
+// -> 1.1 ms over im2col, 0.77 ms by kernel rows). Only for "same" padding and no more
+// output than input channels: its first layer, 3 -> 16, took 0.45 -> 0.82 ms over im2col
+// (dy's im2col the larger), 0.32 ms by kernel rows, but lenet5's unpadded 6 -> 16 5x5
+// 0.27 -> 0.29 ms at one thread and 0.19 -> 0.26 ms at two. Only for the small
 // convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
   return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.dilation == 1 &&
@@ -247,10 +375,16 @@ bool input_gradient_as_convolution(const Conv2dShape& s) {
          2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
 }
 
+// The convolution that gives a stride-1 convolution's input gradient: over dy, channels
+// swapped, padded by kernel - 1 - pad (the same padding for "same" convolutions).
 Conv2dShape swapped_channels(const Conv2dShape& s) {
   Conv2dShape t = s;
   t.in_channels = s.out_channels;
   t.out_channels = s.in_channels;
+  t.in_h = s.out_h();
+  t.in_w = s.out_w();
+  t.pad_h = s.kernel_h - 1 - s.pad_h;
+  t.pad_w = s.kernel_w - 1 - s.pad_w;
   t.bias = false;
   return t;
 }
@@ -273,11 +407,26 @@ std::int64_t image_groups(const Conv2dShape& s) {
   return images_in_parallel(s) ? std::min(s.batch, kImageGroups) : 1;
 }
 
-// One worker's im2col buffer, for x and (input_gradient_as_convolution) for dy.
+// The weight gradient by kernel rows: kernel_h GEMMs with K = positions, each reading dy
+// again, against one over the im2col. Faster with few input channels (one thread, batch
+// 32: 3 -> 16 channels at 32x32 0.49 -> 0.26 ms, lenet5's 1 -> 6 0.20 -> 0.13 ms), slower
+// from 16 (16 -> 16: 1.40 -> 1.59 ms; 64 -> 64 at 8x8: 1.01 -> 1.34 ms).
+bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
+  return by_kernel_rows(s) && s.in_channels_per_group() < 16;
+}
+
+// One worker's buffer: x's im2col or im2row (forward, weight gradient), and dy's
+// (input_gradient_as_convolution) or the columns col2im reads (input gradient).
 std::int64_t cols_elements(const Conv2dShape& s) {
   if (reads_input_directly(s)) return 0;
-  const std::int64_t of_x = patch_size(s) * positions(s);
-  return input_gradient_as_convolution(s) ? std::max(of_x, patch_size(swapped_channels(s)) * positions(s)) : of_x;
+  const std::int64_t columns = patch_size(s) * positions(s);
+  const Conv2dShape t = swapped_channels(s);
+  if (!by_kernel_rows(s)) {
+    return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
+  }
+  const std::int64_t input_gradient = input_gradient_as_convolution(s) ? kernel_rows_elements(t) : columns;
+  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s) : columns;
+  return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
 }
 std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
 
@@ -291,14 +440,26 @@ bool weight_gradient_transposed(const Conv2dShape& s) {
   return images_in_parallel(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
 }
 
+// Whether the image groups' weight-gradient sums are kept apart from the gradient and
+// combined at the end (their layout differs from it) or the first group sums into it.
+bool separate_weight_sums(const Conv2dShape& s) {
+  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s);
+}
+
+// Weights rearranged for a pass: by kernel row (by_kernel_rows), flipped
+// (input_gradient_as_convolution), or flipped and then by kernel row.
+std::int64_t rearranged_weights_elements(const Conv2dShape& s) {
+  const std::int64_t copies = (input_gradient_as_convolution(s) ? 1 : 0) + (by_kernel_rows(s) ? 1 : 0);
+  return copies * weight_elements(s);
+}
+
 // Scratch: one im2col buffer per worker, then either the weight-gradient sums of the image
-// groups (but the first, which sums into the gradient itself, unless transposed) or the
-// flipped weights.
+// groups (but the first, which sums into the gradient itself, unless kept apart) or the
+// rearranged weights.
 std::int64_t scratch_for_workers(const Conv2dShape& s, std::int64_t workers) {
   if (is_depthwise(s)) return 0;
-  const std::int64_t separate_sums = weight_gradient_transposed(s) ? image_groups(s) : image_groups(s) - 1;
-  const std::int64_t sums = separate_sums * weight_elements(s);
-  return workers * cols_elements(s) + std::max(sums, input_gradient_as_convolution(s) ? weight_elements(s) : 0);
+  const std::int64_t sums = (separate_weight_sums(s) ? image_groups(s) : image_groups(s) - 1) * weight_elements(s);
+  return workers * cols_elements(s) + std::max(sums, rearranged_weights_elements(s));
 }
 
 // As many workers as threads, groups and the caller's scratch allow.
@@ -329,6 +490,40 @@ void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, 
   for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * cols);
 }
 
+// One image's group's weight gradient from its rows (im2row), added (beta 1) to or written
+// (beta 0) into sum, laid out per group and kernel row i as [out channels, in channels x
+// kernel_w], or transposed [in channels x kernel_w, out channels] (weight_gradient_transposed).
+void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, const float* rows, std::int64_t g,
+                                        float beta, float* sum) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), p = positions(s), ldb = rows_plane(s);
+  for (std::int64_t i = 0; i < s.kernel_h; ++i) {
+    float* out = sum + (g * s.kernel_h + i) * cout * k;
+    const float* b = kernel_row_matrix(s, rows, i);
+    if (weight_gradient_transposed(s)) {
+      gemm(false, true, k, cout, p, 1.0f, b, ldb, dy, p, beta, out, cout);
+    } else {
+      gemm(false, true, cout, k, p, 1.0f, dy, p, b, ldb, beta, out, k);
+    }
+  }
+}
+
+// Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
+// in an image group's sum when the sums are kept apart (separate_weight_sums). The layout
+// is decided once, outside the loop over the entries.
+struct PartialSumLayout {
+  bool by_kernel_rows, transposed;
+  explicit PartialSumLayout(const Conv2dShape& s)
+      : by_kernel_rows(weight_gradient_by_kernel_rows(s)), transposed(weight_gradient_transposed(s)) {}
+
+  std::int64_t index(const Conv2dShape& s, std::int64_t g, std::int64_t co, std::int64_t kk) const {
+    const std::int64_t cout = s.out_channels_per_group();
+    if (!by_kernel_rows) return (g * patch_size(s) + kk) * cout + co;  // transposed: [g][kk][co]
+    const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
+                       j = kk % s.kernel_w, k = row_shifts(s), at = (g * s.kernel_h + i) * cout * k;
+    return transposed ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;
+  }
+};
+
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
   expect_at_least(kernel, "scratch", scratch, scratch_for_workers(s, 1));
 }
@@ -350,9 +545,17 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  on_workers(s.batch, workers_for(s, scratch), s, scratch.data(), [&](std::int64_t n, float* buffer) {
+  const std::int64_t workers = workers_for(s, scratch);
+  float* by_row = scratch.data() + workers * cols_elements(s);
+  if (by_kernel_rows(s)) weights_by_kernel_row(s, weight.data(), by_row);
+  on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
+      if (by_kernel_rows(s)) {
+        im2row(s, x.data() + at.x, buffer);
+        convolve_by_kernel_rows(s, by_row, g, buffer, y.data() + at.y);
+        continue;
+      }
       const float* cols = columns(s, x.data() + at.x, buffer);
       gemm(false, false, cout, p, k, 1.0f, weight.data() + at.weight, k, cols, p, 0.0f, y.data() + at.y, p);
     }
@@ -378,12 +581,20 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     const Conv2dShape t = swapped_channels(s);
     const std::int64_t cin = s.in_channels_per_group(), k_t = patch_size(t);
     float* flipped = scratch.data() + workers * cols_elements(s);
+    float* by_row = flipped + weight_elements(s);
     flip_weights(s, weight.data(), flipped);
+    if (by_kernel_rows(s)) weights_by_kernel_row(t, flipped, by_row);
     on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
       for (std::int64_t g = 0; g < s.groups; ++g) {
         const GroupOffsets at = offsets(s, n, g);
+        if (by_kernel_rows(s)) {
+          im2row(t, dy.data() + at.y, buffer);
+          convolve_by_kernel_rows(t, by_row, g, buffer, dx.data() + at.x);
+          continue;
+        }
         im2col(t, dy.data() + at.y, buffer);
-        gemm(false, false, cin, p, k_t, 1.0f, flipped + g * cin * k_t, k_t, buffer, p, 0.0f, dx.data() + at.x, p);
+        gemm(false, false, cin, input_plane(s), k_t, 1.0f, flipped + g * cin * k_t, k_t, buffer, input_plane(s), 0.0f,
+             dx.data() + at.x, input_plane(s));
       }
     });
     return;
@@ -417,17 +628,22 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
     depthwise_backward_weight(s, dy.data(), x.data(), dweight.data());
   } else {
     const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
-    const bool transposed = weight_gradient_transposed(s);
+    const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);
     float* sums = scratch.data() + workers * cols_elements(s);
     on_workers(groups, workers, s, scratch.data(), [&](std::int64_t group, float* buffer) {
-      float* sum = transposed ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
+      float* sum = separate ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
       const std::int64_t first = group * s.batch / groups, end = (group + 1) * s.batch / groups;
       for (std::int64_t n = first; n < end; ++n) {
         for (std::int64_t g = 0; g < s.groups; ++g) {
           const GroupOffsets at = offsets(s, n, g);
-          const float* cols = columns(s, x.data() + at.x, buffer);
           // The group's first image overwrites, the others add: no separate zeroing pass.
           const float beta = n == first ? 0.0f : 1.0f;
+          if (weight_gradient_by_kernel_rows(s)) {
+            im2row(s, x.data() + at.x, buffer);
+            add_weight_gradient_by_kernel_rows(s, dy.data() + at.y, buffer, g, beta, sum);
+            continue;
+          }
+          const float* cols = columns(s, x.data() + at.x, buffer);
           if (transposed) {
             gemm(false, true, k, cout, p, 1.0f, cols, p, dy.data() + at.y, p, beta, sum + at.weight, cout);
           } else {
@@ -436,15 +652,16 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
         }
       }
     });
-    if (transposed) {
-      // dweight[g][co][kk] = the groups' sums at [g][kk][co], added in group order.
+    if (separate) {
+      // dweight[g][co][kk] = the groups' sums at their layout's place, added in group order.
+      const PartialSumLayout layout(s);
       for (std::int64_t g = 0; g < s.groups; ++g)
         for (std::int64_t co = 0; co < cout; ++co)
           for (std::int64_t kk = 0; kk < k; ++kk) {
-            const std::int64_t at = g * cout * k;
-            float total = sums[at + kk * cout + co];
-            for (std::int64_t group = 1; group < groups; ++group) total += sums[group * size + at + kk * cout + co];
-            dweight[at + co * k + kk] = total;
+            const std::int64_t at = layout.index(s, g, co, kk);
+            float total = sums[at];
+            for (std::int64_t group = 1; group < groups; ++group) total += sums[group * size + at];
+            dweight[(g * cout + co) * k + kk] = total;
           }
     } else {
       for (std::int64_t group = 1; group < groups; ++group) {

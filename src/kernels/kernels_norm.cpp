@@ -1,9 +1,11 @@
 // Batch norm and layer norm. Both normalize groups of elements: a channel across the batch
-// and the positions (batch norm), or a row (layer norm). Sums over a group are taken in
-// double, since a group can hold tens of thousands of elements, and in a fixed order.
+// and the positions (batch norm), or a row (layer norm). A group can hold tens of
+// thousands of elements: layer norm sums a row in double, batch norm a channel in float
+// blocks added in double (channel_sums); both in a fixed order.
 #include "poet/kernels/kernels_norm.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "kernel_checks.h"
@@ -45,21 +47,46 @@ void for_channel(const BatchNormShape& s, std::int64_t c, Visit visit) {
   }
 }
 
-// The sum of f(i) over channel c's elements, in double, as four interleaved partial sums
-// combined in a fixed order (so every call gives the same bits): a single running sum is
-// one chain of dependent additions, each waiting for the last; batch norm's sums took 13%
-// of a mobilenet_v2 training step that way.
-template <typename F>
-double channel_sum(const BatchNormShape& s, std::int64_t c, F f) {
-  double lane[4] = {0.0, 0.0, 0.0, 0.0};
+// The sums of f(i) (an array of N floats) over channel c's elements, in a fixed order, so
+// every call gives the same bits. Blocks of at most kSumBlock elements of a plane are summed
+// in float, in kSumLanes interleaved partial sums (vector lanes, combined pairwise), and
+// the blocks' sums added in double: rounding error bounded by the block, not the channel,
+// which can hold tens of thousands of elements. Sums taken together read the channel once;
+// each is the same bits as taken alone. (Summing every element in double, four partial
+// sums, made batch norm's backward 15% of a resnet18_cifar step: docs/BENCHMARKS.md.)
+constexpr std::int64_t kSumLanes = 8, kSumBlock = 256;
+
+template <std::size_t N, typename F>
+std::array<double, N> channel_sums(const BatchNormShape& s, std::int64_t c, F f) {
+  std::array<double, N> total{};
   for (std::int64_t n = 0; n < s.batch; ++n) {
     const std::int64_t base = (n * s.channels + c) * s.spatial;
-    std::int64_t i = 0;
-    for (; i + 4 <= s.spatial; i += 4)
-      for (int k = 0; k < 4; ++k) lane[k] += f(base + i + k);
-    for (; i < s.spatial; ++i) lane[0] += f(base + i);
+    for (std::int64_t begin = 0; begin < s.spatial; begin += kSumBlock) {
+      const std::int64_t end = std::min(begin + kSumBlock, s.spatial);
+      float lane[N][kSumLanes] = {};
+      std::int64_t i = begin;
+      for (; i + kSumLanes <= end; i += kSumLanes)
+        for (std::int64_t k = 0; k < kSumLanes; ++k) {
+          const std::array<float, N> v = f(base + i + k);
+          for (std::size_t j = 0; j < N; ++j) lane[j][k] += v[j];
+        }
+      for (; i < end; ++i) {
+        const std::array<float, N> v = f(base + i);
+        for (std::size_t j = 0; j < N; ++j) lane[j][0] += v[j];
+      }
+      for (std::size_t j = 0; j < N; ++j) {
+        for (std::int64_t width = kSumLanes / 2; width > 0; width /= 2)
+          for (std::int64_t k = 0; k < width; ++k) lane[j][k] += lane[j][k + width];
+        total[j] += static_cast<double>(lane[j][0]);
+      }
+    }
   }
-  return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+  return total;
+}
+
+template <typename F>
+double channel_sum(const BatchNormShape& s, std::int64_t c, F f) {
+  return channel_sums<1>(s, c, [&](std::int64_t i) { return std::array<float, 1>{f(i)}; })[0];
 }
 
 void check_batch_norm(const char* kernel, const BatchNormShape& s, std::span<const float> x,
@@ -84,9 +111,10 @@ void batch_norm_stats(const BatchNormShape& s, std::span<const float> x, std::sp
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     // Two passes: the mean first, then the squared deviations, which stay accurate when
     // the mean is large against the spread.
-    const double mean = channel_sum(s, c, [&](std::int64_t i) { return static_cast<double>(x[i]); }) / count;
+    const double mean = channel_sum(s, c, [&](std::int64_t i) { return x[i]; }) / count;
+    const auto mean_f = static_cast<float>(mean);
     const double squares = channel_sum(s, c, [&](std::int64_t i) {
-      const double d = x[i] - mean;
+      const float d = x[i] - mean_f;
       return d * d;
     });
     store(stats, c, mean, squares / count, s.eps);
@@ -114,15 +142,15 @@ void batch_norm_backward_input(const BatchNormShape& s, std::span<const float> d
   const double count = static_cast<double>(s.batch * s.spatial);
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     const Moments m = moments_of(stats, c);
-    const double sum_g = channel_sum(s, c, [&](std::int64_t i) { return static_cast<double>(dy[i]) * gamma[c]; });
-    const double sum_g_xhat = channel_sum(s, c, [&](std::int64_t i) {
-      return static_cast<double>(dy[i]) * gamma[c] * ((x[i] - m.mean) * m.inv_std);
+    const float scale = gamma[c];
+    const auto [sum_g, sum_g_xhat] = channel_sums<2>(s, c, [&](std::int64_t i) {
+      const float g = dy[i] * scale;
+      return std::array<float, 2>{g, g * ((x[i] - m.mean) * m.inv_std)};
     });
     // dx = inv_std (g - mean(g) - xhat mean(g xhat)): the means in double, per channel; the
     // per-element part in float, so that it vectorizes (a double division per element
     // made this loop 8% of a resnet18_cifar step).
     const auto mean_g = static_cast<float>(sum_g / count), mean_g_xhat = static_cast<float>(sum_g_xhat / count);
-    const float scale = gamma[c];
     for_channel(s, c, [&](std::int64_t i) {
       const float xhat = (x[i] - m.mean) * m.inv_std;
       dx[i] = m.inv_std * (dy[i] * scale - mean_g - xhat * mean_g_xhat);
@@ -138,9 +166,8 @@ void batch_norm_backward_params(const BatchNormShape& s, std::span<const float> 
   expect_size("batch_norm_backward_params", "dbeta", dbeta, s.channels);
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     const Moments m = moments_of(stats, c);
-    const double sum_dy = channel_sum(s, c, [&](std::int64_t i) { return static_cast<double>(dy[i]); });
-    const double sum_dy_xhat = channel_sum(s, c, [&](std::int64_t i) {
-      return static_cast<double>(dy[i]) * ((x[i] - m.mean) * m.inv_std);
+    const auto [sum_dy, sum_dy_xhat] = channel_sums<2>(s, c, [&](std::int64_t i) {
+      return std::array<float, 2>{dy[i], dy[i] * ((x[i] - m.mean) * m.inv_std)};
     });
     dgamma[c] = static_cast<float>(sum_dy_xhat);
     dbeta[c] = static_cast<float>(sum_dy);

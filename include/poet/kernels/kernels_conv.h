@@ -1,5 +1,5 @@
 // 2-D convolution, NCHW, with stride, padding and groups (depthwise when groups equals the
-// channel count). Lowered to GEMMs over an im2col buffer the caller provides.
+// channel count). Lowered to GEMMs over an im2col (or im2row) buffer the caller provides.
 #pragma once
 
 #include <cstdint>
