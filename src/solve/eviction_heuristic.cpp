@@ -50,7 +50,6 @@ class EvictionSearch {
   EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget, bool guard_peaks)
       : costs_(costs), o_(o), budget_(budget), guard_peaks_(guard_peaks), n_(g.size()), computed_(n_), ram_(n_),
         aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
-    for (Stage t = 0; t < n_; ++t) computed_.at(t, t) = 1;
     for (std::size_t k = 0; k < n_; ++k) {
       std::set<std::size_t> inputs;
       for (NodeId i : g.node(static_cast<NodeId>(k)).inputs) inputs.insert(static_cast<std::size_t>(i));
