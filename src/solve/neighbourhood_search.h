@@ -4,9 +4,9 @@
 // repeat. Two kinds of window:
 // - stage windows: every decision in stages [begin, end), both boundary states fixed; two
 //   disjoint ones run at once, one CBC child per core, with the deadline's slack split;
-// - tensor windows: a group of consecutive long-lived tensors free in every stage from the
-//   first one's computation to the last use of any, every other tensor pinned to the
-//   incumbent's decisions. These trade what is kept across the loss against what is
+// - tensor windows: a group of consecutive long-lived tensors, and the tensors one edge from
+//   them, free in every stage from the first one's computation to the last use of any,
+//   every other tensor pinned to the incumbent's decisions. These trade what is kept across the loss against what is
 //   recomputed or paged, which no short stage window can; two run at once, the better kept.
 //
 // Sizes follow deterministic rules, not seconds: stage windows start at 8 stages, shortened
