@@ -41,7 +41,17 @@
 // frees at most mem(a) - mem(x) net, and after s* a is present. So a recomputation column
 // per choice of which such inputs are restored (the rest kept), freeing mem(a) less the
 // kept ones (only those that free something), with at most one restoration column per gap
-// charged. The deadline row
+// charged.
+//
+// A recomputation needs room in its stage, too. With the last restoration of the gap a
+// recomputation in stage s* (R[s*][a] = 1), a counts in the memory row of every stage from
+// s* to u: computed at step a < s*, then kept into the next stage or read by u. So it can
+// relieve only the rows of stages p+1 .. s*-1. Where recomputation_room.h proves that the
+// stages after some s have no room to recompute a, s* <= s, and the recomputation columns
+// of the gap relieve the rows up to s-1 only (none when no stage has room). The check runs
+// on the recomputations an optimal cover uses, and the cover is solved again until it
+// relies on no unchecked one: each round's problem is a relaxation of the MILP.
+// The deadline row
 // holds the same sums in time: compute-once time + restorations' times (+ paging in strict)
 // <= deadline. Everything the covering problem charges is a distinct term of the MILP's
 // objective, so its optimum (and CBC's proven bound on it) is <= the MILP's optimum.
@@ -51,25 +61,64 @@
 #include <OsiClpSolverInterface.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "cbc_runner.h"
+#include "recomputation_room.h"
 
 namespace poet::solve_internal {
 namespace {
+
+// Rounds of "solve the cover, check the stages its recomputations need" at most, and CBC
+// nodes per check: deterministic work limits.
+constexpr std::size_t kRounds = 16;
+constexpr long kRoomNodeLimit = 200;
 
 struct Gap {
   std::size_t tensor, previous_use, next_use;  // stages previous_use+1 .. next_use-1 are inside
 };
 
+struct Gaps {
+  std::vector<Gap> gaps;
+  std::vector<std::vector<std::size_t>> at;  // per stage: the gaps that contain it
+};
+
+Gaps tensor_gaps(const Graph& g) {
+  const std::size_t n = g.size();
+  const auto users = g.users();
+  Gaps out;
+  out.at.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t> uses;
+    for (NodeId u : users[i]) uses.push_back(static_cast<std::size_t>(u));
+    std::sort(uses.begin(), uses.end());
+    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+    std::size_t previous = i;
+    for (std::size_t u : uses) {
+      if (u > previous + 1) {
+        for (std::size_t t = previous + 1; t < u; ++t) out.at[t].push_back(out.gaps.size());
+        out.gaps.push_back({i, previous, u});
+      }
+      previous = u;
+    }
+  }
+  return out;
+}
+
 struct CoveringProblem {
   std::vector<double> cost, upper;
   std::vector<Row> rows;
+  std::vector<int> recomputed_gap;  // per column: the gap a recomputation column restores, or -1
   bool infeasible = false;
 };
 
 // The covering problem in units of the largest tensor and the compute-once objective.
-CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget) {
+// `relieved_until[k]`: the last stage whose row a recomputation restoring gap k relieves.
+CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget,
+                      const Gaps& tensor_gaps, const std::vector<std::size_t>& relieved_until) {
+  const std::vector<Gap>& gaps = tensor_gaps.gaps;
+  const std::vector<std::vector<std::size_t>>& gaps_at = tensor_gaps.at;
   const std::size_t n = g.size();
   const auto users = g.users();
   double max_bytes = 1;
@@ -81,23 +130,6 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   const bool remat = o.mode != SolveMode::PagingOnly, paging = o.mode != SolveMode::RematOnly;
   const bool strict = o.accounting == Accounting::Strict;
 
-  // The tensors' gaps, and for each stage the gaps that contain it.
-  std::vector<Gap> gaps;
-  std::vector<std::vector<std::size_t>> gaps_at(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::size_t> uses;
-    for (NodeId u : users[i]) uses.push_back(static_cast<std::size_t>(u));
-    std::sort(uses.begin(), uses.end());
-    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
-    std::size_t previous = i;
-    for (std::size_t u : uses) {
-      if (u > previous + 1) {
-        for (std::size_t t = previous + 1; t < u; ++t) gaps_at[t].push_back(gaps.size());
-        gaps.push_back({i, previous, u});
-      }
-      previous = u;
-    }
-  }
   CoveringProblem p;
   // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
   // A recomputation has one column per way of providing the inputs that only it reads
@@ -112,6 +144,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   const auto add_column = [&](double cost) {
     p.cost.push_back(cost);
     p.upper.push_back(1);
+    p.recomputed_gap.push_back(-1);
     return static_cast<int>(p.cost.size()) - 1;
   };
   // The inputs only `a` reads (one edge), which nothing needs after a's computation; past
@@ -146,6 +179,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
           r.frees -= mem(inputs[j]);
       if (r.frees <= 1e-12) continue;  // frees nothing: never part of a cover
       r.column = add_column(cost);
+      p.recomputed_gap.back() = static_cast<int>(k);
       for (std::size_t x : r.restored)
         if (restore_input[x] < 0) restore_input[x] = add_column(restore_cost(x));
       recompute[k].push_back(std::move(r));
@@ -165,12 +199,14 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (std::size_t k : gaps_at[t]) {
       const std::size_t a = gaps[k].tensor;
       const NodeCost& c = costs.nodes[a];
-      if (remat && recompute[k].empty()) add_recomputations(k);
+      const bool relieves = t <= relieved_until[k];
+      if (remat && relieves && recompute[k].empty()) add_recomputations(k);
       if (paging && pagein[k] < 0) {
         pagein[k] = add_column(energy ? c.pagein_energy_j / scale : 0);
         if (pageout[a] < 0) pageout[a] = add_column(energy ? c.pageout_energy_j / scale : 0);
       }
       for (const Recompute& r : recompute[k]) {
+        if (!relieves) break;
         cover.columns.push_back(r.column);
         cover.values.push_back(r.frees);
       }
@@ -221,37 +257,74 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
 }  // namespace
 
 std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
-                                                  std::int64_t activation_budget, long node_limit, double seconds) {
+                                                  std::int64_t activation_budget, long node_limit,
+                                                  std::size_t max_room_checks, double seconds) {
   const double compute_once =
       o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   const double scale = std::max(compute_once, 1e-30);
-  const CoveringProblem p = build(g, costs, o, activation_budget);
-  if (p.infeasible) return std::nullopt;
-  CoveringBound out;
-  out.bound = compute_once;
-  out.columns = static_cast<int>(p.cost.size());
-  out.rows = static_cast<int>(p.rows.size());
-  if (p.cost.empty()) return out;
+  const auto began = std::chrono::steady_clock::now();
+  const auto seconds_left = [&] {
+    return seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  };
+  const Gaps gaps = tensor_gaps(g);
+  std::vector<std::size_t> relieved_until(gaps.gaps.size());
+  std::vector<char> checked(gaps.gaps.size(), 0);
+  for (std::size_t k = 0; k < gaps.gaps.size(); ++k) relieved_until[k] = gaps.gaps[k].next_use - 1;
+  std::size_t checks = 0;
 
-  const std::vector<double> lower(p.cost.size(), 0.0);
-  OsiClpSolverInterface solver;
-  load_rows(solver, p.rows, lower, p.upper, p.cost);
-  for (int c = 0; c < out.columns; ++c) solver.setInteger(c);
-  CbcModel cbc(solver);
-  cbc.setLogLevel(0);
-  cbc.messageHandler()->setLogLevel(0);
-  cbc.setMaximumNodes(static_cast<int>(std::min<long>(node_limit, 1L << 30)));
-  cbc.setMaximumSeconds(seconds);
-  cbc.branchAndBound();
-  if (cbc.isProvenInfeasible()) return std::nullopt;
-  out.proven = cbc.isProvenOptimal();
-  if (out.proven && cbc.bestSolution() != nullptr) {
-    // The optimum from the rounded solution, exact (CBC's bound carries its tolerances).
-    double value = 0;
-    for (int c = 0; c < out.columns; ++c) value += p.cost[static_cast<std::size_t>(c)] * std::round(cbc.bestSolution()[c]);
-    out.bound = compute_once + scale * value;
-  } else {
-    out.bound = compute_once + scale * std::max(0.0, cbc.getBestPossibleObjValue() * (1 - 1e-6));
+  std::optional<CoveringBound> out;
+  for (std::size_t round = 0; round < kRounds; ++round) {
+    const CoveringProblem p = build(g, costs, o, activation_budget, gaps, relieved_until);
+    if (p.infeasible) return std::nullopt;
+    CoveringBound bound;
+    bound.bound = compute_once;
+    bound.columns = static_cast<int>(p.cost.size());
+    bound.rows = static_cast<int>(p.rows.size());
+    bound.room_checks = static_cast<int>(checks);
+    if (p.cost.empty()) return bound;
+
+    const std::vector<double> lower(p.cost.size(), 0.0);
+    OsiClpSolverInterface solver;
+    load_rows(solver, p.rows, lower, p.upper, p.cost);
+    for (int c = 0; c < bound.columns; ++c) solver.setInteger(c);
+    CbcModel cbc(solver);
+    cbc.setLogLevel(0);
+    cbc.messageHandler()->setLogLevel(0);
+    cbc.setMaximumNodes(static_cast<int>(std::min<long>(node_limit, 1L << 30)));
+    cbc.setMaximumSeconds(std::max(0.01, seconds_left()));
+    cbc.branchAndBound();
+    if (cbc.isProvenInfeasible()) return std::nullopt;
+    bound.proven = cbc.isProvenOptimal();
+    const double* solution = cbc.bestSolution();
+    if (bound.proven && solution != nullptr) {
+      // The optimum from the rounded solution, exact (CBC's bound carries its tolerances).
+      double value = 0;
+      for (int c = 0; c < bound.columns; ++c) value += p.cost[static_cast<std::size_t>(c)] * std::round(solution[c]);
+      bound.bound = compute_once + scale * value;
+    } else {
+      bound.bound = compute_once + scale * std::max(0.0, cbc.getBestPossibleObjValue() * (1 - 1e-6));
+    }
+    // Every round's problem is a relaxation of the MILP: keep the best bound of any.
+    if (!out || bound.bound > out->bound) out = bound;
+    if (solution == nullptr) break;
+
+    // The recomputations the cover relies on, not yet checked: the latest stage of its gap
+    // with room for one bounds the stages it relieves (the rows after it see the tensor).
+    bool restricted = false;
+    for (int c = 0; c < bound.columns; ++c) {
+      const int gap = p.recomputed_gap[static_cast<std::size_t>(c)];
+      if (gap < 0 || std::round(solution[c]) < 1 || checked[static_cast<std::size_t>(gap)]) continue;
+      const auto k = static_cast<std::size_t>(gap);
+      checked[k] = 1;
+      const Gap& x = gaps.gaps[k];
+      std::size_t room = x.next_use;
+      for (; room > x.previous_use && checks < max_room_checks && seconds_left() > 0; --room, ++checks)
+        if (stage_has_room_to_recompute(g, costs, room, x.tensor, activation_budget, kRoomNodeLimit)) break;
+      if (room == x.next_use) continue;
+      relieved_until[k] = room - 1;  // room == previous_use: no stage has room, nothing relieved
+      restricted = true;
+    }
+    if (!restricted) break;
   }
   return out;
 }
