@@ -20,6 +20,8 @@ constexpr std::int64_t kSmallInputShare = 8;
 // The one-block ResNet at 50%: the first pass gets stuck (before: no start but paging
 // alone, 0.890 J), the second finds 0.688 J.
 constexpr std::size_t kPasses = 8;
+// Rounds of swapping recomputations for paging and back after a pass, at most.
+constexpr std::size_t kSwapRounds = 4;
 
 // A dense [stage][node] 0/1 matrix: the search rewrites whole schedules many times, and
 // graphs of a few hundred nodes make that a few hundred kilobytes.
@@ -42,6 +44,7 @@ struct Eviction {
   Stage next_use = 0;
   bool page = false;
   std::vector<std::size_t> recomputed;  // for a recomputation: the tensor and the inputs it needs
+  std::vector<std::size_t> paged_in;    // for a recomputation: inputs paged in for it instead
   double extra_time_s = 0;
 };
 
@@ -90,6 +93,8 @@ class EvictionSearch {
       if (slack < 0) return n_;
       if (over == peaks.end()) {
         undo_needless_evictions();
+        for (std::size_t round = 0; round < kSwapRounds; ++round)
+          if (!page_instead_of_recomputing() && !recompute_instead_of_paging()) break;
         return std::nullopt;
       }
       const Stage stage = static_cast<Stage>(over - peaks.begin());
@@ -102,13 +107,18 @@ class EvictionSearch {
   }
 
   void apply(const Eviction& e, bool on) {
-    if (e.page) {
+    // Several evictions may page one tensor in for the same stage: a multiset, one each.
+    const auto page_in = [&](std::size_t i) {
       if (on)
-        paged_[e.tensor].insert(e.next_use);
-      else
-        paged_[e.tensor].erase(e.next_use);
+        paged_[i].insert(e.next_use);
+      else if (const auto it = paged_[i].find(e.next_use); it != paged_[i].end())
+        paged_[i].erase(it);
+    };
+    if (e.page) {
+      page_in(e.tensor);
     } else {
       for (std::size_t j : e.recomputed) computed_.at(e.next_use, j) = on;
+      for (std::size_t j : e.paged_in) page_in(j);
     }
   }
 
@@ -217,6 +227,111 @@ class EvictionSearch {
     return peak;
   }
 
+  // The greedy pass decides one eviction at a time, so a tensor can end up recomputed for
+  // several later recomputations (a convolution's output, once for its batch norm's and
+  // once for its own gradient's), each cheaper than paging it alone, though one page-out
+  // and two page-ins cost less than both. For each recomputed tensor, the most costly
+  // first: page it in wherever it is recomputed instead, drop the recomputations that then
+  // feed nothing, and keep the change where every stage still fits and it costs less.
+  bool page_instead_of_recomputing() {
+    if (o_.mode == SolveMode::RematOnly) return false;
+    bool improved = false;
+    std::vector<std::size_t> tensors;
+    for (std::size_t x = 0; x < n_; ++x)
+      if (bytes(x) > 0 && !recomputed_in(x).empty()) tensors.push_back(x);
+    std::stable_sort(tensors.begin(), tensors.end(), [&](std::size_t a, std::size_t b) {
+      return costs_.nodes[a].compute_energy_j > costs_.nodes[b].compute_energy_j;
+    });
+    double current = schedule_cost();
+    for (std::size_t x : tensors) {
+      const std::vector<Stage> stages = recomputed_in(x);
+      if (stages.empty()) continue;
+      const Grid computed = computed_;
+      const std::vector<std::multiset<Stage>> paged = paged_;
+      for (Stage q : stages) {
+        computed_.at(q, x) = 0;
+        paged_[x].insert(q);
+      }
+      drop_recomputations_feeding_nothing();
+      improved |= keep_if_cheaper(computed, paged, current);
+    }
+    return improved;
+  }
+
+  // The other way round: recompute a paged tensor where it is paged in, from inputs resident,
+  // recomputed or paged in themselves (a ReLU from its convolution's output, paged anyway).
+  bool recompute_instead_of_paging() {
+    if (o_.mode == SolveMode::PagingOnly) return false;
+    bool improved = false;
+    double current = schedule_cost();
+    for (std::size_t x = 0; x < n_; ++x) {
+      const std::vector<Stage> uses(paged_[x].begin(), paged_[x].end());
+      for (Stage q : uses) {
+        const Grid computed = computed_;
+        const std::vector<std::multiset<Stage>> paged = paged_;
+        paged_[x].erase(paged_[x].find(q));
+        materialize();
+        Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
+        add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
+        apply(e, true);
+        improved |= keep_if_cheaper(computed, paged, current);
+      }
+    }
+    return improved;
+  }
+
+  // Materializes the change just made, and keeps it where every stage fits, the deadline
+  // holds and it costs less than `current`; else restores the schedule before it.
+  bool keep_if_cheaper(const Grid& computed_before, const std::vector<std::multiset<Stage>>& paged_before,
+                       double& current) {
+    materialize();
+    const std::vector<std::int64_t> peaks = stage_peaks();
+    const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p <= budget_; }) &&
+                      (!o_.deadline_s || schedule_time() <= *o_.deadline_s);
+    const double cost = schedule_cost();
+    if (fits && cost < current * (1 - 1e-12)) {
+      current = cost;
+      return true;
+    }
+    computed_ = computed_before;
+    paged_ = paged_before;
+    materialize();
+    return false;
+  }
+
+  // The stages other than its own that recompute x.
+  std::vector<Stage> recomputed_in(std::size_t x) const {
+    std::vector<Stage> out;
+    for (Stage t = x + 1; t < n_; ++t)
+      if (computed_.at(t, x)) out.push_back(t);
+    return out;
+  }
+
+  void drop_recomputations_feeding_nothing() {
+    for (bool dropped = true; dropped;) {
+      dropped = false;
+      for (Stage t = 0; t < n_; ++t)
+        for (std::size_t j = 0; j < t; ++j)
+          if (computed_.at(t, j) && std::none_of(users_[j].begin(), users_[j].end(), [&](std::size_t k) {
+                return k <= t && computed_.at(t, k);
+              }))
+            computed_.at(t, j) = 0, dropped = true;
+    }
+  }
+
+  // The objective of the materialized schedule: every computation and transfer.
+  double schedule_cost() const {
+    double total = 0;
+    for (Stage t = 0; t < n_; ++t)
+      for (std::size_t i = 0; i <= t; ++i) {
+        const NodeCost& c = costs_.nodes[i];
+        total += computed_.at(t, i) * cost(c.compute_energy_j, c.compute_time_s);
+        if (o_.objective == SolveObjective::Energy)
+          total += in_.at(t, i) * c.pagein_energy_j + out_.at(t, i) * c.pageout_energy_j;
+      }
+    return total;
+  }
+
   double schedule_time() const {
     double total = 0;
     for (Stage t = 0; t < n_; ++t)
@@ -232,18 +347,43 @@ class EvictionSearch {
   // An input of at most `keep_up_to` bytes is kept resident until q instead (materialize()
   // extends its lifetime to the stage that reads it): a gradient recomputed from a small
   // pooled gradient and a ReLU mask then costs one element-wise pass, where recomputing
-  // its inputs would rerun the forward pass up to the loss.
-  double add_recomputation(std::size_t tensor, Stage q, std::int64_t keep_up_to, std::vector<std::size_t>& added,
-                           double& time_s) const {
-    if (std::find(added.begin(), added.end(), tensor) != added.end()) return 0;
-    added.push_back(tensor);
+  // its inputs would rerun the forward pass up to the loss. An input is paged in for q
+  // instead where that costs less than recomputing it: a convolution's output already on
+  // storage, from which its batch norm and ReLU are recomputed.
+  double add_recomputation(std::size_t tensor, Stage q, std::int64_t keep_up_to, Eviction& e) const {
+    if (std::find(e.recomputed.begin(), e.recomputed.end(), tensor) != e.recomputed.end()) return 0;
+    e.recomputed.push_back(tensor);
     const NodeCost& c = costs_.nodes[tensor];
-    time_s += c.compute_time_s;
+    e.extra_time_s += c.compute_time_s;
     double total = cost(c.compute_energy_j, c.compute_time_s);
-    for (std::size_t x : unique_inputs_[tensor])
-      if (!computed_.at(q, x) && !ram_.at(q, x) && bytes(x) > keep_up_to)
-        total += add_recomputation(x, q, keep_up_to, added, time_s);
+    for (std::size_t x : unique_inputs_[tensor]) {
+      if (computed_.at(q, x) || ram_.at(q, x) || bytes(x) <= keep_up_to) continue;
+      if (std::find(e.paged_in.begin(), e.paged_in.end(), x) != e.paged_in.end()) continue;
+      Eviction recomputing = e;
+      const double recompute_cost = add_recomputation(x, q, keep_up_to, recomputing);
+      const std::optional<std::pair<double, double>> paging = page_in_cost(x, q);
+      if (paging && paging->first < recompute_cost) {
+        e.paged_in.push_back(x);
+        total += paging->first;
+        e.extra_time_s += paging->second;
+      } else {
+        e = std::move(recomputing);
+        total += recompute_cost;
+      }
+    }
     return total;
+  }
+
+  // What paging x in for stage q would cost (the objective's unit, and time), with its
+  // page-out unless it is on storage by then; none without paging or room to page out.
+  std::optional<std::pair<double, double>> page_in_cost(std::size_t x, Stage q) const {
+    if (o_.mode == SolveMode::RematOnly || bytes(x) == 0) return std::nullopt;
+    const NodeCost& c = costs_.nodes[x];
+    const bool stored = stored_from_[x] && *stored_from_[x] <= q;
+    if (!stored && x + 2 > q) return std::nullopt;  // no stage between its computation and q to page out in
+    const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
+    const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
+    return std::pair{cost(energy, time), strict() ? time : 0.0};
   }
 
   std::optional<Eviction> cheapest_eviction(Stage over, const std::vector<std::int64_t>& peaks, double slack) const {
@@ -274,13 +414,13 @@ class EvictionSearch {
           const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
           const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
           consider({.score = cost(energy, time) / relief(i, first_free, last_free), .cost = cost(energy, time),
-                    .tensor = i, .next_use = q, .page = true, .recomputed = {}, .extra_time_s = strict() ? time : 0});
+                    .tensor = i, .next_use = q, .page = true, .recomputed = {}, .paged_in = {}, .extra_time_s = strict() ? time : 0});
         }
       }
       if (remat && !forbidden_.count({i, q}))
         for (const std::int64_t keep_up_to : {std::int64_t{0}, bytes(i) / kSmallInputShare}) {
-          Eviction e{.tensor = i, .next_use = q, .page = false, .recomputed = {}, .extra_time_s = 0};
-          e.cost = add_recomputation(i, q, keep_up_to, e.recomputed, e.extra_time_s);
+          Eviction e{.tensor = i, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
+          e.cost = add_recomputation(i, q, keep_up_to, e);
           e.score = e.cost / relief(i, p + 1, q - 1);
           // A recomputation holds its inputs in stage q: one that would push q over the budget
           // (or further over) trades one over-budget stage for another, and piles up.
@@ -310,7 +450,7 @@ class EvictionSearch {
   bool guard_peaks_;
   std::size_t n_;
   Grid computed_, ram_, aux_, in_, out_;
-  std::vector<std::set<Stage>> paged_;  // per tensor: the uses reached by a page-in
+  std::vector<std::multiset<Stage>> paged_;  // per tensor: the uses reached by a page-in
   std::vector<std::vector<Stage>> events_;  // per tensor: stages that compute or read it, ascending
   std::vector<std::optional<Stage>> stored_from_;
   std::vector<std::vector<std::size_t>> users_, unique_inputs_;

@@ -8,7 +8,10 @@
 // small inputs, kept resident until then). Each step takes the eviction with the least
 // cost (energy, or time for the time objective) per byte-stage of over-budget memory it
 // relieves. When every stage fits, it undoes the evictions that later ones made needless,
-// the costliest first. A pass that meets a stage over the budget with nothing idle left
+// the costliest first, then swaps a tensor's recomputations for page-ins and a page-in for
+// a recomputation, tensor by tensor, wherever that costs less (one page-out can serve
+// several page-ins, which no single greedy step sees). A recomputation also pages in an
+// input instead of recomputing it where that is cheaper. A pass that meets a stage over the budget with nothing idle left
 // starts again without the recomputations into that stage. Memory is counted exactly as
 // the MILP counts it, so a schedule it returns is a valid MIP start.
 //
