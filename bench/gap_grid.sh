@@ -5,7 +5,7 @@
 # chains linear, vgg16, vgg16_cifar), counting "infeasible" (proven) as met.
 # Usage: bench/gap_grid.sh SECONDS "MODELS" "PLATFORMS" "BUDGETS" "DEADLINES"
 # e.g.   bench/gap_grid.sh 60 "lenet5 resnet18" "m4 a72" "90% 70% 50% 40% 30%" "none 1.2"
-# Needs build/poet and python3 (to read the JSON).
+# Needs build/poet (or the binary in $POET) and python3 (to read the JSON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=$1 models=$2 platforms=$3 budgets=$4 deadlines=$5
@@ -19,7 +19,7 @@ for model in $models; do
       for deadline in $deadlines; do
         flags=()
         [[ $deadline != none ]] && flags=(--runtime-budget "$deadline")
-        build/poet solve -m "$model" -p "$platform" --ram-budget "$budget" "${flags[@]}" --time-limit "$seconds" \
+        "${POET:-build/poet}" solve -m "$model" -p "$platform" --ram-budget "$budget" "${flags[@]}" --time-limit "$seconds" \
           --json 2>/dev/null || true
         echo
       done | python3 -c '
