@@ -5,15 +5,16 @@
 //
 // Two comparisons, each as a norm-wise relative difference ||w_fw - w_host|| / ||w_host||:
 //  - step by step: each host step starts from the firmware's weights before that step, so
-//    the difference is that one step's rounding: within 1e-4, but at most two of the 100
-//    steps within 1e-3. The host's small convolutions sum by kernel rows (src/kernels/
-//    kernels_conv.cpp), the firmware over (ci, ky, kx): a pre-activation within rounding
-//    of zero can then get the other sign within a single step, its ReLU pass the gradient
-//    on one side only (step 87 of these: 2.2e-4); a wrong kernel differs at every step;
-//  - the two 100-step trajectories, each from the same initial weights: the kernels sum in
-//    different orders (the host's GEMM, the firmware's direct loops), so now and then a
-//    ReLU or a max-pool decides a near-tie the other way, and plain SGD amplifies such
-//    differences step after step (docs/FIRMWARE.md gives the figures): within 5e-2.
+//    the difference is that one step's rounding: every step within 1e-4. The firmware's
+//    convolutions and linear layer sum in the host's order (firmware/host_order.h: on an
+//    AVX-512 CPU the same bits, firmware_kernels_host_order checks it without QEMU); what
+//    is left is the softmax's last bits (the host's glibc expf and double-precision sum),
+//    a few 1e-9 a step. The firmware summing over (ci, ky, kx) instead fails here: at step
+//    87 a pre-activation within rounding of zero gets the other sign, 2.2e-4;
+//  - the two 100-step trajectories, each from the same initial weights: the per-step
+//    differences add up, now and then a ReLU or a max-pool decides a near-tie the other
+//    way, and plain SGD amplifies it step after step (docs/FIRMWARE.md gives the figures):
+//    within 5e-2.
 // Then two bad plans are refused before the first step (exit code 2).
 //
 // Skipped, saying why, where qemu-system-arm, clang or ld.lld is missing; CI installs them
@@ -50,8 +51,6 @@ constexpr int kSteps = 100;
 constexpr int kBatch = 8;  // scripts/firmware-train.sh's model, batch, seed and learning rate
 constexpr float kLearningRate = 0.01f;
 constexpr double kStepTolerance = 1e-4;
-constexpr double kTieStepTolerance = 1e-3;  // a step in which a near-tie was decided the other way
-constexpr int kTieStepsAllowed = 2;
 constexpr double kTrajectoryTolerance = 5e-2;
 
 bool on_path(const std::string& tool) {
@@ -111,23 +110,24 @@ TEST(FirmwareParity, HundredStepsInQemuTakeTheHostsSteps) {
   std::vector<float> inputs(stepwise.input_elements());
   std::vector<std::int32_t> labels(kBatch);
   double worst_step = 0;
-  int tie_steps = 0;
+  int worst_step_number = 0;
   for (int step = 0; step < kSteps; ++step) {
     data::fill_batch(d.train, order, step, kBatch, inputs, labels);
     if (step > 0) std::ranges::copy(after(step - 1), stepwise.parameters().all_values().begin());
     stepwise.train_step(inputs, labels);
     trajectory.train_step(inputs, labels);
     const double difference = relative_difference(after(step), stepwise.parameters().all_values());
-    worst_step = std::max(worst_step, difference);
-    EXPECT_LE(difference, kTieStepTolerance) << "step " << step + 1 << " from the same weights";
-    tie_steps += difference > kStepTolerance;
+    if (difference > worst_step) {
+      worst_step = difference;
+      worst_step_number = step + 1;
+    }
+    EXPECT_LE(difference, kStepTolerance) << "step " << step + 1 << " from the same weights";
   }
-  EXPECT_LE(tie_steps, kTieStepsAllowed) << "steps from the same weights beyond " << kStepTolerance;
   const double end = relative_difference(after(kSteps - 1), trajectory.parameters().all_values());
   EXPECT_LE(end, kTrajectoryTolerance) << "after " << kSteps << " steps from the same initial weights";
-  std::printf("host vs firmware, ||w_fw - w_host|| / ||w_host||: worst single step %.3g (%d beyond %.0e); after %d "
-              "steps %.3g\n",
-              worst_step, tie_steps, kStepTolerance, kSteps, end);
+  std::printf("host vs firmware, ||w_fw - w_host|| / ||w_host||: worst single step %.3g (step %d); after %d steps "
+              "%.3g\n",
+              worst_step, worst_step_number, kSteps, end);
 
   // A plan the firmware must refuse before the first step, exit code 2, saying why: one bit
   // flipped (the CRC), and a resealed plan that wants a larger arena than the firmware has.
