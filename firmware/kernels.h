@@ -1,6 +1,8 @@
 /* fp32 forward and backward kernels of the operators the firmware runs, NCHW, row-major,
    the math of poet's host kernels (src/kernels/) without their im2col scratch: direct
-   loops, so that no buffer beyond the arena's is needed. */
+   loops, so that no buffer beyond the arena's is needed. The convolution and the linear
+   layer (kernels_conv.c, kernels_linear.c) add their products in the host's order
+   (host_order.h); the rest is in kernels.c. */
 #ifndef FW_KERNELS_H
 #define FW_KERNELS_H
 

@@ -61,61 +61,73 @@ static float add_row_taps(const fw_conv_shape *s, const float *x, const float *w
 
 static int row_inside(int32_t iy, uint32_t height) { return iy >= 0 && iy < (int32_t)height; }
 
+/* Output (oy, ox) of image n and channel co, before the bias: by kernel rows, or in one sum
+   over (ci, ky, kx). */
+static float output_sum(const fw_conv_shape *s, int by_kernel_rows, const float *x, const float *w, uint32_t n,
+                        uint32_t co, uint32_t oy, uint32_t ox) {
+  float sum = 0.0f;
+  if (!by_kernel_rows) {
+    for (uint32_t ci = 0; ci < s->in_c; ++ci)
+      for (uint32_t ky = 0; ky < s->kernel; ++ky) {
+        const int32_t iy = input_at(s, oy, ky);
+        if (row_inside(iy, s->in_h)) sum = add_row_taps(s, x, weight_row(s, w, co, ci, ky), n, ci, iy, ox, sum);
+      }
+    return sum;
+  }
+  for (uint32_t ky = 0; ky < s->kernel; ++ky) {
+    const int32_t iy = input_at(s, oy, ky);
+    float row = 0.0f;
+    if (row_inside(iy, s->in_h))
+      for (uint32_t ci = 0; ci < s->in_c; ++ci) row = add_row_taps(s, x, weight_row(s, w, co, ci, ky), n, ci, iy, ox, row);
+    sum = ky == 0 ? row : sum + row;
+  }
+  return sum;
+}
+
 void fw_conv2d_forward(const fw_conv_shape *s, const float *x, const float *w, const float *b, float *y) {
   const int by_kernel_rows = images_in_parallel(s) && s->kernel > 1u;
   float *out = y;
-  for (uint32_t n = 0; n < s->batch; ++n)
-    for (uint32_t co = 0; co < s->out_c; ++co)
-      for (uint32_t oy = 0; oy < s->out_h; ++oy)
-        for (uint32_t ox = 0; ox < s->out_w; ++ox) {
-          float sum = 0.0f;
-          if (by_kernel_rows) {
-            for (uint32_t ky = 0; ky < s->kernel; ++ky) {
-              const int32_t iy = input_at(s, oy, ky);
-              float row = 0.0f;
-              if (row_inside(iy, s->in_h))
-                for (uint32_t ci = 0; ci < s->in_c; ++ci)
-                  row = add_row_taps(s, x, weight_row(s, w, co, ci, ky), n, ci, iy, ox, row);
-              sum = ky == 0 ? row : sum + row;
-            }
-          } else {
-            for (uint32_t ci = 0; ci < s->in_c; ++ci)
-              for (uint32_t ky = 0; ky < s->kernel; ++ky) {
-                const int32_t iy = input_at(s, oy, ky);
-                if (row_inside(iy, s->in_h)) sum = add_row_taps(s, x, weight_row(s, w, co, ci, ky), n, ci, iy, ox, sum);
-              }
-          }
-          *out++ = b ? sum + b[co] : sum;
-        }
+  for (uint32_t plane = 0; plane < s->batch * s->out_c; ++plane) { /* image n, channel co */
+    const uint32_t n = plane / s->out_c, co = plane % s->out_c;
+    for (uint32_t oy = 0; oy < s->out_h; ++oy)
+      for (uint32_t ox = 0; ox < s->out_w; ++ox) {
+        const float sum = output_sum(s, by_kernel_rows, x, w, n, co, oy, ox);
+        *out++ = b ? sum + b[co] : sum;
+      }
+  }
 }
 
-/* dx of a stride-1, "same" convolution as the host takes it: the convolution of dy with the
-   kernel flipped in space (row r, column c of the flipped kernel is w[co, ci, k-1-r, k-1-c]
-   and reads dy at (iy + r - pad, ix + c - pad)), by its kernel rows r, each over (co, c). */
-static void backward_input_as_convolution(const fw_conv_shape *s, const float *dy, const float *w, float *dx) {
+/* dx[n, ci, iy, ix] of a stride-1, "same" convolution as the host takes it: the convolution
+   of dy with the kernel flipped in space (row r, column c of the flipped kernel is
+   w[co, ci, k-1-r, k-1-c] and reads dy at (iy + r - pad, ix + c - pad)), by its kernel rows
+   r, each over (co, c). */
+static float flipped_convolution_sum(const fw_conv_shape *s, const float *dy, const float *w, uint32_t n, uint32_t ci,
+                                     uint32_t iy, uint32_t ix) {
   const uint32_t k = s->kernel;
-  float *out = dx;
-  for (uint32_t n = 0; n < s->batch; ++n)
-    for (uint32_t ci = 0; ci < s->in_c; ++ci)
-      for (uint32_t iy = 0; iy < s->in_h; ++iy)
-        for (uint32_t ix = 0; ix < s->in_w; ++ix) {
-          float sum = 0.0f;
-          for (uint32_t r = 0; r < k; ++r) {
-            const int32_t oy = (int32_t)(iy + r) - (int32_t)s->pad;
-            float row = 0.0f;
-            if (row_inside(oy, s->out_h))
-              for (uint32_t co = 0; co < s->out_c; ++co) {
-                const float *grad = dy + ((n * s->out_c + co) * s->out_h + (uint32_t)oy) * s->out_w;
-                const float *w_row = weight_row(s, w, co, ci, k - 1u - r);
-                for (uint32_t c = 0; c < k; ++c) {
-                  const int32_t ox = (int32_t)(ix + c) - (int32_t)s->pad;
-                  if (ox >= 0 && ox < (int32_t)s->out_w) row = fw_chain(row, w_row[k - 1u - c], grad[ox]);
-                }
-              }
-            sum = r == 0 ? row : sum + row;
-          }
-          *out++ = sum;
+  float sum = 0.0f;
+  for (uint32_t r = 0; r < k; ++r) {
+    const int32_t oy = (int32_t)(iy + r) - (int32_t)s->pad;
+    float row = 0.0f;
+    if (row_inside(oy, s->out_h))
+      for (uint32_t co = 0; co < s->out_c; ++co) {
+        const float *grad = dy + ((n * s->out_c + co) * s->out_h + (uint32_t)oy) * s->out_w;
+        const float *w_row = weight_row(s, w, co, ci, k - 1u - r);
+        for (uint32_t c = 0; c < k; ++c) {
+          const int32_t ox = (int32_t)(ix + c) - (int32_t)s->pad;
+          if (ox >= 0 && ox < (int32_t)s->out_w) row = fw_chain(row, w_row[k - 1u - c], grad[ox]);
         }
+      }
+    sum = r == 0 ? row : sum + row;
+  }
+  return sum;
+}
+
+static void backward_input_as_convolution(const fw_conv_shape *s, const float *dy, const float *w, float *dx) {
+  float *out = dx;
+  for (uint32_t plane = 0; plane < s->batch * s->in_c; ++plane) /* image n, channel ci */
+    for (uint32_t iy = 0; iy < s->in_h; ++iy)
+      for (uint32_t ix = 0; ix < s->in_w; ++ix)
+        *out++ = flipped_convolution_sum(s, dy, w, plane / s->in_c, plane % s->in_c, iy, ix);
 }
 
 /* dx as the host's GEMM W^T dy and col2im: column (ci, ky, kx) of output (oy, ox) is the sum
@@ -170,26 +182,31 @@ static float image_weight_gradient(const fw_conv_shape *s, const float *dy, cons
   return fw_lanes_total(&lanes);
 }
 
+/* dw[co, ci, ky, kx] over the batch: each group's images in order, then the groups' sums in
+   group order. */
+static float batch_weight_gradient(const fw_conv_shape *s, const float *dy, const float *x, uint32_t co, uint32_t ci,
+                                   uint32_t ky, uint32_t kx) {
+  const uint32_t groups = image_groups(s);
+  float total = 0.0f;
+  for (uint32_t g = 0; g < groups; ++g) {
+    const uint32_t first = g * s->batch / groups, end = (g + 1u) * s->batch / groups;
+    float group = 0.0f;
+    for (uint32_t n = first; n < end; ++n) {
+      const float image = image_weight_gradient(s, dy, x, n, co, ci, ky, kx);
+      group = n == first ? image : group + image;
+    }
+    total = g == 0 ? group : total + group;
+  }
+  return total;
+}
+
 void fw_conv2d_backward_params(const fw_conv_shape *s, const float *dy, const float *x, float *dw, float *db) {
-  const uint32_t groups = image_groups(s), out_plane = s->out_h * s->out_w;
+  const uint32_t out_plane = s->out_h * s->out_w;
   float *out = dw;
   for (uint32_t co = 0; co < s->out_c; ++co)
     for (uint32_t ci = 0; ci < s->in_c; ++ci)
       for (uint32_t ky = 0; ky < s->kernel; ++ky)
-        for (uint32_t kx = 0; kx < s->kernel; ++kx) {
-          /* Each group's images in order, then the groups' sums in group order. */
-          float total = 0.0f;
-          for (uint32_t g = 0; g < groups; ++g) {
-            const uint32_t first = g * s->batch / groups, end = (g + 1u) * s->batch / groups;
-            float group = 0.0f;
-            for (uint32_t n = first; n < end; ++n) {
-              const float image = image_weight_gradient(s, dy, x, n, co, ci, ky, kx);
-              group = n == first ? image : group + image;
-            }
-            total = g == 0 ? group : total + group;
-          }
-          *out++ = total;
-        }
+        for (uint32_t kx = 0; kx < s->kernel; ++kx) *out++ = batch_weight_gradient(s, dy, x, co, ci, ky, kx);
   if (!db) return;
   for (uint32_t co = 0; co < s->out_c; ++co) {
     float total = 0.0f;
