@@ -192,16 +192,17 @@ static float image_weight_gradient(const fw_conv_shape *s, const float *dy, cons
                                    uint32_t ci, uint32_t ky, uint32_t kx) {
   const float *grad = dy + (n * s->out_c + co) * s->out_h * s->out_w;
   const float *plane = x + (n * s->in_c + ci) * s->in_h * s->in_w;
+  const fw_row_reads reads = {s->out_w, s->in_w, s->stride, s->pad, s->kernel};
+  uint32_t first, end;
+  inside_columns(&reads, kx, &first, &end);
   fw_lanes lanes;
   fw_lanes_clear(&lanes);
   for (uint32_t oy = 0; oy < s->out_h; ++oy) {
     const int32_t iy = input_at(s, oy, ky);
     if (!row_inside(iy, s->in_h)) continue;
-    for (uint32_t ox = 0; ox < s->out_w; ++ox) {
-      const int32_t ix = input_at(s, ox, kx);
-      if (ix >= 0 && ix < (int32_t)s->in_w)
-        fw_lanes_add(&lanes, oy * s->out_w + ox, grad[oy * s->out_w + ox], plane[(uint32_t)iy * s->in_w + (uint32_t)ix]);
-    }
+    const float *in_row = plane + (uint32_t)iy * s->in_w, *grad_row = grad + oy * s->out_w;
+    for (uint32_t ox = first; ox < end; ++ox)
+      fw_lanes_add(&lanes, oy * s->out_w + ox, grad_row[ox], in_row[ox * s->stride + kx - s->pad]);
   }
   return fw_lanes_total(&lanes);
 }
