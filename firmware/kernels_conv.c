@@ -12,8 +12,8 @@
    (ci, kx), the rows' sums then added in ky order; its input gradient, for stride 1 and
    "same" padding, is the convolution of dy with the flipped weights, by kernel rows too;
    its weight gradient sums the batch in up to four groups of consecutive images. Larger
-   convolutions (more than a Cortex-M4 has RAM for) and batch 1 take one GEMM over im2col:
-   one sum over (ci, ky, kx), col2im's adds for the input gradient, one group. */
+   convolutions and batch 1 take one GEMM over im2col: one sum over (ci, ky, kx), col2im's
+   adds for the input gradient, one group. */
 static int images_in_parallel(const fw_conv_shape *s) {
   const uint64_t per_image = (uint64_t)s->out_c * s->out_h * s->out_w * s->in_c * s->kernel * s->kernel;
   return s->batch > 1 && per_image < 10000000u;
@@ -42,7 +42,7 @@ static int row_inside(int32_t iy, uint32_t height) { return iy >= 0 && iy < (int
 
 /* Output columns are summed up to FW_COLUMNS at a time, side by side: each keeps its own
    order of products, and the loop over them takes one weight and no bounds test (column by
-   column, the forward took QEMU 2.5 times as long). */
+   column, 100 of mcu_cnn's steps took 17.5 s in QEMU against 13.0 s). */
 #define FW_COLUMNS 16u
 
 /* How a row of outputs reads a row of inputs: output column o's tap t reads input column
