@@ -1,5 +1,6 @@
 #include "kernels.h"
 
+#include "host_double.h"
 #include "libc.h"
 
 void fw_relu_forward(uint32_t n, const float *x, float *y) {
@@ -82,20 +83,23 @@ float fw_softmax_cross_entropy_forward(uint32_t rows, uint32_t cols, const float
     float *p = probabilities + r * cols;
     float max = in[0];
     for (uint32_t j = 1; j < cols; ++j) max = in[j] > max ? in[j] : max;
-    float sum = 0.0f;
+    /* As the host's softmax_row: glibc's expf, the exponentials summed in double, the
+       reciprocal of the sum rounded to double and then to float (host_double.h). */
+    fw_double sum = 0; /* +0.0 */
     for (uint32_t j = 0; j < cols; ++j) {
-      p[j] = fw_expf(in[j] - max);
-      sum += p[j];
+      p[j] = fw_host_expf(in[j] - max);
+      sum = fw_double_add(sum, fw_double_from_float(p[j]));
     }
-    const float inv = 1.0f / sum;
+    const float inv = fw_double_to_float(fw_double_reciprocal(sum));
     uint32_t best = 0;
     for (uint32_t j = 0; j < cols; ++j) {
       p[j] *= inv;
       if (p[j] > p[best]) best = j;
     }
     *correct += best == (uint32_t)labels[r];
-    /* -log p_label from the logits (log-sum-exp): a rounded probability may be 0. */
-    total += max + fw_logf(sum) - in[labels[r]];
+    /* -log p_label from the logits (log-sum-exp): a rounded probability may be 0. Only
+       reported, so in float (the host's is in double). */
+    total += max + fw_logf(fw_double_to_float(sum)) - in[labels[r]];
   }
   return total / (float)rows;
 }
