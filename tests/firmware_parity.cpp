@@ -43,10 +43,10 @@
 #include "poet/data/fashion_mnist.h"
 #include "poet/lower/lower.h"
 #include "poet/plan/device_format.h"
-#include "firmware_host_order.h"
 #include "poet/util/atomic_file.h"
 #include "poet/runtime/executor.h"
 #include "poet/schedule/checkpoint_all.h"
+#include "firmware_host_order.h"
 
 namespace poet {
 namespace {
