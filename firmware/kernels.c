@@ -1,147 +1,7 @@
 #include "kernels.h"
 
+#include "host_double.h"
 #include "libc.h"
-
-/* The output columns ox whose input column ox * stride - pad + kx lies in [0, in_w). */
-static void valid_columns(const fw_conv_shape *s, uint32_t kx, uint32_t *first, uint32_t *end) {
-  int32_t lo = 0, hi = (int32_t)s->out_w;
-  while (lo < hi && (int32_t)(lo * s->stride + kx) - (int32_t)s->pad < 0) ++lo;
-  while (hi > lo && (int32_t)((hi - 1) * s->stride + kx) - (int32_t)s->pad >= (int32_t)s->in_w) --hi;
-  *first = (uint32_t)lo;
-  *end = (uint32_t)hi;
-}
-
-/* Calls body(oy, iy) for the output rows whose input row oy * stride - pad + ky is inside. */
-#define FOR_VALID_ROWS(s, ky, oy, iy)                                                      \
-  for (uint32_t oy = 0; oy < (s)->out_h; ++oy)                                             \
-    for (int32_t iy = (int32_t)(oy * (s)->stride + (ky)) - (int32_t)(s)->pad; iy >= 0 && \
-                                                                           iy < (int32_t)(s)->in_h; iy = -1)
-
-void fw_conv2d_forward(const fw_conv_shape *s, const float *x, const float *w, const float *b, float *y) {
-  const uint32_t in_plane = s->in_h * s->in_w, out_plane = s->out_h * s->out_w, k = s->kernel;
-  for (uint32_t n = 0; n < s->batch; ++n) {
-    for (uint32_t co = 0; co < s->out_c; ++co) {
-      float *out = y + (n * s->out_c + co) * out_plane;
-      memset(out, 0, out_plane * sizeof(float));
-      /* Summed over (ci, ky, kx) in that order, as the host's GEMM over im2col's rows. */
-      for (uint32_t ci = 0; ci < s->in_c; ++ci) {
-        const float *plane = x + (n * s->in_c + ci) * in_plane;
-        const float *wk = w + (co * s->in_c + ci) * k * k;
-        for (uint32_t ky = 0; ky < k; ++ky)
-          for (uint32_t kx = 0; kx < k; ++kx) {
-            const float weight = wk[ky * k + kx];
-            uint32_t first, end;
-            valid_columns(s, kx, &first, &end);
-            FOR_VALID_ROWS(s, ky, oy, iy) {
-              const float *in_row = plane + (uint32_t)iy * s->in_w;
-              float *out_row = out + oy * s->out_w;
-              for (uint32_t ox = first; ox < end; ++ox) out_row[ox] += weight * in_row[ox * s->stride + kx - s->pad];
-            }
-          }
-      }
-      if (b)
-        for (uint32_t i = 0; i < out_plane; ++i) out[i] += b[co];
-    }
-  }
-}
-
-void fw_conv2d_backward_input(const fw_conv_shape *s, const float *dy, const float *w, float *dx) {
-  const uint32_t in_plane = s->in_h * s->in_w, out_plane = s->out_h * s->out_w, k = s->kernel;
-  memset(dx, 0, s->batch * s->in_c * in_plane * sizeof(float));
-  for (uint32_t n = 0; n < s->batch; ++n)
-    for (uint32_t ci = 0; ci < s->in_c; ++ci) {
-      float *plane = dx + (n * s->in_c + ci) * in_plane;
-      for (uint32_t co = 0; co < s->out_c; ++co) {
-        const float *grad = dy + (n * s->out_c + co) * out_plane;
-        const float *wk = w + (co * s->in_c + ci) * k * k;
-        for (uint32_t ky = 0; ky < k; ++ky)
-          for (uint32_t kx = 0; kx < k; ++kx) {
-            const float weight = wk[ky * k + kx];
-            uint32_t first, end;
-            valid_columns(s, kx, &first, &end);
-            FOR_VALID_ROWS(s, ky, oy, iy) {
-              float *in_row = plane + (uint32_t)iy * s->in_w;
-              const float *grad_row = grad + oy * s->out_w;
-              for (uint32_t ox = first; ox < end; ++ox) in_row[ox * s->stride + kx - s->pad] += weight * grad_row[ox];
-            }
-          }
-      }
-    }
-}
-
-void fw_conv2d_backward_params(const fw_conv_shape *s, const float *dy, const float *x, float *dw, float *db) {
-  const uint32_t in_plane = s->in_h * s->in_w, out_plane = s->out_h * s->out_w, k = s->kernel;
-  for (uint32_t co = 0; co < s->out_c; ++co)
-    for (uint32_t ci = 0; ci < s->in_c; ++ci)
-      for (uint32_t ky = 0; ky < k; ++ky)
-        for (uint32_t kx = 0; kx < k; ++kx) {
-          uint32_t first, end;
-          valid_columns(s, kx, &first, &end);
-          float sum = 0.0f;
-          for (uint32_t n = 0; n < s->batch; ++n) {
-            const float *plane = x + (n * s->in_c + ci) * in_plane;
-            const float *grad = dy + (n * s->out_c + co) * out_plane;
-            FOR_VALID_ROWS(s, ky, oy, iy) {
-              const float *in_row = plane + (uint32_t)iy * s->in_w;
-              const float *grad_row = grad + oy * s->out_w;
-              for (uint32_t ox = first; ox < end; ++ox) sum += grad_row[ox] * in_row[ox * s->stride + kx - s->pad];
-            }
-          }
-          dw[((co * s->in_c + ci) * k + ky) * k + kx] = sum;
-        }
-  if (!db) return;
-  for (uint32_t co = 0; co < s->out_c; ++co) {
-    float total = 0.0f;
-    for (uint32_t n = 0; n < s->batch; ++n) {
-      const float *grad = dy + (n * s->out_c + co) * out_plane;
-      float sum = 0.0f;
-      for (uint32_t i = 0; i < out_plane; ++i) sum += grad[i];
-      total += sum;
-    }
-    db[co] = total;
-  }
-}
-
-void fw_linear_forward(uint32_t rows, uint32_t in, uint32_t out, const float *x, const float *w, const float *b,
-                       float *y) {
-  for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t o = 0; o < out; ++o) {
-      const float *xr = x + r * in, *wo = w + o * in;
-      float sum = 0.0f;
-      for (uint32_t i = 0; i < in; ++i) sum += xr[i] * wo[i];
-      y[r * out + o] = b ? sum + b[o] : sum;
-    }
-}
-
-void fw_linear_backward_input(uint32_t rows, uint32_t in, uint32_t out, const float *dy, const float *w, float *dx) {
-  for (uint32_t r = 0; r < rows; ++r) {
-    float *dxr = dx + r * in;
-    memset(dxr, 0, in * sizeof(float));
-    for (uint32_t o = 0; o < out; ++o) {
-      const float g = dy[r * out + o];
-      const float *wo = w + o * in;
-      for (uint32_t i = 0; i < in; ++i) dxr[i] += g * wo[i];
-    }
-  }
-}
-
-void fw_linear_backward_params(uint32_t rows, uint32_t in, uint32_t out, const float *dy, const float *x, float *dw,
-                               float *db) {
-  for (uint32_t o = 0; o < out; ++o) {
-    float *dwo = dw + o * in;
-    memset(dwo, 0, in * sizeof(float));
-    for (uint32_t r = 0; r < rows; ++r) {
-      const float g = dy[r * out + o];
-      const float *xr = x + r * in;
-      for (uint32_t i = 0; i < in; ++i) dwo[i] += g * xr[i];
-    }
-    if (db) {
-      float sum = 0.0f;
-      for (uint32_t r = 0; r < rows; ++r) sum += dy[r * out + o];
-      db[o] = sum;
-    }
-  }
-}
 
 void fw_relu_forward(uint32_t n, const float *x, float *y) {
   for (uint32_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
@@ -223,20 +83,23 @@ float fw_softmax_cross_entropy_forward(uint32_t rows, uint32_t cols, const float
     float *p = probabilities + r * cols;
     float max = in[0];
     for (uint32_t j = 1; j < cols; ++j) max = in[j] > max ? in[j] : max;
-    float sum = 0.0f;
+    /* As the host's softmax_row: glibc's expf, the exponentials summed in double, the
+       reciprocal of the sum rounded to double and then to float (host_double.h). */
+    fw_double sum = 0; /* +0.0 */
     for (uint32_t j = 0; j < cols; ++j) {
-      p[j] = fw_expf(in[j] - max);
-      sum += p[j];
+      p[j] = fw_host_expf(in[j] - max);
+      sum = fw_double_add(sum, fw_double_from_float(p[j]));
     }
-    const float inv = 1.0f / sum;
+    const float inv = fw_double_to_float(fw_double_reciprocal(sum));
     uint32_t best = 0;
     for (uint32_t j = 0; j < cols; ++j) {
       p[j] *= inv;
       if (p[j] > p[best]) best = j;
     }
     *correct += best == (uint32_t)labels[r];
-    /* -log p_label from the logits (log-sum-exp): a rounded probability may be 0. */
-    total += max + fw_logf(sum) - in[labels[r]];
+    /* -log p_label from the logits (log-sum-exp): a rounded probability may be 0. Only
+       reported, so in float (the host's is in double). */
+    total += max + fw_logf(fw_double_to_float(sum)) - in[labels[r]];
   }
   return total / (float)rows;
 }

@@ -1,6 +1,9 @@
 /* fp32 forward and backward kernels of the operators the firmware runs, NCHW, row-major,
    the math of poet's host kernels (src/kernels/) without their im2col scratch: direct
-   loops, so that no buffer beyond the arena's is needed. */
+   loops, so that no buffer beyond the arena's is needed. Each computes as the host's, bit
+   for bit on an AVX-512 host: the convolution and the linear layer (kernels_conv.c,
+   kernels_linear.c) add their products in the host's order (host_order.h), the softmax
+   (kernels.c, with the rest) takes the host's expf and double sum (host_double.h). */
 #ifndef FW_KERNELS_H
 #define FW_KERNELS_H
 

@@ -48,53 +48,6 @@ uint32_t fw_argument(const char *line, const char *key, uint32_t fallback) {
   return fallback;
 }
 
-/* exp(x) = 2^k e^r with r = x - k ln2 in [-ln2/2, ln2/2] (ln2 split in two for exactness),
-   e^r by its Taylor polynomial to degree 7 (error below 2^-27 there). */
-float fw_expf(float x) {
-  if (x > 88.0f) return 3.4e38f * 10.0f; /* +inf */
-  if (x < -103.0f) return 0.0f;
-  const float k = (float)(int32_t)(x * 1.44269504f + (x < 0 ? -0.5f : 0.5f));
-  const float r = (x - k * 0.693145752f) - k * 1.42860677e-6f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  /* 2^k by the exponent bits, in two steps so that k down to -149 stays representable. */
-  int32_t e = (int32_t)k;
-  union {
-    uint32_t u;
-    float f;
-  } scale;
-  if (e < -126) {
-    scale.u = (uint32_t)(e + 127 + 64) << 23;
-    return p * scale.f * 5.42101086e-20f; /* 2^-64 */
-  }
-  scale.u = (uint32_t)(e + 127) << 23;
-  return p * scale.f;
-}
-
-/* log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh((m-1)/(m+1)). */
-float fw_logf(float x) {
-  if (!(x > 0.0f)) return -3.4e38f * 10.0f;
-  union {
-    float f;
-    uint32_t u;
-  } v = {x};
-  int32_t e = (int32_t)((v.u >> 23) & 0xff) - 127;
-  v.u = (v.u & 0x007fffffu) | 0x3f800000u; /* m in [1, 2) */
-  if (v.f > 1.41421356f) {
-    v.f *= 0.5f;
-    ++e;
-  }
-  const float s = (v.f - 1.0f) / (v.f + 1.0f), s2 = s * s;
-  const float series = s * (2.0f + s2 * (2.0f / 3.0f + s2 * (2.0f / 5.0f + s2 * (2.0f / 7.0f + s2 * (2.0f / 9.0f)))));
-  return (float)e * 0.693147182f + series;
-}
-
 void fw_print(const char *s) { bsp_output(s, (uint32_t)fw_strlen(s)); }
 
 void fw_print_u32(uint32_t v) {

@@ -13,8 +13,8 @@ size_t fw_strlen(const char *s);
 /* The value of "key=<digits>" in a line of space-separated words, or `fallback`. */
 uint32_t fw_argument(const char *line, const char *key, uint32_t fallback);
 
-/* exp and log in fp32, within 2 ulp (enough for softmax; no libm here). */
-float fw_expf(float x);
+/* log in fp32, within 2 ulp (logf.c; the reported loss, no libm here). The softmax's exp is the
+   host's (host_double.h). */
 float fw_logf(float x);
 
 /* Text output through bsp_output. Floats print in fixed point with `decimals` digits. */
