@@ -106,22 +106,34 @@ TEST(EvictionHeuristic, TightBudgetsDoNotPileRecomputationsIntoOneStage) {
   EXPECT_LT(r.total_energy_j(), 1.15 * costs.total_compute_energy_j);
 }
 
+// A stem and one residual block (bench/mini_resnet.py --blocks 1), batch 8, on m4, with a
+// budget of half its activation peak (strict accounting), as `poet solve --ram-budget 50%`.
+struct MiniResnet {
+  Graph g;
+  GraphCosts costs;
+  std::int64_t budget = 0;
+};
+
+MiniResnet mini_resnet_at_half() {
+  OnnxImportOptions import;
+  import.batch_size = 8;
+  const OnnxModel model = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import);
+  MiniResnet m{build_training_graph(model.forward, BackwardMode::Autodiff), {}, 0};
+  m.costs = estimate_costs(m.g, builtin_platform("m4"));
+  SimulationOptions strict;
+  strict.count_parameters = true;
+  const auto ckpt = simulate(m.g, m.costs, plan_from_schedule(checkpoint_all_schedule(m.g), m.g), strict);
+  m.budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes / 2;
+  return m;
+}
+
 TEST(EvictionHeuristic, AStuckPassStartsAgainAndSmallInputsAreKeptForARecomputation) {
-  // A stem and one residual block (bench/mini_resnet.py --blocks 1), batch 8, m4, half its
-  // activation peak. The first greedy pass recomputes the stem's ReLU into the block's Add
+  // The first greedy pass recomputes the stem's ReLU into the block's Add
   // and is stuck there (nothing idle left to evict); before a second pass, POET's mode found
   // no schedule, and the start was paging alone (0.890 J). The best schedule known (HiGHS,
   // proven optimal: 0.648 J) recomputes the Add's gradient where it is read again from the
   // pooled gradient (512 B) and a ReLU mask kept resident, not from a rerun of the forward pass.
-  OnnxImportOptions import;
-  import.batch_size = 8;
-  const OnnxModel model = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import);
-  const Graph g = build_training_graph(model.forward, BackwardMode::Autodiff);
-  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
-  SimulationOptions strict;
-  strict.count_parameters = true;
-  const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), strict);
-  const std::int64_t budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes / 2;
+  const auto [g, costs, budget] = mini_resnet_at_half();
   const SolveResult integrated = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
   const SolveResult paging = solve_with(g, costs, SolveMode::PagingOnly, budget, true);
   ASSERT_TRUE(integrated.simulation && integrated.schedule) << integrated.message;
@@ -150,15 +162,9 @@ TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
   // its own gradient and again for its ReLU's, each cheaper than paging it alone; one
   // page-out and two page-ins cost less than both. The swaps after the pass find that: the
   // heuristic then reaches the optimum HiGHS proved (tests/data/schedules/README.md).
-  OnnxImportOptions import;
-  import.batch_size = 8;
-  const OnnxModel model = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import);
-  const Graph g = build_training_graph(model.forward, BackwardMode::Autodiff);
-  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+  const auto [g, costs, budget] = mini_resnet_at_half();
   SimulationOptions strict;
   strict.count_parameters = true;
-  const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), strict);
-  const std::int64_t budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes / 2;
   const Schedule optimal =
       load_schedule(std::string(POET_TEST_DATA_DIR) + "/schedules/mini_resnet1_m4_half_optimal.json", g);
   strict.ram_budget_bytes = budget;  // as solve() judges schedules
