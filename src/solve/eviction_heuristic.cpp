@@ -22,6 +22,8 @@ constexpr std::int64_t kSmallInputShare = 8;
 constexpr std::size_t kPasses = 8;
 // Rounds of swapping recomputations for paging and back after a pass, at most.
 constexpr std::size_t kSwapRounds = 4;
+// Tensors tried kept from recomputation after the first schedule, the costliest first.
+constexpr std::size_t kKeptTensorTries = 3;
 
 // A dense [stage][node] 0/1 matrix: the search rewrites whole schedules many times, and
 // graphs of a few hundred nodes make that a few hundred kilobytes.
@@ -61,13 +63,39 @@ class EvictionSearch {
     }
   }
 
-  // Greedy passes from checkpoint-all. A pass can get stuck: a stage over the budget with
-  // nothing idle left to evict, because earlier recomputations into that stage hold their
-  // inputs there. The next pass then never recomputes those tensors into that stage.
+  // Greedy passes from checkpoint-all; then the same again with the costliest recomputed
+  // tensor never evicted by recomputation, kept when that costs less (a few times). A greedy
+  // pass can drop a convolution's output early because that was cheap then, and pay for
+  // rerunning the convolution later where keeping it and recomputing the batch norm and
+  // ReLU after it would have done.
   std::optional<Schedule> run() {
+    std::optional<std::pair<Schedule, double>> best = passes();
+    std::set<std::size_t> tried;
+    for (std::size_t k = 0; best && k < kKeptTensorTries; ++k) {
+      const std::optional<std::size_t> x = costliest_recomputed(best->first, tried);
+      if (!x) break;
+      tried.insert(*x);
+      never_recomputed_.insert(*x);
+      std::optional<std::pair<Schedule, double>> kept = passes();
+      if (kept && kept->second < best->second * (1 - 1e-12))
+        best = std::move(kept);
+      else
+        never_recomputed_.erase(*x);
+    }
+    if (!best) return std::nullopt;
+    return std::move(best->first);
+  }
+
+ private:
+  // Greedy passes until one fits. A pass can get stuck: a stage over the budget with nothing
+  // idle left to evict, because earlier recomputations into that stage hold their inputs
+  // there. The next pass then never recomputes those tensors into that stage. The schedule
+  // and its cost.
+  std::optional<std::pair<Schedule, double>> passes() {
+    forbidden_.clear();
     for (std::size_t pass = 0; pass < kPasses; ++pass) {
       const std::optional<Stage> stuck = greedy_pass();
-      if (!stuck) return schedule();
+      if (!stuck) return std::pair{schedule(), schedule_cost()};
       bool forbade = false;
       for (const Eviction& e : evictions_)
         if (!e.page && e.next_use == *stuck) forbade |= forbidden_.insert({e.tensor, e.next_use}).second;
@@ -76,7 +104,20 @@ class EvictionSearch {
     return std::nullopt;
   }
 
- private:
+  // The tensor whose recomputations cost the most in `s`, of those not in `tried`.
+  std::optional<std::size_t> costliest_recomputed(const Schedule& s, const std::set<std::size_t>& tried) const {
+    std::vector<double> spent(n_, 0);
+    for (Stage t = 0; t < n_; ++t)
+      for (NodeId i : s.R.row(t))
+        if (static_cast<std::size_t>(i) != t)
+          spent[static_cast<std::size_t>(i)] += cost(costs_.nodes[static_cast<std::size_t>(i)].compute_energy_j,
+                                                     costs_.nodes[static_cast<std::size_t>(i)].compute_time_s);
+    std::optional<std::size_t> out;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (spent[i] > 0 && !tried.count(i) && (!out || spent[i] > spent[*out])) out = i;
+    return out;
+  }
+
   // One greedy pass; the stage it got stuck at, or none when every stage fits. Also fails
   // (returns the stage count) when the schedule misses the deadline.
   std::optional<Stage> greedy_pass() {
@@ -417,7 +458,7 @@ class EvictionSearch {
                     .tensor = i, .next_use = q, .page = true, .recomputed = {}, .paged_in = {}, .extra_time_s = strict() ? time : 0});
         }
       }
-      if (remat && !forbidden_.count({i, q}))
+      if (remat && !forbidden_.count({i, q}) && !never_recomputed_.count(i))
         for (const std::int64_t keep_up_to : {std::int64_t{0}, bytes(i) / kSmallInputShare}) {
           Eviction e{.tensor = i, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
           e.cost = add_recomputation(i, q, keep_up_to, e);
@@ -456,6 +497,7 @@ class EvictionSearch {
   std::vector<std::vector<std::size_t>> users_, unique_inputs_;
   std::vector<Eviction> evictions_;  // applied, in order
   std::set<std::pair<std::size_t, Stage>> forbidden_;  // recomputations (tensor, stage) a stuck pass made
+  std::set<std::size_t> never_recomputed_;  // tensors no eviction may drop for a recomputation
 };
 
 }  // namespace
