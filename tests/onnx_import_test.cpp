@@ -99,7 +99,8 @@ TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
   const std::string message = import_error(path);
   EXPECT_NE(message.find("cosine_of_x"), std::string::npos) << message;
   EXPECT_NE(message.find("Cos"), std::string::npos) << message;
-  EXPECT_NE(message.find("Conv, Div (by a constant), Dropout"), std::string::npos) << message;  // those supported
+  EXPECT_NE(message.find("Conv, Div (by a constant, or of two activations), Dropout"), std::string::npos)
+      << message;  // those supported
   EXPECT_NE(message.find("docs/ONNX.md"), std::string::npos) << message;
 }
 
@@ -223,6 +224,126 @@ TEST(OnnxImport, SplitIsSlicesAndSubAnAddOfTheNegated) {
   EXPECT_NE(message.find("quarters"), std::string::npos) << message;
 }
 
+void add_ints(::onnx::GraphProto& g, const std::string& name, std::int64_t value) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  t->add_dims(1);
+  t->add_int64_data(value);
+}
+
+// x [N, 3, 4] and its first row [N, 1, 4] (a Slice along axis 1).
+void first_row(::onnx::GraphProto& g) {
+  add_ints(g, "zero", 0);
+  add_ints(g, "one", 1);
+  add_node(g, "first_row", "Slice", {"x", "zero", "one", "one"}, "row");
+}
+
+// Div of two activations is poet's div, the divisor broadcast where it has size 1; a
+// dividend smaller than its divisor (broadcast the other way) is named.
+TEST(OnnxImport, DivOfTwoActivationsBroadcastsTheDivisor) {
+  const std::string path = write_model("div", {1, 3, 4}, {1, 12}, [](auto& g) {
+    first_row(g);
+    add_node(g, "positive", "Sigmoid", {"row"}, "divisor");
+    add_node(g, "quotient", "Div", {"x", "divisor"}, "q");
+    add_node(g, "features", "Flatten", {"q"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Slice, OpKind::Sigmoid, OpKind::Div, OpKind::Flatten,
+                                      OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(m.forward.node(2).shape, (Shape{2, 1, 4}));
+  EXPECT_EQ(m.forward.node(3).shape, (Shape{2, 3, 4}));
+
+  const std::string reversed = write_model("div_reversed", {1, 3, 4}, {1, 12}, [](auto& g) {
+    first_row(g);
+    add_node(g, "row_by_all", "Div", {"row", "x"}, "q");
+    add_node(g, "features", "Flatten", {"q"}, "y");
+  });
+  const std::string message = import_error(reversed);
+  EXPECT_NE(message.find("node 'row_by_all' (Div)"), std::string::npos) << message;
+  EXPECT_NE(message.find("broadcast over it"), std::string::npos) << message;
+}
+
+// torch writes `x + 0.5` and `1 - x` with Constant nodes: fixed numbers, poet's scale with a
+// shift, not learned tensors; an initializer added stays learned (a position embedding).
+TEST(OnnxImport, AddAndSubOfAConstantScalarAreAShiftNotAParameter) {
+  const std::string path = write_model("shift", {1, 4}, {1, 4}, [](auto& g) {
+    auto* half = add_node(g, "half", "Constant", {}, "half");
+    auto* value = half->add_attribute();
+    value->set_name("value");
+    value->set_type(::onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+    value->mutable_t()->add_float_data(0.5f);
+    add_node(g, "plus_half", "Add", {"x", "half"}, "a");
+    add_node(g, "half_minus", "Sub", {"half", "a"}, "b");
+    add_node(g, "minus_half", "Sub", {"b", "half"}, "c");
+    add_initializer(g, "learned", {4}, 0.1f);
+    add_node(g, "plus_learned", "Add", {"c", "learned"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Scale, OpKind::Scale, OpKind::Scale,
+                                      OpKind::AddParameter, OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(m.forward.node(1).attrs.scale, 1.0);
+  EXPECT_EQ(m.forward.node(1).attrs.shift, 0.5);
+  EXPECT_EQ(m.forward.node(2).attrs.scale, -1.0);
+  EXPECT_EQ(m.forward.node(2).attrs.shift, 0.5);
+  EXPECT_EQ(m.forward.node(3).attrs.shift, -0.5);
+  EXPECT_EQ(trainable_parameters(m.forward), 4) << "the initializer alone";
+  const Graph back = graph_from_json(graph_to_json(m.forward), "round trip");
+  EXPECT_EQ(back.node(2).attrs, m.forward.node(2).attrs);
+}
+
+// Expand of a constant is folded (torch expands shape computations' tensors; Swin its
+// masks): here [4] repeated to [4, 4] in a reshape's target computed from the input's shape.
+TEST(OnnxImport, ExpandOfAConstantIsFolded) {
+  const std::string path = write_model("expand", {1, 16}, {1, 16}, [](auto& g) {
+    add_ints(g, "zero", 0);
+    add_ints(g, "four", 4);
+    add_ints(g, "two", 2);
+    add_node(g, "shape", "Shape", {"x"}, "shape");
+    add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
+    add_node(g, "fours", "Expand", {"four", "two"}, "fours");
+    auto* concat = add_node(g, "target", "Concat", {"batch", "fours"}, "target");
+    auto* axis = concat->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(0);
+    add_node(g, "square", "Reshape", {"x", "target"}, "r");
+    add_node(g, "features", "Flatten", {"r"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  EXPECT_EQ(m.forward.node(1).op, OpKind::Reshape);
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
+  EXPECT_EQ(m.folded_nodes, 4);
+}
+
+// An integer input is token ids: imported when embeddings alone read it (the tiny BERT's
+// nn.Embedding, a Gather of its table's rows), and named with the node that reads it
+// otherwise.
+TEST(OnnxImport, IntegerInputIsTokenIdsOfEmbeddings) {
+  const OnnxModel bert = import_onnx(fixture("tiny_bert.onnx"), {.batch_size = 3});
+  EXPECT_EQ(bert.forward.node(0).shape, (Shape{3, 6}));
+  EXPECT_EQ(bert.forward.node(1).op, OpKind::Embedding);
+  EXPECT_EQ(bert.forward.node(1).shape, (Shape{3, 6, 16}));
+  EXPECT_EQ(bert.forward.node(1).param_count, 20 * 16);
+  EXPECT_EQ(token_vocabulary(bert.forward), 20);
+
+  const std::string path = write_model("int_input", {1, 4}, {1, 4}, [](auto& g) {
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_node(g, "as_floats", "Cast", {"x"}, "y")->add_attribute()->set_name("to");
+    auto* to = g.mutable_node(0)->mutable_attribute(0);
+    to->set_type(::onnx::AttributeProto::INT);
+    to->set_i(::onnx::TensorProto::FLOAT);
+  });
+  const std::string message = import_error(path);
+  EXPECT_NE(message.find("input 'x' holds integers, and node 'as_floats' (Cast) reads it"), std::string::npos)
+      << message;
+}
+
 // nn.TransformerEncoder with batch_first=False takes [seq, batch, dim]. Exported with the
 // sequence axis named the batch, its logits' rows stay the file's batch (2): refused for
 // any batch asked for, 2 included (which only a second import with another batch tells).
@@ -337,7 +458,8 @@ TEST_P(OnnxExportRoundTrip, GivesTheTrainedWeights) {
   EXPECT_TRUE(changed) << "the step trained the weights";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip, ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip,
+                         ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit", "tiny_bert"));
 
 // torch shares one initializer between equal tensors through Identity nodes; each layer
 // trains its own copy, and export gives each its own initializer.

@@ -232,12 +232,49 @@ ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTen
   return int_tensor(widest->dims, out);
 }
 
+// Expand of a constant to a target shape, as numpy broadcasts: aligned to the trailing axes,
+// each axis of size 1 repeated (torch's expand of a shape computation's tensor; Swin's
+// masks). At most 2^24 elements: a shape computation, not a tensor of activations.
+ConstTensor expand(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor& data = arg(n, in, 0);
+  const auto& target = ints_of(n, arg(n, in, 1));
+  const std::size_t rank = std::max(data.dims.size(), target.size());
+  Shape from(rank - data.dims.size(), 1), to(rank - target.size(), 1), out(rank);
+  from.insert(from.end(), data.dims.begin(), data.dims.end());
+  to.insert(to.end(), target.begin(), target.end());
+  std::int64_t count = 1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (to[d] < 0 || (from[d] != to[d] && from[d] != 1 && to[d] != 1))
+      bad(n, fmt::format("its input {} does not broadcast to [{}]", shape_string(data.dims), fmt::join(target, ", ")));
+    out[d] = from[d] == 1 ? to[d] : from[d];
+    if (out[d] > 0 && count > (std::int64_t{1} << 24) / out[d])
+      bad(n, "it makes more than 2^24 elements, beyond a shape computation's");
+    count *= out[d];
+  }
+  ConstTensor t;
+  t.dims = out;
+  t.is_float = data.is_float;
+  std::vector<std::int64_t> index(rank, 0);
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t source = 0;
+    for (std::size_t d = 0; d < rank; ++d) source = source * from[d] + (from[d] == 1 ? 0 : index[d]);
+    if (t.is_float) t.floats.push_back(data.floats[static_cast<std::size_t>(source)]);
+    else t.ints.push_back(data.ints[static_cast<std::size_t>(source)]);
+    for (std::size_t d = rank; d-- > 0;) {  // the next output element: carry through the axes
+      if (++index[d] < out[d]) break;
+      index[d] = 0;
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 bool is_foldable(const std::string& op) {
-  static const std::array<const char*, 15> ops = {"Constant", "Identity", "Gather", "Unsqueeze", "Squeeze",
-                                                  "Concat",   "Slice",    "Cast",   "Reshape",   "Add",
-                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where"};
+  static const std::array<const char*, 16> ops = {"Constant", "Identity", "Gather", "Unsqueeze",       "Squeeze",
+                                                  "Concat",   "Slice",    "Cast",   "Reshape",         "Add",
+                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where",
+                                                  "Expand"};
   return op == "Div" || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
@@ -276,6 +313,7 @@ ConstTensor fold(const NodeReader& n, const std::vector<const ConstTensor*>& in)
   if (op == "Reshape") return reshape(n, in);
   if (op == "ConstantOfShape") return constant_of_shape(n, in);
   if (op == "Equal" || op == "Where") return equal_or_where(n, in);
+  if (op == "Expand") return expand(n, in);
   return arithmetic(n, in);
 }
 
