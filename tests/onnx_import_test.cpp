@@ -297,15 +297,18 @@ TEST(OnnxImport, AddAndSubOfAConstantScalarAreAShiftNotAParameter) {
   EXPECT_EQ(back.node(2).attrs, m.forward.node(2).attrs);
 }
 
-// Expand of a constant is folded (torch expands shape computations' tensors; Swin its
-// masks): here [4] repeated to [4, 4] in a reshape's target computed from the input's shape.
-TEST(OnnxImport, ExpandOfAConstantIsFolded) {
+// Expand and Mod of constants are folded (torch expands shape computations' tensors, Swin
+// its masks; Swin's padding is a Mod of sizes): here -12 mod 16 = 4 (the divisor's sign, as
+// torch's remainder), repeated to [4, 4] in a reshape's target computed from the input's shape.
+TEST(OnnxImport, ExpandAndModOfConstantsAreFolded) {
   const std::string path = write_model("expand", {1, 16}, {1, 16}, [](auto& g) {
     add_ints(g, "zero", 0);
-    add_ints(g, "four", 4);
+    add_ints(g, "minus_twelve", -12);
+    add_ints(g, "sixteen", 16);
     add_ints(g, "two", 2);
     add_node(g, "shape", "Shape", {"x"}, "shape");
     add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
+    add_node(g, "four", "Mod", {"minus_twelve", "sixteen"}, "four");
     add_node(g, "fours", "Expand", {"four", "two"}, "fours");
     auto* concat = add_node(g, "target", "Concat", {"batch", "fours"}, "target");
     auto* axis = concat->add_attribute();
@@ -318,7 +321,7 @@ TEST(OnnxImport, ExpandOfAConstantIsFolded) {
   const OnnxModel m = import_onnx(path, {.batch_size = 2});
   EXPECT_EQ(m.forward.node(1).op, OpKind::Reshape);
   EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
-  EXPECT_EQ(m.folded_nodes, 4);
+  EXPECT_EQ(m.folded_nodes, 5);
 }
 
 // An integer input is token ids: imported when embeddings alone read it (the tiny BERT's

@@ -126,6 +126,13 @@ ConstTensor slice(const NodeReader& n, const std::vector<const ConstTensor*>& in
   return int_tensor({static_cast<std::int64_t>(values.size())}, values);
 }
 
+// ONNX's integer Mod: with fmod 0 (the default, torch's remainder and Python's %) the
+// result takes the divisor's sign; with fmod 1, C's (the dividend's). r is not 0.
+std::int64_t integer_mod(std::int64_t l, std::int64_t r, bool c_sign) {
+  const std::int64_t m = l % r;
+  return !c_sign && m != 0 && ((m < 0) != (r < 0)) ? m + r : m;
+}
+
 ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
   const ConstTensor &a = arg(n, in, 0), &b = arg(n, in, 1);
   const auto &x = ints_of(n, a), &y = ints_of(n, b);
@@ -140,7 +147,8 @@ ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*
     else if (op == "Sub") overflow = __builtin_sub_overflow(l, r, &out[i]);
     else if (op == "Mul") overflow = __builtin_mul_overflow(l, r, &out[i]);
     else if (r == 0 || (r == -1 && l == std::numeric_limits<std::int64_t>::min())) bad(n, "divides by zero or overflows");
-    else out[i] = l / r;
+    else if (op == "Div") out[i] = l / r;
+    else out[i] = integer_mod(l, r, n.get_int("fmod", 0) != 0);
     if (overflow) bad(n, "overflows 64-bit integers");
   }
   return int_tensor(x.size() >= y.size() ? a.dims : b.dims, out);
@@ -275,7 +283,7 @@ bool is_foldable(const std::string& op) {
                                                   "Concat",   "Slice",    "Cast",   "Reshape",         "Add",
                                                   "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where",
                                                   "Expand"};
-  return op == "Div" || std::find(ops.begin(), ops.end(), op) != ops.end();
+  return op == "Div" || op == "Mod" || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 ConstTensor constant_value(const NodeReader& n) {

@@ -46,7 +46,7 @@ const std::vector<std::string>& layer_ops() {
 }
 const std::vector<std::string>& constant_ops() {
   static const std::vector<std::string> ops = {"Cast",   "Concat",  "Constant", "ConstantOfShape", "Div",
-                                               "Equal",  "Expand",  "Gather",   "Mul",             "Shape",
+                                               "Equal",  "Expand",  "Gather",   "Mod",   "Mul",    "Shape",
                                                "Slice",  "Squeeze", "Sub",      "Unsqueeze",       "Where"};
   return ops;
 }
