@@ -224,12 +224,17 @@ TEST(OnnxImport, SplitIsSlicesAndSubAnAddOfTheNegated) {
   EXPECT_NE(message.find("quarters"), std::string::npos) << message;
 }
 
-void add_ints(::onnx::GraphProto& g, const std::string& name, std::int64_t value) {
+void add_int_tensor(::onnx::GraphProto& g, const std::string& name, const Shape& dims,
+                    const std::vector<std::int64_t>& values) {
   auto* t = g.add_initializer();
   t->set_name(name);
   t->set_data_type(::onnx::TensorProto::INT64);
-  t->add_dims(1);
-  t->add_int64_data(value);
+  for (const std::int64_t d : dims) t->add_dims(d);
+  for (const std::int64_t v : values) t->add_int64_data(v);
+}
+
+void add_ints(::onnx::GraphProto& g, const std::string& name, std::int64_t value) {
+  add_int_tensor(g, name, {1}, {value});
 }
 
 // x [N, 3, 4] and its first row [N, 1, 4] (a Slice along axis 1).
@@ -322,6 +327,48 @@ TEST(OnnxImport, ExpandAndModOfConstantsAreFolded) {
   EXPECT_EQ(m.forward.node(1).op, OpKind::Reshape);
   EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
   EXPECT_EQ(m.folded_nodes, 5);
+}
+
+// Equal and Where of constant tensors fold, broadcast as numpy does (Swin computes its
+// masks so): Where(eye == 1, 4, [[4], [9]]) = [[4, 4], [9, 4]], whose first two values,
+// after the batch, are a reshape's target.
+TEST(OnnxImport, EqualAndWhereOfConstantTensorsAreFoldedBroadcast) {
+  const std::string path = write_model("where", {1, 16}, {1, 16}, [](auto& g) {
+    add_ints(g, "zero", 0);
+    add_ints(g, "one", 1);
+    add_ints(g, "two", 2);
+    add_ints(g, "four", 4);
+    add_ints(g, "flat", -1);
+    add_int_tensor(g, "eye", {2, 2}, {1, 0, 0, 1});
+    add_int_tensor(g, "column", {2, 1}, {4, 9});
+    add_node(g, "shape", "Shape", {"x"}, "shape");
+    add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
+    add_node(g, "diagonal", "Equal", {"eye", "one"}, "diagonal");
+    add_node(g, "choose", "Where", {"diagonal", "four", "column"}, "chosen");
+    add_node(g, "flatten_chosen", "Reshape", {"chosen", "flat"}, "values");
+    add_node(g, "first_two", "Slice", {"values", "zero", "two"}, "sizes");
+    auto* concat = add_node(g, "target", "Concat", {"batch", "sizes"}, "target");
+    auto* axis = concat->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(0);
+    add_node(g, "square", "Reshape", {"x", "target"}, "r");
+    add_node(g, "features", "Flatten", {"r"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
+
+  // Shapes that do not broadcast: an error naming the node (ONNX's shape inference finds it
+  // before the folding would).
+  const std::string bad = write_model("where_bad", {1, 16}, {1, 16}, [](auto& g) {
+    add_int_tensor(g, "eye", {2, 2}, {1, 0, 0, 1});
+    add_int_tensor(g, "three", {3}, {1, 2, 3});
+    add_node(g, "mismatch", "Equal", {"eye", "three"}, "e");
+    add_node(g, "features", "Identity", {"x"}, "y");
+  });
+  const std::string message = import_error(bad);
+  EXPECT_NE(message.find("mismatch"), std::string::npos) << message;
+  EXPECT_NE(message.find("Equal"), std::string::npos) << message;
 }
 
 // An integer input is token ids: imported when embeddings alone read it (the tiny BERT's

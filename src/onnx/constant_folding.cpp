@@ -219,59 +219,88 @@ ConstTensor constant_of_shape(const NodeReader& n, const std::vector<const Const
   return out;
 }
 
-// Equal and Where of integer constants, element by element (a scalar operand repeated).
-ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const bool where = n.op_type() == "Where";
-  std::vector<const std::vector<std::int64_t>*> args;
-  std::size_t size = 1;
-  const ConstTensor* widest = nullptr;
-  for (std::size_t i = 0; i < (where ? 3u : 2u); ++i) {
-    args.push_back(&ints_of(n, arg(n, in, i)));
-    if (args.back()->size() > 1 && size > 1 && args.back()->size() != size)
-      bad(n, "folds only operands of one size or a scalar");
-    if (args.back()->size() >= size) {
-      size = args.back()->size();
-      widest = in[i];
+// The shape numpy's broadcasting makes of `shapes` (aligned to the trailing axes, each axis
+// equal or 1), at most 2^24 elements: a shape computation's or a mask's, not activations.
+Shape broadcast(const NodeReader& n, const std::vector<Shape>& shapes) {
+  std::size_t rank = 0;
+  for (const Shape& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape& s : shapes)
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      std::int64_t& o = out[rank - s.size() + d];
+      if (s[d] < 0 || (s[d] != o && s[d] != 1 && o != 1))
+        bad(n, fmt::format("its inputs' shapes do not broadcast ({} against [{}])", shape_string(s),
+                           fmt::join(out, ", ")));
+      if (o == 1) o = s[d];
     }
-  }
-  auto at = [&](std::size_t k, std::size_t i) { return (*args[k])[args[k]->size() == 1 ? 0 : i]; };
-  std::vector<std::int64_t> out(size);
-  for (std::size_t i = 0; i < size; ++i) out[i] = where ? (at(0, i) != 0 ? at(1, i) : at(2, i)) : at(0, i) == at(1, i);
-  return int_tensor(widest->dims, out);
+  if (!bounded_element_count(out) || element_count(out) > (std::int64_t{1} << 24))
+    bad(n, fmt::format("it makes {}, more than 2^24 elements, beyond a shape computation's", shape_string(out)));
+  return out;
 }
 
-// Expand of a constant to a target shape, as numpy broadcasts: aligned to the trailing axes,
-// each axis of size 1 repeated (torch's expand of a shape computation's tensor; Swin's
-// masks). At most 2^24 elements: a shape computation, not a tensor of activations.
-ConstTensor expand(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const ConstTensor& data = arg(n, in, 0);
-  const auto& target = ints_of(n, arg(n, in, 1));
-  const std::size_t rank = std::max(data.dims.size(), target.size());
-  Shape from(rank - data.dims.size(), 1), to(rank - target.size(), 1), out(rank);
-  from.insert(from.end(), data.dims.begin(), data.dims.end());
-  to.insert(to.end(), target.begin(), target.end());
-  std::int64_t count = 1;
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (to[d] < 0 || (from[d] != to[d] && from[d] != 1 && to[d] != 1))
-      bad(n, fmt::format("its input {} does not broadcast to [{}]", shape_string(data.dims), fmt::join(target, ", ")));
-    out[d] = from[d] == 1 ? to[d] : from[d];
-    if (out[d] > 0 && count > (std::int64_t{1} << 24) / out[d])
-      bad(n, "it makes more than 2^24 elements, beyond a shape computation's");
-    count *= out[d];
-  }
-  ConstTensor t;
-  t.dims = out;
-  t.is_float = data.is_float;
+// For each element of a tensor of shape `out`, in order, the index of the element of a
+// tensor of shape `from` broadcast to it.
+std::vector<std::size_t> broadcast_sources(const Shape& from, const Shape& out) {
+  const std::size_t rank = out.size();
+  Shape padded(rank - from.size(), 1);
+  padded.insert(padded.end(), from.begin(), from.end());
+  std::vector<std::size_t> sources;
+  sources.reserve(static_cast<std::size_t>(element_count(out)));
   std::vector<std::int64_t> index(rank, 0);
-  for (std::int64_t i = 0; i < count; ++i) {
+  for (std::int64_t i = 0; i < element_count(out); ++i) {
     std::int64_t source = 0;
-    for (std::size_t d = 0; d < rank; ++d) source = source * from[d] + (from[d] == 1 ? 0 : index[d]);
-    if (t.is_float) t.floats.push_back(data.floats[static_cast<std::size_t>(source)]);
-    else t.ints.push_back(data.ints[static_cast<std::size_t>(source)]);
-    for (std::size_t d = rank; d-- > 0;) {  // the next output element: carry through the axes
+    for (std::size_t d = 0; d < rank; ++d) source = source * padded[d] + (padded[d] == 1 ? 0 : index[d]);
+    sources.push_back(static_cast<std::size_t>(source));
+    for (std::size_t d = rank; d-- > 0;) {  // the next element: carry through the axes
       if (++index[d] < out[d]) break;
       index[d] = 0;
     }
+  }
+  return sources;
+}
+
+// Equal and Where of constants (integers, or floats for Where's values and Equal's
+// operands), element by element, broadcast as numpy does.
+ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const bool where = n.op_type() == "Where";
+  const std::size_t count = where ? 3 : 2;
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < count; ++i) shapes.push_back(arg(n, in, i).dims);
+  const ConstTensor& first = arg(n, in, where ? 1 : 0);  // the operands compared or chosen between
+  if (first.is_float != arg(n, in, count - 1).is_float) bad(n, "its operands are of different types");
+  if (where) ints_of(n, arg(n, in, 0));  // the condition
+  ConstTensor out;
+  out.dims = broadcast(n, shapes);
+  out.is_float = where && first.is_float;
+  std::vector<std::vector<std::size_t>> sources;
+  for (const Shape& s : shapes) sources.push_back(broadcast_sources(s, out.dims));
+  auto equal = [&](std::size_t i) {
+    if (first.is_float) return in[0]->floats[sources[0][i]] == in[1]->floats[sources[1][i]];
+    return in[0]->ints[sources[0][i]] == in[1]->ints[sources[1][i]];
+  };
+  for (std::size_t i = 0; i < sources[0].size(); ++i) {
+    if (!where) {
+      out.ints.push_back(equal(i));
+      continue;
+    }
+    const std::size_t pick = in[0]->ints[sources[0][i]] != 0 ? 1 : 2;
+    if (out.is_float) out.floats.push_back(in[pick]->floats[sources[pick][i]]);
+    else out.ints.push_back(in[pick]->ints[sources[pick][i]]);
+  }
+  return out;
+}
+
+// Expand of a constant to a target shape, as numpy broadcasts (torch's expand of a shape
+// computation's tensor; Swin's masks).
+ConstTensor expand(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor& data = arg(n, in, 0);
+  const auto& target = ints_of(n, arg(n, in, 1));
+  ConstTensor t;
+  t.dims = broadcast(n, {data.dims, Shape(target.begin(), target.end())});
+  t.is_float = data.is_float;
+  for (const std::size_t source : broadcast_sources(data.dims, t.dims)) {
+    if (t.is_float) t.floats.push_back(data.floats[source]);
+    else t.ints.push_back(data.ints[source]);
   }
   return t;
 }
