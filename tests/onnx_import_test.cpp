@@ -302,6 +302,20 @@ TEST(OnnxImport, AddAndSubOfAConstantScalarAreAShiftNotAParameter) {
   EXPECT_EQ(back.node(2).attrs, m.forward.node(2).attrs);
 }
 
+// x [N, 16] reshaped to [N] + the constant `sizes` (a target computed from x's shape, as
+// torch writes one), then flattened to the output y. Reads the initializer "zero".
+void reshape_by_batch_and(::onnx::GraphProto& g, const std::string& sizes) {
+  add_node(g, "shape", "Shape", {"x"}, "shape");
+  add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
+  auto* concat = add_node(g, "target", "Concat", {"batch", sizes}, "target");
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(::onnx::AttributeProto::INT);
+  axis->set_i(0);
+  add_node(g, "square", "Reshape", {"x", "target"}, "r");
+  add_node(g, "features", "Flatten", {"r"}, "y");
+}
+
 // Expand and Mod of constants are folded (torch expands shape computations' tensors, Swin
 // its masks; Swin's padding is a Mod of sizes): here -12 mod 16 = 4 (the divisor's sign, as
 // torch's remainder), repeated to [4, 4] in a reshape's target computed from the input's shape.
@@ -311,17 +325,9 @@ TEST(OnnxImport, ExpandAndModOfConstantsAreFolded) {
     add_ints(g, "minus_twelve", -12);
     add_ints(g, "sixteen", 16);
     add_ints(g, "two", 2);
-    add_node(g, "shape", "Shape", {"x"}, "shape");
-    add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
     add_node(g, "four", "Mod", {"minus_twelve", "sixteen"}, "four");
     add_node(g, "fours", "Expand", {"four", "two"}, "fours");
-    auto* concat = add_node(g, "target", "Concat", {"batch", "fours"}, "target");
-    auto* axis = concat->add_attribute();
-    axis->set_name("axis");
-    axis->set_type(::onnx::AttributeProto::INT);
-    axis->set_i(0);
-    add_node(g, "square", "Reshape", {"x", "target"}, "r");
-    add_node(g, "features", "Flatten", {"r"}, "y");
+    reshape_by_batch_and(g, "fours");
   });
   const OnnxModel m = import_onnx(path, {.batch_size = 2});
   EXPECT_EQ(m.forward.node(1).op, OpKind::Reshape);
@@ -341,19 +347,11 @@ TEST(OnnxImport, EqualAndWhereOfConstantTensorsAreFoldedBroadcast) {
     add_ints(g, "flat", -1);
     add_int_tensor(g, "eye", {2, 2}, {1, 0, 0, 1});
     add_int_tensor(g, "column", {2, 1}, {4, 9});
-    add_node(g, "shape", "Shape", {"x"}, "shape");
-    add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
     add_node(g, "diagonal", "Equal", {"eye", "one"}, "diagonal");
     add_node(g, "choose", "Where", {"diagonal", "four", "column"}, "chosen");
     add_node(g, "flatten_chosen", "Reshape", {"chosen", "flat"}, "values");
     add_node(g, "first_two", "Slice", {"values", "zero", "two"}, "sizes");
-    auto* concat = add_node(g, "target", "Concat", {"batch", "sizes"}, "target");
-    auto* axis = concat->add_attribute();
-    axis->set_name("axis");
-    axis->set_type(::onnx::AttributeProto::INT);
-    axis->set_i(0);
-    add_node(g, "square", "Reshape", {"x", "target"}, "r");
-    add_node(g, "features", "Flatten", {"r"}, "y");
+    reshape_by_batch_and(g, "sizes");
   });
   const OnnxModel m = import_onnx(path, {.batch_size = 2});
   EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
