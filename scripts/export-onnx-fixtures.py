@@ -12,6 +12,8 @@ mode, with mean cross-entropy - what poet's one training step computes. Large to
 models are written structure-only: their initializers keep their dimensions but not their
 data, enough to plan, and the JSON holds PyTorch's parameter count.
 
+A model on token ids (tiny_bert) has integer ids as its JSON input and "input_kind": "token_ids".
+
 Usage: scripts/export-onnx-fixtures.py [OUT_DIR]   (default: tests/data/onnx)
 """
 import json
@@ -191,6 +193,48 @@ class TinySeqFirstTransformer(nn.Module):
         return self.head(self.encoder(x)[0])
 
 
+class TinyBert(nn.Module):
+    """A BERT-style encoder on token ids: nn.Embedding (a Gather of the table's rows by the integer input), a learned
+    position embedding (Add), nn.TransformerEncoder (batch first, GELU, pre-norm), and a head on the first token's
+    row (Gather at index 0), as BERT classifies by its [CLS] token. The embedding is scaled by sqrt(d_model) as in
+    "Attention is all you need" (a Mul by a constant), and the encoder's output divided by a temperature computed
+    from it (a Div of two activations, the divisor broadcast) to hold poet's div to PyTorch."""
+
+    VOCAB, SEQ, DIM = 20, 6, 16
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(self.VOCAB, self.DIM)
+        self.position = nn.Parameter(torch.zeros(1, self.SEQ, self.DIM))
+        layer = nn.TransformerEncoderLayer(d_model=self.DIM, nhead=2, dim_feedforward=32, dropout=0.0,
+                                           activation="gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+        self.temperature = nn.Linear(self.DIM, 1)
+        self.head = nn.Linear(self.DIM, 3)
+
+    def forward(self, ids):
+        x = self.embed(ids) * self.DIM ** 0.5 + self.position
+        x = self.encoder(x)
+        # Divided by a positive temperature of each token: [B, S, D] by [B, S, 1], broadcast over the features.
+        x = x / (torch.sigmoid(self.temperature(x)) + 0.5)
+        return self.head(x[:, 0])
+
+
+def write_token_fixture(name, make_model, out_dir, opset=13):
+    """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
+    torch.manual_seed(1234)
+    model = make_model()
+    gen = torch.Generator().manual_seed(1234)
+    randomize_norms(model, gen)
+    perturb_parameters(model, gen)
+    ids = torch.randint(0, model.VOCAB, (BATCH, model.SEQ), generator=gen)
+    ids[0, :3] = 7  # a repeated id: its row's gradient is a sum (scatter-add)
+    labels = torch.randint(0, 3, (BATCH,), generator=gen)
+    path = os.path.join(out_dir, name + ".onnx")
+    export(model, ids, path, opset)
+    reference_outputs(name, model, ids, labels, path, out_dir, token_ids=True)
+
+
 def write_seq_first(out_dir):
     """Structure only, twice: the sequence axis named the batch (a mistake poet must catch: the logits' rows stay the
     file's batch, here BATCH), and the batch axis named as it is (the second axis varies)."""
@@ -257,7 +301,12 @@ def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, pe
     labels = torch.randint(0, classes, (BATCH,), generator=gen)
     path = os.path.join(out_dir, name + ".onnx")
     export(model, x, path, opset)
+    reference_outputs(name, model, x, labels, path, out_dir)
 
+
+def reference_outputs(name, model, x, labels, path, out_dir, token_ids=False):
+    """NAME.json: the input, labels, PyTorch's logits in eval mode, and its loss and gradients after one forward and
+    backward in training mode; token ids are written as integers."""
     model.eval()
     with torch.no_grad():
         logits = model(x)
@@ -280,14 +329,16 @@ def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, pe
         grads[found[0]] = floats(p.grad.t())
     fixture = {
         "model": name,
-        "input_shape": [BATCH] + list(sample_shape),
-        "input": floats(x),
+        "input_shape": list(x.shape),
+        "input": x.reshape(-1).tolist() if token_ids else floats(x),
         "labels": labels.tolist(),
         "logits": floats(logits),
         "loss": float(loss),
         "gradients": grads,
         "trainable_parameters": sum(p.numel() for p in model.parameters()),
     }
+    if token_ids:
+        fixture["input_kind"] = "token_ids"
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(fixture, f)
 
@@ -323,6 +374,7 @@ def main():
     write_fixture("tiny_vit", tiny_vit, (3, 8, 8), 4, out_dir, opset=17, perturb=True)
     write_fixture("tiny_mobilenet_v3", TinyMobileNetV3, (3, 8, 8), 5, out_dir, perturb=True)
     write_fixture("tiny_convnext", TinyConvNeXt, (3, 8, 8), 4, out_dir, perturb=True)
+    write_token_fixture("tiny_bert", TinyBert, out_dir)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

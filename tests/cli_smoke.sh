@@ -147,6 +147,9 @@ expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onn
 expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume
 [[ "$last_output" == *"resume      from '$tmp/onnx.ckpt' after epoch 1"* ]] || { echo "FAIL: train --onnx did not resume"; failures=$((failures + 1)); }
 expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
+# A BERT-style encoder on token ids trains on synthetic token sequences, and not on pictures.
+expect 0 "exported    the trained weights into '$tmp/tuned_bert.onnx'" -- train --onnx "$onnx/tiny_bert.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --time-limit 5 --max-batches 3 --page-file "$tmp" --export-onnx "$tmp/tuned_bert.onnx"
+expect 2 "the model takes token ids (an embedding of 20 tokens reads its input)" -- train --onnx "$onnx/tiny_bert.onnx" --batch-size 4
 expect 2 "--export-onnx writes the trained weights" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp/x.onnx"
 expect 0 "median |error|" -- train --onnx "$onnx/tiny_cnn.onnx" --batch-size 2 --strategy poet --ram-budget 90% --report "$tmp/onnx-report" --report-steps 2 --page-file "$tmp"
 

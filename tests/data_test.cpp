@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -130,6 +132,35 @@ TEST(DataSynthetic, SameSeedSameBitsOtherSeedOtherData) {
   EXPECT_NE(make_synthetic_dataset(o).train.inputs, a.train.inputs);
   for (const std::int32_t l : a.train.labels) EXPECT_TRUE(l >= 0 && l < 3);
   EXPECT_THROW(make_synthetic_dataset({.sample_shape = {}}), InputError);
+}
+
+// Token sequences for a model on token ids: int32 ids below the vocabulary, each token its
+// class prototype's with probability 1 - noise / 2 (3/4 at the default 0.5), so that the
+// classes are told apart by their tokens.
+TEST(DataSynthetic, TokenSequencesHoldIdsOfTheVocabularyNearTheirClasssPrototype) {
+  const SyntheticOptions o{.sample_shape = {12}, .classes = 2, .train_count = 400, .test_count = 4, .vocabulary = 50};
+  const DatasetSplits d = make_synthetic_dataset(o);
+  EXPECT_EQ(d.train.vocabulary, 50);
+  EXPECT_EQ(d.test.vocabulary, 50);
+  auto id = [&](std::int64_t sample, std::int64_t i) {
+    return std::bit_cast<std::int32_t>(d.train.inputs[static_cast<std::size_t>(sample * 12 + i)]);
+  };
+  // Per class and position, the most common id is the prototype's.
+  std::int64_t agree = 0, total = 0;
+  for (int label = 0; label < 2; ++label)
+    for (std::int64_t i = 0; i < 12; ++i) {
+      std::vector<int> votes(50, 0);
+      for (std::int64_t s = 0; s < d.train.count(); ++s) {
+        ASSERT_TRUE(id(s, i) >= 0 && id(s, i) < 50) << id(s, i);
+        if (d.train.labels[static_cast<std::size_t>(s)] == label) ++votes[static_cast<std::size_t>(id(s, i))];
+      }
+      agree += *std::max_element(votes.begin(), votes.end());
+      for (const int v : votes) total += v;
+    }
+  const double share = static_cast<double>(agree) / static_cast<double>(total);
+  EXPECT_GT(share, 0.65) << "about 3/4 of the tokens are the prototype's (plus 1/50 of the rest)";
+  EXPECT_LT(share, 0.85);
+  EXPECT_THROW(make_synthetic_dataset({.sample_shape = {4}, .vocabulary = -1}), InputError);
 }
 
 TEST(DataBatches, EachEpochIsAPermutationOfItsOwn) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "poet/baselines/chen.h"
 #include "poet/baselines/revolve.h"
 #include "poet/cost/device.h"
+#include "poet/graph/op_table.h"
 #include "poet/kernels/rng.h"
 #include "poet/runtime/executor.h"
 #include "poet/schedule/checkpoint_all.h"
@@ -48,7 +50,8 @@ inline NodeId add_forward_node(Graph& f, const char* name, OpKind op, Shape shap
   return f.add(std::move(n));
 }
 
-// A deterministic batch: inputs uniform in [-1, 1), labels among the loss's classes.
+// A deterministic batch: inputs uniform in [-1, 1) (or token ids of the model's vocabulary),
+// labels among the loss's classes.
 struct Batch {
   std::vector<float> inputs;
   std::vector<std::int32_t> labels;
@@ -58,8 +61,11 @@ inline Batch synthetic_batch(const runtime::Executor& e, std::uint64_t seed) {
   const auto classes = static_cast<std::uint32_t>(e.graph().node(e.graph().loss()).shape.back());
   Batch b;
   const kernels::RandomKey key{seed, 0, 0xBA7C4};
+  const auto vocabulary = static_cast<std::uint32_t>(token_vocabulary(e.graph()));  // 0: numbers, not token ids
   for (std::size_t i = 0; i < e.input_elements(); ++i)
-    b.inputs.push_back(static_cast<float>(kernels::random_bits(key, i) >> 8) / 8388608.0f - 1.0f);
+    b.inputs.push_back(vocabulary > 0 ? std::bit_cast<float>(static_cast<std::int32_t>(kernels::random_bits(key, i) %
+                                                                                       vocabulary))
+                                      : static_cast<float>(kernels::random_bits(key, i) >> 8) / 8388608.0f - 1.0f);
   for (std::size_t i = 0; i < e.label_count(); ++i)
     b.labels.push_back(static_cast<std::int32_t>(kernels::random_bits(key, 1'000'000 + i) % classes));
   return b;

@@ -1,6 +1,6 @@
 // The kernels of the operators ONNX files bring: permutation, slice, prepended tokens, the
 // learned addition, scale, the exact GELU, hard sigmoid and swish, and the broadcast
-// multiply, each gradient held to finite differences.
+// multiply and divide, each gradient held to finite differences.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,8 +13,10 @@
 namespace poet::kernels {
 namespace {
 
+using testing::away_from_zero;
 using testing::gradient_matches;
 using testing::random_values;
+
 
 PermuteShape permutation(std::vector<std::int64_t> dims, std::vector<int> perm) {
   PermuteShape s;
@@ -92,6 +94,12 @@ TEST(KernelScale, GradientIsTheSameScale) {
   std::vector<float> dx(10);
   scale_forward(-0.25f, dy, dx);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { scale_forward(-0.25f, in, out); }, x, 10, dy, dx));
+  // A shift adds a constant: the same gradient.
+  EXPECT_TRUE(
+      gradient_matches([&](auto in, auto out) { scale_shift_forward(-0.25f, 0.5f, in, out); }, x, 10, dy, dx));
+  std::vector<float> y(10);
+  scale_shift_forward(-0.25f, 0.5f, x, y);
+  EXPECT_FLOAT_EQ(y[3], -0.25f * x[3] + 0.5f);
 }
 
 TEST(KernelGeluErf, ValuesAndGradientMatch) {
@@ -160,6 +168,24 @@ TEST(KernelMul, BroadcastAndBothGradientsMatch) {
   mul_backward_b(s, dy, a, db);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, in, b, out); }, a, 24, dy, da));
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { mul_forward(s, a, in, out); }, b, 24, dy, db));
+}
+
+// a [2, 3, 4] / b [1, 3, 1]: b repeats over the batch and the last axis; b kept away
+// from zero, where the quotient's derivatives blow up.
+TEST(KernelDiv, BroadcastAndBothGradientsMatch) {
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims = {2, 3, 4};
+  s.b_dims = {1, 3, 1};
+  const std::vector<float> a = random_values(24, 30), b = away_from_zero(3, 31, 0.5f, 2.0f),
+                           dy = random_values(24, 32);
+  std::vector<float> y(24), da(24), db(3);
+  div_forward(s, a, b, y);
+  EXPECT_FLOAT_EQ(y[12 + 4 + 1], a[17] / b[1]);  // element (1, 1, 1)
+  div_backward_a(s, dy, b, da);
+  div_backward_b(s, dy, a, b, db);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { div_forward(s, in, b, out); }, a, 24, dy, da, 1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { div_forward(s, a, in, out); }, b, 24, dy, db, 1e-3f));
 }
 
 // ConvNeXt's layer scale, [1, C, 1, 1] over [N, C, H, W] (the runtime's mul_parameter): the

@@ -99,7 +99,8 @@ TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
   const std::string message = import_error(path);
   EXPECT_NE(message.find("cosine_of_x"), std::string::npos) << message;
   EXPECT_NE(message.find("Cos"), std::string::npos) << message;
-  EXPECT_NE(message.find("Conv, Div (by a constant), Dropout"), std::string::npos) << message;  // those supported
+  EXPECT_NE(message.find("Conv, Div (by a constant, or of two activations), Dropout"), std::string::npos)
+      << message;  // those supported
   EXPECT_NE(message.find("docs/ONNX.md"), std::string::npos) << message;
 }
 
@@ -223,6 +224,174 @@ TEST(OnnxImport, SplitIsSlicesAndSubAnAddOfTheNegated) {
   EXPECT_NE(message.find("quarters"), std::string::npos) << message;
 }
 
+void add_int_tensor(::onnx::GraphProto& g, const std::string& name, const Shape& dims,
+                    const std::vector<std::int64_t>& values) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  for (const std::int64_t d : dims) t->add_dims(d);
+  for (const std::int64_t v : values) t->add_int64_data(v);
+}
+
+void add_ints(::onnx::GraphProto& g, const std::string& name, std::int64_t value) {
+  add_int_tensor(g, name, {1}, {value});
+}
+
+// x [N, 3, 4] and its first row [N, 1, 4] (a Slice along axis 1).
+void first_row(::onnx::GraphProto& g) {
+  add_ints(g, "zero", 0);
+  add_ints(g, "one", 1);
+  add_node(g, "first_row", "Slice", {"x", "zero", "one", "one"}, "row");
+}
+
+// Div of two activations is poet's div, the divisor broadcast where it has size 1; a
+// dividend smaller than its divisor (broadcast the other way) is named.
+TEST(OnnxImport, DivOfTwoActivationsBroadcastsTheDivisor) {
+  const std::string path = write_model("div", {1, 3, 4}, {1, 12}, [](auto& g) {
+    first_row(g);
+    add_node(g, "positive", "Sigmoid", {"row"}, "divisor");
+    add_node(g, "quotient", "Div", {"x", "divisor"}, "q");
+    add_node(g, "features", "Flatten", {"q"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Slice, OpKind::Sigmoid, OpKind::Div, OpKind::Flatten,
+                                      OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(m.forward.node(2).shape, (Shape{2, 1, 4}));
+  EXPECT_EQ(m.forward.node(3).shape, (Shape{2, 3, 4}));
+
+  const std::string reversed = write_model("div_reversed", {1, 3, 4}, {1, 12}, [](auto& g) {
+    first_row(g);
+    add_node(g, "row_by_all", "Div", {"row", "x"}, "q");
+    add_node(g, "features", "Flatten", {"q"}, "y");
+  });
+  const std::string message = import_error(reversed);
+  EXPECT_NE(message.find("node 'row_by_all' (Div)"), std::string::npos) << message;
+  EXPECT_NE(message.find("broadcast over it"), std::string::npos) << message;
+}
+
+// torch writes `x + 0.5` and `1 - x` with Constant nodes: fixed numbers, poet's scale with a
+// shift, not learned tensors; an initializer added stays learned (a position embedding).
+TEST(OnnxImport, AddAndSubOfAConstantScalarAreAShiftNotAParameter) {
+  const std::string path = write_model("shift", {1, 4}, {1, 4}, [](auto& g) {
+    auto* half = add_node(g, "half", "Constant", {}, "half");
+    auto* value = half->add_attribute();
+    value->set_name("value");
+    value->set_type(::onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+    value->mutable_t()->add_float_data(0.5f);
+    add_node(g, "plus_half", "Add", {"x", "half"}, "a");
+    add_node(g, "half_minus", "Sub", {"half", "a"}, "b");
+    add_node(g, "minus_half", "Sub", {"b", "half"}, "c");
+    add_initializer(g, "learned", {4}, 0.1f);
+    add_node(g, "plus_learned", "Add", {"c", "learned"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Scale, OpKind::Scale, OpKind::Scale,
+                                      OpKind::AddParameter, OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(m.forward.node(1).attrs.scale, 1.0);
+  EXPECT_EQ(m.forward.node(1).attrs.shift, 0.5);
+  EXPECT_EQ(m.forward.node(2).attrs.scale, -1.0);
+  EXPECT_EQ(m.forward.node(2).attrs.shift, 0.5);
+  EXPECT_EQ(m.forward.node(3).attrs.shift, -0.5);
+  EXPECT_EQ(trainable_parameters(m.forward), 4) << "the initializer alone";
+  const Graph back = graph_from_json(graph_to_json(m.forward), "round trip");
+  EXPECT_EQ(back.node(2).attrs, m.forward.node(2).attrs);
+}
+
+// x [N, 16] reshaped to [N] + the constant `sizes` (a target computed from x's shape, as
+// torch writes one), then flattened to the output y. Reads the initializer "zero".
+void reshape_by_batch_and(::onnx::GraphProto& g, const std::string& sizes) {
+  add_node(g, "shape", "Shape", {"x"}, "shape");
+  add_node(g, "batch", "Gather", {"shape", "zero"}, "batch");
+  auto* concat = add_node(g, "target", "Concat", {"batch", sizes}, "target");
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(::onnx::AttributeProto::INT);
+  axis->set_i(0);
+  add_node(g, "square", "Reshape", {"x", "target"}, "r");
+  add_node(g, "features", "Flatten", {"r"}, "y");
+}
+
+// Expand and Mod of constants are folded (torch expands shape computations' tensors, Swin
+// its masks; Swin's padding is a Mod of sizes): here -12 mod 16 = 4 (the divisor's sign, as
+// torch's remainder), repeated to [4, 4] in a reshape's target computed from the input's shape.
+TEST(OnnxImport, ExpandAndModOfConstantsAreFolded) {
+  const std::string path = write_model("expand", {1, 16}, {1, 16}, [](auto& g) {
+    add_ints(g, "zero", 0);
+    add_ints(g, "minus_twelve", -12);
+    add_ints(g, "sixteen", 16);
+    add_ints(g, "two", 2);
+    add_node(g, "four", "Mod", {"minus_twelve", "sixteen"}, "four");
+    add_node(g, "fours", "Expand", {"four", "two"}, "fours");
+    reshape_by_batch_and(g, "fours");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  EXPECT_EQ(m.forward.node(1).op, OpKind::Reshape);
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
+  EXPECT_EQ(m.folded_nodes, 5);
+}
+
+// Equal and Where of constant tensors fold, broadcast as numpy does (Swin computes its
+// masks so): Where(eye == 1, 4, [[4], [9]]) = [[4, 4], [9, 4]], whose first two values,
+// after the batch, are a reshape's target.
+TEST(OnnxImport, EqualAndWhereOfConstantTensorsAreFoldedBroadcast) {
+  const std::string path = write_model("where", {1, 16}, {1, 16}, [](auto& g) {
+    add_ints(g, "zero", 0);
+    add_ints(g, "one", 1);
+    add_ints(g, "two", 2);
+    add_ints(g, "four", 4);
+    add_ints(g, "flat", -1);
+    add_int_tensor(g, "eye", {2, 2}, {1, 0, 0, 1});
+    add_int_tensor(g, "column", {2, 1}, {4, 9});
+    add_node(g, "diagonal", "Equal", {"eye", "one"}, "diagonal");
+    add_node(g, "choose", "Where", {"diagonal", "four", "column"}, "chosen");
+    add_node(g, "flatten_chosen", "Reshape", {"chosen", "flat"}, "values");
+    add_node(g, "first_two", "Slice", {"values", "zero", "two"}, "sizes");
+    reshape_by_batch_and(g, "sizes");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 4, 4}));
+
+  // Shapes that do not broadcast: an error naming the node (ONNX's shape inference finds it
+  // before the folding would).
+  const std::string bad = write_model("where_bad", {1, 16}, {1, 16}, [](auto& g) {
+    add_int_tensor(g, "eye", {2, 2}, {1, 0, 0, 1});
+    add_int_tensor(g, "three", {3}, {1, 2, 3});
+    add_node(g, "mismatch", "Equal", {"eye", "three"}, "e");
+    add_node(g, "features", "Identity", {"x"}, "y");
+  });
+  const std::string message = import_error(bad);
+  EXPECT_NE(message.find("mismatch"), std::string::npos) << message;
+  EXPECT_NE(message.find("Equal"), std::string::npos) << message;
+}
+
+// An integer input is token ids: imported when embeddings alone read it (the tiny BERT's
+// nn.Embedding, a Gather of its table's rows), and named with the node that reads it
+// otherwise.
+TEST(OnnxImport, IntegerInputIsTokenIdsOfEmbeddings) {
+  const OnnxModel bert = import_onnx(fixture("tiny_bert.onnx"), {.batch_size = 3});
+  EXPECT_EQ(bert.forward.node(0).shape, (Shape{3, 6}));
+  EXPECT_EQ(bert.forward.node(1).op, OpKind::Embedding);
+  EXPECT_EQ(bert.forward.node(1).shape, (Shape{3, 6, 16}));
+  EXPECT_EQ(bert.forward.node(1).param_count, 20 * 16);
+  EXPECT_EQ(token_vocabulary(bert.forward), 20);
+
+  const std::string path = write_model("int_input", {1, 4}, {1, 4}, [](auto& g) {
+    g.mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_node(g, "as_floats", "Cast", {"x"}, "y")->add_attribute()->set_name("to");
+    auto* to = g.mutable_node(0)->mutable_attribute(0);
+    to->set_type(::onnx::AttributeProto::INT);
+    to->set_i(::onnx::TensorProto::FLOAT);
+  });
+  const std::string message = import_error(path);
+  EXPECT_NE(message.find("input 'x' holds integers, and node 'as_floats' (Cast) reads it"), std::string::npos)
+      << message;
+}
+
 // nn.TransformerEncoder with batch_first=False takes [seq, batch, dim]. Exported with the
 // sequence axis named the batch, its logits' rows stay the file's batch (2): refused for
 // any batch asked for, 2 included (which only a second import with another batch tells).
@@ -337,7 +506,8 @@ TEST_P(OnnxExportRoundTrip, GivesTheTrainedWeights) {
   EXPECT_TRUE(changed) << "the step trained the weights";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip, ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip,
+                         ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit", "tiny_bert"));
 
 // torch shares one initializer between equal tensors through Identity nodes; each layer
 // trains its own copy, and export gives each its own initializer.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -49,11 +50,20 @@ double relative_difference(std::span<const float> actual, const std::vector<floa
   return scale > 0 ? diff / scale : diff;
 }
 
+// The fixture's input as the executor takes it: numbers, or token ids as int32 bits.
+std::vector<float> fixture_input(const json& f) {
+  if (f.value("input_kind", "values") != "token_ids") return f["input"].get<std::vector<float>>();
+  std::vector<float> ids;
+  for (const std::int64_t id : f["input"].get<std::vector<std::int64_t>>())
+    ids.push_back(std::bit_cast<float>(static_cast<std::int32_t>(id)));
+  return ids;
+}
+
 class PyTorchParity : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PyTorchParity, LogitsEqualPyTorchs) {
   const json f = load_json(std::string(GetParam()) + ".json");
-  const auto input = f["input"].get<std::vector<float>>();
+  const std::vector<float> input = fixture_input(f);
   const auto labels = f["labels"].get<std::vector<std::int32_t>>();
   Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>());
   runtime::Executor e(m.training, testing::executable(m.training, checkpoint_all_schedule(m.training)));
@@ -67,7 +77,7 @@ TEST_P(PyTorchParity, LogitsEqualPyTorchs) {
 
 TEST_P(PyTorchParity, OneStepsGradientsEqualPyTorchs) {
   const json f = load_json(std::string(GetParam()) + ".json");
-  const auto input = f["input"].get<std::vector<float>>();
+  const std::vector<float> input = fixture_input(f);
   const auto labels = f["labels"].get<std::vector<std::int32_t>>();
   Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>());
   runtime::ExecutorOptions options;
@@ -112,7 +122,7 @@ TEST_P(PyTorchParity, TrainableParametersEqualPyTorchs) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception",
                                                                       "tiny_transformer", "tiny_vit", "tiny_mobilenet_v3",
-                                                                      "tiny_convnext"));
+                                                                      "tiny_convnext", "tiny_bert"));
 
 // torchvision's models, structure only: their trainable parameters as PyTorch counts them.
 TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {

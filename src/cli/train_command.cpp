@@ -92,6 +92,11 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
       (!o.test_folder.empty() || o.test_fraction || !o.mean.empty() || !o.std.empty()))
     throw InputError("--test-folder, --test-fraction, --mean and --std describe an image folder; give one with "
                      "--dataset folder:PATH, or leave them out");
+  const std::int64_t vocabulary = token_vocabulary(g);
+  if (vocabulary > 0 && o.dataset != "synthetic")
+    throw InputError(fmt::format("the model takes token ids (an embedding of {} tokens reads its input), which "
+                                 "--dataset {} does not hold: train it on --dataset synthetic (token sequences)",
+                                 vocabulary, o.dataset));
   if (o.dataset == "fashion-mnist") return data::load_fashion_mnist(o.data_dir);
   if (is_image_folder(o.dataset))
     return data::load_image_folder({.folder = o.dataset.substr(kFolderPrefix.size()),
@@ -105,6 +110,7 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
   s.sample_shape = sample_shape(g);
   s.classes = static_cast<int>(g.node(g.loss()).shape.back());
   s.seed = o.seed;
+  s.vocabulary = vocabulary;
   if (per_batch > o.batch_size) {  // a label per token: eight batches' tokens, a batch's for the test
     constexpr std::int64_t kMostTokens = std::int64_t{1} << 17;  // 400 MB at BERT's 768 values
     if (per_batch > kMostTokens)
@@ -270,7 +276,7 @@ void train(TrainOptions o) {
                       {"test_samples", test.samples}});
     if (!o.json)
       fmt::print(
-          "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({} batches), test accuracy {:.2f}% ({} images){}\n",
+          "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({} batches), test accuracy {:.2f}% ({} samples){}\n",
           epoch + 1, o.epochs, r.mean_loss, 100 * r.accuracy, r.batches, 100 * test.accuracy, test.samples,
           o.checkpoint.empty() ? "" : fmt::format("; checkpoint '{}'", o.checkpoint));
     std::fflush(stdout);

@@ -41,6 +41,7 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.begin != d.begin) j["begin"] = a.begin;
   if (a.end != d.end) j["end"] = a.end;
   if (a.scale != d.scale) j["scale"] = a.scale;
+  if (a.shift != d.shift) j["shift"] = a.shift;
   return j;
 }
 
@@ -142,6 +143,10 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "scale" && value.is_number()) {
       a.scale = value.get<double>();
       if (!std::isfinite(a.scale)) r.fail("attrs.scale must be finite");
+    }
+    else if (key == "shift" && value.is_number()) {
+      a.shift = value.get<double>();
+      if (!std::isfinite(a.shift)) r.fail("attrs.shift must be finite");
     }
     else r.fail(fmt::format("unknown or mistyped attribute \"{}\"", text_excerpt(key)));
   }

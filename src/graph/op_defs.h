@@ -57,6 +57,7 @@ OpDef hard_sigmoid();
 OpDef hard_swish();
 OpDef mul();
 OpDef mul_parameter();
+OpDef div();
 // ops_reference.cpp: the reference's fused transformer layers.
 OpDef ref_query_key_value();
 OpDef ref_qkt();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "op_defs.h"
@@ -27,6 +28,7 @@ std::array<OpDef, kOpKindCount> make_table() {
       ops::scale(),          ops::gelu_erf(),       ops::add_parameter(),
       ops::prepend_tokens(), ops::hard_sigmoid(),   ops::hard_swish(),
       ops::mul(),            ops::pad(),            ops::mul_parameter(),
+      ops::div(),
       ops::softmax_cross_entropy(),
       ops::ref_query_key_value(), ops::ref_qkt(),   ops::ref_qktv(),
       ops::ref_linear_relu(), ops::chain_gradient(), ops::grad_input(),
@@ -103,6 +105,17 @@ std::int64_t trainable_parameters(const Graph& g) {
   std::int64_t count = 0;
   for (const Node& n : g.nodes()) count += trainable_parameters(n);
   return count;
+}
+
+std::int64_t token_vocabulary(const Graph& g) {
+  std::int64_t vocab = 0;
+  for (const Node& n : g.nodes())
+    if (n.op == OpKind::Embedding && !n.inputs.empty() && g.node(n.inputs[0]).op == OpKind::Input &&
+        !n.shape.empty() && n.shape.back() > 0) {
+      const std::int64_t v = n.param_count / n.shape.back();
+      vocab = vocab == 0 ? v : std::min(vocab, v);
+    }
+  return vocab;
 }
 
 std::string ops_with_gradient_rules() {

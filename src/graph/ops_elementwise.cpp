@@ -27,6 +27,13 @@ OpDef unary(OpKind op, std::string_view name, std::string_view reference_class,
   return parameterless(op, name, reference_class, same_shape, forward, rule);
 }
 
+// The output of an operator of two operands, the second broadcast over the first.
+Shape broadcast_operands(const OpArgs& a, std::string_view op) {
+  require(a.inputs.size() == 2, op, "needs two inputs");
+  require_broadcast(op, a.input(1), a.input(0));
+  return a.input(0);
+}
+
 }  // namespace
 
 // relu' = [y > 0] and relu6' = [0 < y < 6] take one bit per element, which the backward
@@ -97,7 +104,7 @@ OpDef add() {
           .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
 }
 
-// y = c x: a multiply per element, and dx = c dY reads nothing else.
+// y = c x + s: a multiply (and an add) per element, and dx = c dY reads nothing else.
 OpDef scale() {
   return unary(OpKind::Scale, "scale", "", per_element<1>, elementwise_gradient({}, grad_per_input_1));
 }
@@ -142,14 +149,19 @@ OpDef hard_swish() {
 // the sum of dY a over the repeats, reads a.
 OpDef mul() {
   return parameterless(
-      OpKind::Mul, "mul", "",
-      [](const OpArgs& a) {
-        require(a.inputs.size() == 2, "mul", "needs two inputs");
-        require_broadcast("mul", a.input(1), a.input(0));
-        return a.input(0);
-      },
+      OpKind::Mul, "mul", "", [](const OpArgs& a) { return broadcast_operands(a, "mul"); },
       per_element<1>,
       elementwise_gradient({.other_inputs = true}, [](const Node& f, const Node&) { return 2 * elements(f.shape); }));
+}
+
+// a / b, b of a's rank with size 1 on the axes it is repeated over. dA = dY / b reads b;
+// dB, minus the sum of dY a / b^2 over the repeats, reads a and b: each gradient reads both
+// inputs (autodiff gives one rule to every slot).
+OpDef div() {
+  return parameterless(
+      OpKind::Div, "div", "", [](const OpArgs& a) { return broadcast_operands(a, "div"); },
+      per_element<1>,
+      elementwise_gradient({.all_inputs = true}, [](const Node& f, const Node&) { return 3 * elements(f.shape); }));
 }
 
 // x p, p a learned tensor of shape attrs.dims repeated over x where it has size 1

@@ -158,6 +158,11 @@ void scale_forward(float factor, std::span<const float> x, std::span<float> y) {
   map("scale_forward", x, y, [factor](float v) { return factor * v; });
 }
 
+void scale_shift_forward(float factor, float shift, std::span<const float> x, std::span<float> y) {
+  if (shift == 0.0f) return scale_forward(factor, x, y);
+  map("scale_shift_forward", x, y, [factor, shift](float v) { return factor * v + shift; });
+}
+
 void add_parameter_forward(std::span<const float> x, std::span<const float> p, std::span<float> y) {
   expect_size("add_parameter_forward", "y", y, static_cast<std::int64_t>(x.size()));
   POET_CHECK(!p.empty() && x.size() % p.size() == 0, "add_parameter_forward: x is not whole repeats of p");
@@ -246,6 +251,27 @@ void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::spa
   expect_size("mul_backward_b", "a", a, static_cast<std::int64_t>(dy.size()));
   std::fill(db.begin(), db.end(), 0.0f);
   for_each_broadcast("mul_backward_b", s, dy.size(), db.size(), [&](std::size_t i, std::size_t j) { db[j] += dy[i] * a[i]; });
+}
+
+void div_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y) {
+  expect_size("div_forward", "y", y, static_cast<std::int64_t>(a.size()));
+  for_each_broadcast("div_forward", s, a.size(), b.size(), [&](std::size_t i, std::size_t j) { y[i] = a[i] / b[j]; });
+}
+
+void div_backward_a(const BroadcastShape& s, std::span<const float> dy, std::span<const float> b,
+                    std::span<float> da) {
+  expect_size("div_backward_a", "da", da, static_cast<std::int64_t>(dy.size()));
+  for_each_broadcast("div_backward_a", s, dy.size(), b.size(), [&](std::size_t i, std::size_t j) { da[i] = dy[i] / b[j]; });
+}
+
+// d(a / b)/db = -a / b^2, written as -(a / b) / b: the quotient torch's DivBackward computes.
+void div_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
+                    std::span<const float> b, std::span<float> db) {
+  expect_size("div_backward_b", "a", a, static_cast<std::int64_t>(dy.size()));
+  expect_size("div_backward_b", "db", db, static_cast<std::int64_t>(b.size()));
+  std::fill(db.begin(), db.end(), 0.0f);
+  for_each_broadcast("div_backward_b", s, dy.size(), db.size(),
+                     [&](std::size_t i, std::size_t j) { db[j] -= dy[i] * (a[i] / b[j]) / b[j]; });
 }
 
 void tanh_forward(std::span<const float> x, std::span<float> y) {

@@ -126,6 +126,13 @@ ConstTensor slice(const NodeReader& n, const std::vector<const ConstTensor*>& in
   return int_tensor({static_cast<std::int64_t>(values.size())}, values);
 }
 
+// ONNX's integer Mod: with fmod 0 (the default, torch's remainder and Python's %) the
+// result takes the divisor's sign; with fmod 1, C's (the dividend's). r is not 0.
+std::int64_t integer_mod(std::int64_t l, std::int64_t r, bool c_sign) {
+  const std::int64_t m = l % r;
+  return !c_sign && m != 0 && ((m < 0) != (r < 0)) ? m + r : m;
+}
+
 ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
   const ConstTensor &a = arg(n, in, 0), &b = arg(n, in, 1);
   const auto &x = ints_of(n, a), &y = ints_of(n, b);
@@ -140,7 +147,8 @@ ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*
     else if (op == "Sub") overflow = __builtin_sub_overflow(l, r, &out[i]);
     else if (op == "Mul") overflow = __builtin_mul_overflow(l, r, &out[i]);
     else if (r == 0 || (r == -1 && l == std::numeric_limits<std::int64_t>::min())) bad(n, "divides by zero or overflows");
-    else out[i] = l / r;
+    else if (op == "Div") out[i] = l / r;
+    else out[i] = integer_mod(l, r, n.get_int("fmod", 0) != 0);
     if (overflow) bad(n, "overflows 64-bit integers");
   }
   return int_tensor(x.size() >= y.size() ? a.dims : b.dims, out);
@@ -211,34 +219,100 @@ ConstTensor constant_of_shape(const NodeReader& n, const std::vector<const Const
   return out;
 }
 
-// Equal and Where of integer constants, element by element (a scalar operand repeated).
-ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const bool where = n.op_type() == "Where";
-  std::vector<const std::vector<std::int64_t>*> args;
-  std::size_t size = 1;
-  const ConstTensor* widest = nullptr;
-  for (std::size_t i = 0; i < (where ? 3u : 2u); ++i) {
-    args.push_back(&ints_of(n, arg(n, in, i)));
-    if (args.back()->size() > 1 && size > 1 && args.back()->size() != size)
-      bad(n, "folds only operands of one size or a scalar");
-    if (args.back()->size() >= size) {
-      size = args.back()->size();
-      widest = in[i];
+// The shape numpy's broadcasting makes of `shapes` (aligned to the trailing axes, each axis
+// equal or 1), at most 2^24 elements: a shape computation's or a mask's, not activations.
+Shape broadcast(const NodeReader& n, const std::vector<Shape>& shapes) {
+  std::size_t rank = 0;
+  for (const Shape& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape& s : shapes)
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      std::int64_t& o = out[rank - s.size() + d];
+      if (s[d] < 0 || (s[d] != o && s[d] != 1 && o != 1))
+        bad(n, fmt::format("its inputs' shapes do not broadcast ({} against [{}])", shape_string(s),
+                           fmt::join(out, ", ")));
+      if (o == 1) o = s[d];
+    }
+  if (!bounded_element_count(out) || element_count(out) > (std::int64_t{1} << 24))
+    bad(n, fmt::format("it makes {}, more than 2^24 elements, beyond a shape computation's", shape_string(out)));
+  return out;
+}
+
+// For each element of a tensor of shape `out`, in order, the index of the element of a
+// tensor of shape `from` broadcast to it.
+std::vector<std::size_t> broadcast_sources(const Shape& from, const Shape& out) {
+  const std::size_t rank = out.size();
+  Shape padded(rank - from.size(), 1);
+  padded.insert(padded.end(), from.begin(), from.end());
+  std::vector<std::size_t> sources;
+  sources.reserve(static_cast<std::size_t>(element_count(out)));
+  std::vector<std::int64_t> index(rank, 0);
+  for (std::int64_t i = 0; i < element_count(out); ++i) {
+    std::int64_t source = 0;
+    for (std::size_t d = 0; d < rank; ++d) source = source * padded[d] + (padded[d] == 1 ? 0 : index[d]);
+    sources.push_back(static_cast<std::size_t>(source));
+    for (std::size_t d = rank; d-- > 0;) {  // the next element: carry through the axes
+      if (++index[d] < out[d]) break;
+      index[d] = 0;
     }
   }
-  auto at = [&](std::size_t k, std::size_t i) { return (*args[k])[args[k]->size() == 1 ? 0 : i]; };
-  std::vector<std::int64_t> out(size);
-  for (std::size_t i = 0; i < size; ++i) out[i] = where ? (at(0, i) != 0 ? at(1, i) : at(2, i)) : at(0, i) == at(1, i);
-  return int_tensor(widest->dims, out);
+  return sources;
+}
+
+// Equal and Where of constants (integers, or floats for Where's values and Equal's
+// operands), element by element, broadcast as numpy does.
+ConstTensor equal_or_where(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const bool where = n.op_type() == "Where";
+  const std::size_t count = where ? 3 : 2;
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < count; ++i) shapes.push_back(arg(n, in, i).dims);
+  const ConstTensor& first = arg(n, in, where ? 1 : 0);  // the operands compared or chosen between
+  if (first.is_float != arg(n, in, count - 1).is_float) bad(n, "its operands are of different types");
+  if (where) ints_of(n, arg(n, in, 0));  // the condition
+  ConstTensor out;
+  out.dims = broadcast(n, shapes);
+  out.is_float = where && first.is_float;
+  std::vector<std::vector<std::size_t>> sources;
+  for (const Shape& s : shapes) sources.push_back(broadcast_sources(s, out.dims));
+  auto equal = [&](std::size_t i) {
+    if (first.is_float) return in[0]->floats[sources[0][i]] == in[1]->floats[sources[1][i]];
+    return in[0]->ints[sources[0][i]] == in[1]->ints[sources[1][i]];
+  };
+  for (std::size_t i = 0; i < sources[0].size(); ++i) {
+    if (!where) {
+      out.ints.push_back(equal(i));
+      continue;
+    }
+    const std::size_t pick = in[0]->ints[sources[0][i]] != 0 ? 1 : 2;
+    if (out.is_float) out.floats.push_back(in[pick]->floats[sources[pick][i]]);
+    else out.ints.push_back(in[pick]->ints[sources[pick][i]]);
+  }
+  return out;
+}
+
+// Expand of a constant to a target shape, as numpy broadcasts (torch's expand of a shape
+// computation's tensor; Swin's masks).
+ConstTensor expand(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor& data = arg(n, in, 0);
+  const auto& target = ints_of(n, arg(n, in, 1));
+  ConstTensor t;
+  t.dims = broadcast(n, {data.dims, Shape(target.begin(), target.end())});
+  t.is_float = data.is_float;
+  for (const std::size_t source : broadcast_sources(data.dims, t.dims)) {
+    if (t.is_float) t.floats.push_back(data.floats[source]);
+    else t.ints.push_back(data.ints[source]);
+  }
+  return t;
 }
 
 }  // namespace
 
 bool is_foldable(const std::string& op) {
-  static const std::array<const char*, 15> ops = {"Constant", "Identity", "Gather", "Unsqueeze", "Squeeze",
-                                                  "Concat",   "Slice",    "Cast",   "Reshape",   "Add",
-                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where"};
-  return op == "Div" || std::find(ops.begin(), ops.end(), op) != ops.end();
+  static const std::array<const char*, 16> ops = {"Constant", "Identity", "Gather", "Unsqueeze",       "Squeeze",
+                                                  "Concat",   "Slice",    "Cast",   "Reshape",         "Add",
+                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where",
+                                                  "Expand"};
+  return op == "Div" || op == "Mod" || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 ConstTensor constant_value(const NodeReader& n) {
@@ -276,6 +350,7 @@ ConstTensor fold(const NodeReader& n, const std::vector<const ConstTensor*>& in)
   if (op == "Reshape") return reshape(n, in);
   if (op == "ConstantOfShape") return constant_of_shape(n, in);
   if (op == "Equal" || op == "Where") return equal_or_where(n, in);
+  if (op == "Expand") return expand(n, in);
   return arithmetic(n, in);
 }
 

@@ -72,6 +72,7 @@ class Importer {
 
   void read_initializers();
   NodeId add_input(const ::onnx::ValueInfoProto& v);
+  void check_token_ids(const std::string& input);  // an integer input: read by embeddings alone
   void collect_inferred_shapes(const ::onnx::ModelProto& checked);
   void import_node(const NodeReader& n);
   void check_unused_outputs(const NodeReader& n);
@@ -114,9 +115,10 @@ class Importer {
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);
   void split(const NodeReader& n);  // into slices, one per output
-  void gather(const NodeReader& n);
+  void gather(const NodeReader& n);  // one index of an activation, or an embedding of token ids
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
   NodeId mul(const NodeReader& n);   // of two activations
+  NodeId divide(const NodeReader& n);  // of two activations, the divisor broadcast
   // Of an activation by a float initializer of more than one element (a layer scale),
   // learned; none: the constant is a scalar (scale).
   std::optional<NodeId> mul_parameter(const NodeReader& n);
@@ -125,6 +127,9 @@ class Importer {
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);
+  // A constant scalar that is not an initializer (added as a number, not learned); none otherwise.
+  std::optional<float> fixed_scalar(const NodeReader& n, int slot);
+  NodeId affine(const NodeReader& n, int x_slot, double scale, double shift);  // scale x + shift
   NodeId subtract(const NodeReader& n);  // of two activations
 
   // Patterns: the node that alone reads value `v`, if it is an `op` (-1 otherwise).

@@ -35,18 +35,19 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
 // The operators mapped onto poet's, and those computed only on constants (folded).
 const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
-      "Add",     "AveragePool", "BatchNormalization", "Clip",     "Concat",  "Conv",    "Div (by a constant)",
-      "Dropout", "Erf (in GELU)", "Expand (a class token)", "Flatten",  "Gather (one index)", "Gemm",
+      "Add (two activations, a learned tensor, or a constant scalar)", "AveragePool", "BatchNormalization", "Clip",
+      "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout", "Erf (in GELU)",
+      "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
-      "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
-      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Sigmoid", "Slice", "Softmax",
-      "Split", "Sub (of two activations)", "Tanh", "Transpose"};
+      "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
+      "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sub (of two activations, or a constant scalar)",
+      "Tanh", "Transpose"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
-  static const std::vector<std::string> ops = {"Cast",  "Concat", "Constant", "ConstantOfShape", "Div",
-                                               "Equal", "Gather", "Mul",      "Shape",           "Slice",
-                                               "Squeeze", "Sub",  "Unsqueeze", "Where"};
+  static const std::vector<std::string> ops = {"Cast",   "Concat",  "Constant", "ConstantOfShape", "Div",
+                                               "Equal",  "Expand",  "Gather",   "Mod",   "Mul",    "Shape",
+                                               "Slice",  "Squeeze", "Sub",      "Unsqueeze",       "Where"};
   return ops;
 }
 
@@ -118,10 +119,13 @@ void Importer::read_initializers() {
 
 NodeId Importer::add_input(const ::onnx::ValueInfoProto& v) {
   const auto& type = v.type();
-  if (!type.has_tensor_type() || type.tensor_type().elem_type() != ::onnx::TensorProto::FLOAT ||
-      !type.tensor_type().has_shape())
-    throw InputError(fmt::format("'{}': input '{}' must be a float32 tensor of known rank; poet trains float32 models",
+  const auto element = type.has_tensor_type() ? type.tensor_type().elem_type() : 0;
+  const bool ids = element == ::onnx::TensorProto::INT64 || element == ::onnx::TensorProto::INT32;
+  if ((element != ::onnx::TensorProto::FLOAT && !ids) || !type.tensor_type().has_shape())
+    throw InputError(fmt::format("'{}': input '{}' must be a float32 tensor of known rank, or integer token ids that "
+                                 "embeddings read; poet trains float32 models",
                                  path_, v.name()));
+  if (ids) check_token_ids(v.name());
   Shape shape;
   const auto& dims = type.tensor_type().shape().dim();
   for (int d = 0; d < dims.size(); ++d) {
@@ -151,6 +155,28 @@ NodeId Importer::add_input(const ::onnx::ValueInfoProto& v) {
   const NodeId id = g_.add(std::move(n));
   values_[v.name()] = Value{.node = id, .onnx_shape = shape, .constant = std::nullopt};
   return id;
+}
+
+// An integer input is token ids: every node reading it must be an embedding, a Gather of
+// rows (axis 0) of a float [vocab, dim] initializer by it.
+void Importer::check_token_ids(const std::string& input) {
+  const auto readers = readers_.find(input);
+  if (readers == readers_.end())
+    throw InputError(fmt::format("'{}': input '{}' is not read by any node", path_, input));
+  for (const int i : readers->second) {
+    const NodeReader n(model_.graph().node(i), i);
+    const auto table = values_.find(n.input(0));
+    const bool embedding = n.op_type() == "Gather" && n.input_count() == 2 && n.input(1) == input &&
+                           n.input(0) != input && table != values_.end() && table->second.constant &&
+                           table->second.constant->is_float && table->second.constant->dims.size() == 2 &&
+                           n.get_int("axis", 0) == 0;
+    if (!embedding)
+      throw InputError(fmt::format("'{}': input '{}' holds integers, and node '{}' ({}) reads it; poet takes an "
+                                   "integer input only as token ids, each node reading it an embedding: a Gather "
+                                   "(axis 0) of the rows of a float [vocabulary, dim] initializer (torch's "
+                                   "nn.Embedding)",
+                                   path_, input, n.label(), n.op_type()));
+  }
 }
 
 void Importer::collect_inferred_shapes(const ::onnx::ModelProto& checked) {
@@ -343,7 +369,10 @@ void Importer::import_node(const NodeReader& n) {
     ++folded_;
     return;
   }
-  if (op == "Expand" && consts.size() == 2 && consts[0] && consts[0]->is_float) return expand(n);
+  // A float initializer expanded over the batch: learned tokens (a class token); other
+  // constants expanded are folded.
+  if (op == "Expand" && consts.size() == 2 && consts[0] && consts[0]->is_float && !consts[0]->name.empty())
+    return expand(n);
   if (all_constant && is_foldable(op)) {
     ConstTensor t;
     try {
@@ -394,6 +423,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
   if (op == "Mul")
     if (const auto id = mul_parameter(n)) return bind(n, *id);
+  if (op == "Div" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, divide(n));
   if (op == "Mul" || op == "Div") return scale(n);
   if (op == "HardSigmoid") return hard_sigmoid(n);
   if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));

@@ -308,11 +308,29 @@ std::optional<NodeId> Importer::prepend_tokens(const NodeReader& n) {
   return id;
 }
 
-// Two activations of one shape; or an activation and a float initializer over its trailing
-// axes (a position embedding), which is learned.
+// The constant scalar of input `slot` when it is not an initializer (torch writes `x + 0.5`
+// with a Constant node), which poet adds as a fixed number; none otherwise (an initializer
+// added is learned).
+std::optional<float> Importer::fixed_scalar(const NodeReader& n, int slot) {
+  const ConstTensor* c = value(n, slot).node < 0 ? constant(n, slot) : nullptr;
+  if (!c || !c->name.empty() || !c->has_data || c->elements() != 1) return std::nullopt;
+  return c->is_float ? c->floats[0] : static_cast<float>(c->ints[0]);
+}
+
+NodeId Importer::affine(const NodeReader& n, int x_slot, double scale, double shift) {
+  OpAttrs a;
+  a.scale = scale;
+  a.shift = shift;
+  return make(n, OpKind::Scale, {activation(n, x_slot)}, {.attrs = a});
+}
+
+// Two activations of one shape; an activation and a constant scalar, a fixed shift; or an
+// activation and a float initializer over its trailing axes (a position embedding), which
+// is learned.
 NodeId Importer::add(const NodeReader& n) {
   const int p_slot = value(n, 0).node < 0 ? 0 : (value(n, 1).node < 0 ? 1 : -1);
   if (p_slot >= 0) {
+    if (const auto c = fixed_scalar(n, p_slot)) return affine(n, 1 - p_slot, 1, *c);
     const NodeId x = activation(n, 1 - p_slot);
     const Shape in = g_.node(x).shape;
     const ConstTensor* p = constant(n, p_slot);
@@ -333,8 +351,10 @@ NodeId Importer::add(const NodeReader& n) {
 }
 
 // a - b of one shape: a + (-1) b, exact in floating point (negation only flips the sign),
-// and differentiated as those two.
+// and differentiated as those two. With a constant scalar c: x - c or c - x, a scale.
 NodeId Importer::subtract(const NodeReader& n) {
+  if (const auto c = fixed_scalar(n, 1)) return affine(n, 0, 1, -static_cast<double>(*c));
+  if (const auto c = fixed_scalar(n, 0)) return affine(n, 1, -1, *c);
   const NodeId a = activation(n, 0), b = activation(n, 1);
   if (g_.node(a).shape != g_.node(b).shape)
     unsupported(n, fmt::format("it broadcasts {} and {}; poet subtracts two tensors of one shape",

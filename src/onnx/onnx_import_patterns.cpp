@@ -154,12 +154,24 @@ void Importer::split(const NodeReader& n) {
 
 // Gather of an activation at one constant index: the slice of that index, then, for a
 // scalar index, a reshape that drops the axis (a vision transformer's class token).
+// An embedding: the rows of a float [vocab, dim] initializer gathered by the token ids of
+// the input (check_token_ids made sure that is what reads an integer input), trained.
 void Importer::gather(const NodeReader& n) {
+  if (value(n, 1).node >= 0) {
+    const NodeId ids = activation(n, 1);
+    const ConstTensor* table = constant(n, 0);
+    if (g_.node(ids).op != OpKind::Input || !table || !table->is_float || table->dims.size() != 2)
+      unsupported(n, "poet gathers by run-time indices only as an embedding: the rows of a float [vocabulary, dim] "
+                     "initializer by the model's integer input (token ids)");
+    const NodeId id = make(n, OpKind::Embedding, {ids}, {.features = table->dims[1], .vocabulary = table->dims[0]});
+    set_parameters(n, id, {weight(n, 0, table->dims, "embedding table")});
+    return bind(n, id);
+  }
   const NodeId x = activation(n, 0);
   const Shape in = g_.node(x).shape;
   const ConstTensor* index = constant(n, 1);
   if (!index || index->is_float || !index->has_data || index->elements() != 1)
-    unsupported(n, "poet gathers an activation at one constant index (embeddings of token ids are not imported)");
+    unsupported(n, "poet gathers an activation at one constant index, or the rows of an embedding table by token ids");
   const auto rank = static_cast<std::int64_t>(in.size());
   std::int64_t axis = n.get_int("axis", 0);
   if (axis < 0) axis += rank;
@@ -217,6 +229,20 @@ NodeId Importer::mul(const NodeReader& n) {
   NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
   if (element_count(g_.node(a).shape) < element_count(g_.node(b).shape)) std::swap(a, b);
   return make(n, OpKind::Mul, {a, b});
+}
+
+// a / b of two activations, b of a's rank broadcast over a where it has size 1 (a norm's
+// [N, S, D] / [N, S, 1]).
+NodeId Importer::divide(const NodeReader& n) {
+  const NodeId a = activation_as_onnx(n, 0), b = activation_as_onnx(n, 1);
+  const Shape x = g_.node(a).shape, by = g_.node(b).shape;
+  bool fits = by.size() == x.size();
+  for (std::size_t d = 0; fits && d < x.size(); ++d) fits = by[d] == x[d] || by[d] == 1;
+  if (!fits)
+    unsupported(n, fmt::format("poet divides by a divisor of the dividend's rank broadcast over it (each axis equal "
+                               "or 1), not {} by {}",
+                               shape_string(x), shape_string(by)));
+  return make(n, OpKind::Div, {a, b});
 }
 
 std::optional<NodeId> Importer::mul_parameter(const NodeReader& n) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "node_kernels.h"
+#include "poet/graph/op_table.h"
 #include "poet/kernels/rng.h"
 #include "poet/runtime/parameters.h"
 #include "poet/util/error.h"
@@ -19,18 +20,6 @@ namespace {
 // Output floats of a node; a parameter gradient writes into the parameter store instead.
 std::size_t output_floats(const Node& n) {
   return n.op == OpKind::GradParam ? 0 : static_cast<std::size_t>(element_count(n.shape));
-}
-
-// The smallest embedding table read straight from the input, or 0: the input then holds
-// token ids (int32 bit patterns), which must be in range of every table.
-std::int64_t token_vocabulary(const Graph& g, NodeId input) {
-  std::int64_t vocab = 0;
-  for (const Node& n : g.nodes())
-    if (n.op == OpKind::Embedding && n.inputs.at(0) == input) {
-      const std::int64_t v = n.param_count / n.shape.back();
-      vocab = vocab == 0 ? v : std::min(vocab, v);
-    }
-  return vocab;
 }
 
 }  // namespace
@@ -59,7 +48,7 @@ struct NodeRunner::State {
 
   void fill_batch(std::uint64_t seed) {
     batch.resize(output_floats(graph.node(input)));
-    const std::int64_t vocab = token_vocabulary(graph, input);
+    const std::int64_t vocab = token_vocabulary(graph);
     const RandomKey key{.seed = seed, .step = 0, .node = static_cast<std::uint32_t>(input)};
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const std::uint32_t bits = random_bits(key, i);

@@ -51,5 +51,6 @@ OpKernels hard_sigmoid();
 OpKernels hard_swish();
 OpKernels mul();
 OpKernels mul_parameter();
+OpKernels div();
 
 }  // namespace poet::runtime::detail::bind

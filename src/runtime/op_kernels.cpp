@@ -58,6 +58,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());
   set(OpKind::MulParameter, bind::mul_parameter());
+  set(OpKind::Div, bind::div());
   return t;
 }
 

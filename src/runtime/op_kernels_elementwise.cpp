@@ -78,7 +78,8 @@ OpKernels gelu_erf() { return activation<gelu_erf_forward, gelu_erf_backward, /*
 
 OpKernels scale() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            scale_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
+            const OpAttrs& a = c.forward.attrs;
+            scale_shift_forward(static_cast<float>(a.scale), static_cast<float>(a.shift), c.in.at(0), y);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
             scale_forward(static_cast<float>(c.forward.attrs.scale), dy, dx);
@@ -101,7 +102,7 @@ namespace {
 // a by b, b broadcast over a (mul's second input, or mul_parameter's parameters).
 BroadcastShape broadcast_shape(const Shape& a, const Shape& b) {
   if (a.size() != b.size() || a.size() > static_cast<std::size_t>(kMaxPermuteRank))
-    throw InputError(fmt::format("mul: the runtime multiplies tensors of one rank up to {}, not {} and {}",
+    throw InputError(fmt::format("mul, div: the runtime broadcasts over tensors of one rank up to {}, not {} and {}",
                                  kMaxPermuteRank, shape_string(a), shape_string(b)));
   BroadcastShape s;
   s.rank = static_cast<int>(a.size());
@@ -136,19 +137,41 @@ OpKernels mul_parameter() {
           }};
 }
 
-// The gradient of a reads b; the gradient of b reads a.
-OpKernels mul() {
+namespace {
+
+using BroadcastKernel = void (*)(const BroadcastShape& s, std::span<const float> a_or_dy, std::span<const float> b,
+                                 std::span<float> out);
+using BroadcastGradientB = void (*)(const KernelCall& c, const BroadcastShape& s, std::span<const float> dy,
+                                    std::span<float> db);
+
+// a (op) b, b broadcast over a: the forward, the gradient of a (which reads b) and that of
+// b (which reads what `grad_b` takes from the call).
+template <BroadcastKernel forward, BroadcastKernel grad_a, BroadcastGradientB grad_b>
+OpKernels broadcast_operator() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            mul_forward(broadcast_shape(c.g, c.forward), c.in.at(0), c.in.at(1), y);
+            forward(broadcast_shape(c.g, c.forward), c.in.at(0), c.in.at(1), y);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
             const BroadcastShape s = broadcast_shape(c.g, c.forward);
-            if (c.node.grad.slot == 0) return mul_backward_a(s, dy, c.forward_input(1), dx);
-            mul_backward_b(s, dy, c.forward_input(0), dx);
+            if (c.node.grad.slot == 0) return grad_a(s, dy, c.forward_input(1), dx);
+            grad_b(c, s, dy, dx);
           },
           .gradient_slots = 2,
           .validate = [](const Graph& g, const Node& f) { validate(broadcast_shape(g, f)); }};
 }
+
+// Of mul, b's gradient reads a; of div, a and b.
+void mul_gradient_b(const KernelCall& c, const BroadcastShape& s, std::span<const float> dy, std::span<float> db) {
+  mul_backward_b(s, dy, c.forward_input(0), db);
+}
+void div_gradient_b(const KernelCall& c, const BroadcastShape& s, std::span<const float> dy, std::span<float> db) {
+  div_backward_b(s, dy, c.forward_input(0), c.forward_input(1), db);
+}
+
+}  // namespace
+
+OpKernels mul() { return broadcast_operator<mul_forward, mul_backward_a, mul_gradient_b>(); }
+OpKernels div() { return broadcast_operator<div_forward, div_backward_a, div_gradient_b>(); }
 
 // Its gradient flows through: dY itself is each input's contribution, no kernel runs.
 OpKernels add() {

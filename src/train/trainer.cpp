@@ -7,6 +7,7 @@
 
 #include "poet/data/batches.h"
 #include "poet/graph/op.h"
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 
 namespace poet::train {
@@ -52,6 +53,20 @@ void check_dataset_fits(const Graph& g, const data::Dataset& d) {
         fmt::format("a sample of the dataset has {} values but model '{}' takes {} per sample; choose a "
                     "dataset that matches the model's input",
                     d.sample_elements(), g.name(), sample_elements));
+  const std::int64_t vocabulary = token_vocabulary(g);
+  if (vocabulary > 0 && d.vocabulary == 0)
+    throw InputError(fmt::format("model '{}' takes token ids (an embedding of {} tokens reads its input), and the "
+                                 "dataset's samples are numbers, not token ids; train it on --dataset synthetic, "
+                                 "which makes token sequences for it",
+                                 g.name(), vocabulary));
+  if (vocabulary == 0 && d.vocabulary > 0)
+    throw InputError(fmt::format("the dataset's samples are token ids, and model '{}' takes numbers (no embedding "
+                                 "reads its input); choose a dataset that matches the model's input",
+                                 g.name()));
+  if (d.vocabulary > vocabulary)
+    throw InputError(fmt::format("the dataset's token ids go up to {}, beyond the {} tokens of model '{}''s "
+                                 "embedding; choose a dataset of its vocabulary",
+                                 d.vocabulary - 1, vocabulary, g.name()));
   if (d.count() < labels)
     throw InputError(fmt::format("the batch of {} samples is larger than the dataset's {} samples, so no batch would "
                                  "be trained; lower --batch-size to at most {}",

@@ -1,5 +1,5 @@
 // A labelled dataset, ready to batch: one class per sample and each sample's float values
-// (NCHW per sample), split into the training and the test set. The values are held in
+// (NCHW per sample, or a sequence's token ids), split into the training and the test set. The values are held in
 // memory (Fashion-MNIST, synthetic data), or decoded when a batch needs them by a
 // SampleReader (an image folder, too large to hold decoded).
 #pragma once
@@ -25,6 +25,9 @@ struct Dataset {
   std::vector<float> inputs;               // count() samples of sample_elements() each, unless `reader`
   std::vector<std::int32_t> labels;
   int classes = 0;
+  // > 0: each value is a token id below it, held as the bits of an int32 (what an
+  // embedding of the model's input reads: graph/op_table.h's token_vocabulary); 0: numbers.
+  std::int64_t vocabulary = 0;
   std::shared_ptr<const SampleReader> reader;  // when set, the samples' values come from it; `inputs` is empty
 
   std::int64_t count() const { return static_cast<std::int64_t>(labels.size()); }

@@ -18,6 +18,10 @@ struct SyntheticOptions {
   std::int64_t test_count = 256;
   std::uint64_t seed = 0;
   float noise = 0.5f;  // noise amplitude beside prototypes of amplitude 1
+  // > 0: samples are sequences of token ids below it (Dataset::vocabulary): each class's
+  // prototype is a sequence of ids, and each token of a sample is its prototype's with
+  // probability 1 - noise / 2, otherwise a random id.
+  std::int64_t vocabulary = 0;
 };
 
 // Throws InputError for an empty shape, fewer than 2 classes or no samples.

@@ -52,6 +52,7 @@ struct OpAttrs {
   int axis = 0;                    // slice: the axis, and [begin, end) along it
   std::int64_t begin = 0, end = 0;
   double scale = 1.0;              // scale: the factor
+  double shift = 0.0;              // scale: the addend, y = scale x + shift
   bool operator==(const OpAttrs&) const = default;
 };
 

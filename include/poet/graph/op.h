@@ -43,7 +43,7 @@ enum class OpKind : std::uint8_t {
   Transpose,       // attrs.dims: the permutation of the axes
   Reshape,         // attrs.dims: the target shape (same elements, same order)
   Slice,           // attrs.axis, begin, end: a block of one axis
-  Scale,           // y = attrs.scale x
+  Scale,           // y = attrs.scale x + attrs.shift
   GELUErf,         // the exact GELU, 0.5 x (1 + erf(x / sqrt 2))
   AddParameter,    // x + a learned tensor over its trailing axes (a position embedding)
   PrependTokens,   // [B, S, D] -> [B, T + S, D]: T learned rows before each sample's (a class token)
@@ -52,6 +52,7 @@ enum class OpKind : std::uint8_t {
   Mul,             // a b, b broadcast over the axes where it has size 1 (squeeze-and-excitation)
   Pad,             // zeros around x: attrs.dims, ONNX's pads (every axis's begin, then every end)
   MulParameter,    // x p, p learned, of shape attrs.dims: x's rank, size 1 where repeated (a layer scale)
+  Div,             // a / b, b broadcast over the axes where it has size 1
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

@@ -128,6 +128,11 @@ int stored_element_bytes(const Node& n, int model = 4);
 std::int64_t trainable_parameters(const Node& n);
 std::int64_t trainable_parameters(const Graph& g);
 
+// The vocabulary of the embeddings that read the graph's input straight (the smallest, if
+// several), or 0: the input then holds token ids (the bits of int32 values in its 4-byte
+// elements), each below it; with 0 it holds the model's numbers.
+std::int64_t token_vocabulary(const Graph& g);
+
 // "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.
 std::string ops_with_gradient_rules();
 

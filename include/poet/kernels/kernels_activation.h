@@ -34,6 +34,8 @@ void gelu_erf_backward(std::span<const float> dy, std::span<const float> x, std:
 
 // y = factor x; the backward is the same map of dy.
 void scale_forward(float factor, std::span<const float> x, std::span<float> y);
+// y = factor x + shift (with shift 0: scale_forward, whose -0 products stay -0).
+void scale_shift_forward(float factor, float shift, std::span<const float> x, std::span<float> y);
 
 // y = x + p, p repeated over x's leading axes (|x| a multiple of |p|); dp sums dy over the
 // repeats, in order. dx is dy.
@@ -53,6 +55,14 @@ void mul_backward_a(const BroadcastShape& s, std::span<const float> dy, std::spa
                     std::span<float> da);
 void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
                     std::span<float> db);
+
+// y = a / b, b broadcast (kernel_shapes.h). da = dy / b; db = -sum of dy a / b^2 over the
+// repeats, in order.
+void div_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y);
+void div_backward_a(const BroadcastShape& s, std::span<const float> dy, std::span<const float> b,
+                    std::span<float> da);
+void div_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
+                    std::span<const float> b, std::span<float> db);
 
 void tanh_forward(std::span<const float> x, std::span<float> y);
 void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
