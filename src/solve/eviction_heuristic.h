@@ -11,9 +11,11 @@
 // the costliest first, then swaps a tensor's recomputations for page-ins and a page-in for
 // a recomputation, tensor by tensor, wherever that costs less (one page-out can serve
 // several page-ins, which no single greedy step sees). A recomputation also pages in an
-// input instead of recomputing it where that is cheaper. A pass that meets a stage over the budget with nothing idle left
-// starts again without the recomputations into that stage. Memory is counted exactly as
-// the MILP counts it, so a schedule it returns is a valid MIP start.
+// input instead of recomputing it where that is cheaper. Then the whole again, with the
+// costliest recomputed tensor never dropped for a recomputation (a few tensors, one at a
+// time), keeping the cheaper schedule. A pass that meets a stage over the budget with
+// nothing idle left starts again without the recomputations into that stage. Memory is
+// counted exactly as the MILP counts it, so a schedule it returns is a valid MIP start.
 //
 // `guard_peaks`: skip a recomputation that would push the stage that recomputes it over the
 // budget. Without the guard, tight budgets can pile a whole network's recomputations into
