@@ -280,7 +280,6 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
     bound.bound = compute_once;
     bound.columns = static_cast<int>(p.cost.size());
     bound.rows = static_cast<int>(p.rows.size());
-    bound.room_checks = static_cast<int>(checks);
     if (p.cost.empty()) return bound;
 
     const std::vector<double> lower(p.cost.size(), 0.0);

@@ -20,7 +20,6 @@ struct CoveringBound {
   double bound = 0;    // energy (J) or time (s), as the objective; compute-once included
   bool proven = true;  // false: CBC stopped at a limit, and `bound` is its best proven bound
   int columns = 0, rows = 0;
-  int room_checks = 0;  // stages checked for room to recompute a tensor (recomputation_room.h)
 };
 
 // `activation_budget`: the bytes the MILP's memory rows allow (the budget less fixed memory).
