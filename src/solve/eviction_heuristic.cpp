@@ -419,12 +419,18 @@ class EvictionSearch {
   // page-out unless it is on storage by then; none without paging or room to page out.
   std::optional<std::pair<double, double>> page_in_cost(std::size_t x, Stage q) const {
     if (o_.mode == SolveMode::RematOnly || bytes(x) == 0) return std::nullopt;
-    const NodeCost& c = costs_.nodes[x];
     const bool stored = stored_from_[x] && *stored_from_[x] <= q;
     if (!stored && x + 2 > q) return std::nullopt;  // no stage between its computation and q to page out in
+    return transfer_cost(x, stored);
+  }
+
+  // Paging x in, and out first unless it is `stored` already: the cost (the objective's
+  // unit) and the time the deadline counts (strict accounting only).
+  std::pair<double, double> transfer_cost(std::size_t x, bool stored) const {
+    const NodeCost& c = costs_.nodes[x];
     const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
     const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
-    return std::pair{cost(energy, time), strict() ? time : 0.0};
+    return {cost(energy, time), strict() ? time : 0.0};
   }
 
   std::optional<Eviction> cheapest_eviction(Stage over, const std::vector<std::int64_t>& peaks, double slack) const {
@@ -446,16 +452,14 @@ class EvictionSearch {
       if (next == ev.end() || next == ev.begin() || *(next - 1) == over) continue;  // read in this stage
       const Stage p = *(next - 1), q = *next;
       if (paged_[i].count(q)) continue;  // already bridged by paging
-      const NodeCost& c = costs_.nodes[i];
       if (paging) {
         const bool stored = stored_from_[i] && *stored_from_[i] <= p + 1;
         const Stage first_free = stored ? p + 1 : computed_.at(p, i) ? p + 2 : p + 1;
         const Stage last_free = q - 1;
         if (q >= 2 && first_free <= over && over <= last_free) {
-          const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
-          const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
-          consider({.score = cost(energy, time) / relief(i, first_free, last_free), .cost = cost(energy, time),
-                    .tensor = i, .next_use = q, .page = true, .recomputed = {}, .paged_in = {}, .extra_time_s = strict() ? time : 0});
+          const auto [transfer, time] = transfer_cost(i, stored);
+          consider({.score = transfer / relief(i, first_free, last_free), .cost = transfer, .tensor = i,
+                    .next_use = q, .page = true, .recomputed = {}, .paged_in = {}, .extra_time_s = time});
         }
       }
       if (remat && !forbidden_.count({i, q}) && !never_recomputed_.count(i))

@@ -38,8 +38,10 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
   while (!todo.empty()) {
     const std::size_t v = todo.back();
     todo.pop_back();
-    for (NodeId x : g.node(static_cast<NodeId>(v)).inputs)
-      if (!relevant[static_cast<std::size_t>(x)]) relevant[static_cast<std::size_t>(x)] = 1, todo.push_back(static_cast<std::size_t>(x));
+    for (NodeId id : g.node(static_cast<NodeId>(v)).inputs) {
+      const auto x = static_cast<std::size_t>(id);
+      if (!relevant[x]) relevant[x] = 1, todo.push_back(x);
+    }
   }
   const auto users = g.users();
   double largest = 1;
