@@ -45,6 +45,14 @@ static int fail(char *error, const char *what, uint32_t number, const char *afte
   return -1;
 }
 
+/* Whether node n's kernel may write its output over input u's bytes: a ReLU and a ReLU's
+   gradient go element by element over their first input (x, dY), as poet's in-place rule
+   (op_table.h's in_place_input) says. */
+static int computes_in_place(const fw_node *nodes, const fw_node *n, uint32_t u) {
+  const int relu = n->op == FW_OP_RELU || (n->op == FW_OP_GRAD_INPUT && nodes[n->grad_of].op == FW_OP_RELU);
+  return relu && n->input_count > 0 && (uint32_t)n->inputs[0] == u && nodes[u].bytes == n->bytes;
+}
+
 void fw_plan_begin(const fw_plan *plan, fw_plan_cursor *cursor) {
   cursor->instr_at = plan->instructions_at;
   cursor->offset_at = plan->offsets_at;
@@ -102,11 +110,18 @@ int fw_plan_open(fw_plan *plan, const uint8_t *bytes, uint32_t length, const fw_
   memset(state, 0, node_count);
   plan->forward_end = 0;
   fw_plan_cursor c = {plan->instructions_at, plan->offsets_at, 0};
+  int32_t taken = -1; /* a tensor whose bytes a compute took in place: freed next, before any compute */
   for (uint32_t i = 0; i < plan->count; ++i) {
     uint32_t word, offset = 0;
     varint(bytes, end, &c.instr_at, &word);
     const uint32_t v = word >> 2, kind = word & 3u;
     const fw_node *n = &nodes[v];
+    if (taken >= 0 && kind == FW_COMPUTE)
+      return fail(error, "plan instruction ", i, " comes before the free of a tensor computed over in place");
+    if (taken >= 0 && v == (uint32_t)taken) {
+      if (kind != FW_FREE) return fail(error, "plan instruction ", i, " moves a tensor computed over in place");
+      taken = -1;
+    }
     if (kind == FW_COMPUTE || kind == FW_PAGE_IN) {
       if (varint(bytes, end, &c.offset_at, &offset)) return fail(error, "plan offsets end early, at instruction ", i, "");
       if (offset > arena_capacity / plan->alignment || offset * plan->alignment + n->bytes > plan->arena_bytes)
@@ -115,8 +130,13 @@ int fw_plan_open(fw_plan *plan, const uint8_t *bytes, uint32_t length, const fw_
       if (state[v] & RESIDENT) return fail(error, "plan instruction ", i, " makes a buffer of a tensor already in RAM");
       for (uint32_t u = 0; u < node_count; ++u)
         if ((state[u] & RESIDENT) && n->bytes && nodes[u].bytes && offset < where[u] + nodes[u].bytes &&
-            where[u] < offset + n->bytes)
+            where[u] < offset + n->bytes) {
+          if (kind == FW_COMPUTE && taken < 0 && offset == where[u] && computes_in_place(nodes, n, u)) {
+            taken = (int32_t)u;
+            continue;
+          }
           return fail(error, "plan instruction ", i, " puts a buffer on the bytes of another live one");
+        }
     }
     switch (kind) {
       case FW_COMPUTE:
@@ -141,6 +161,7 @@ int fw_plan_open(fw_plan *plan, const uint8_t *bytes, uint32_t length, const fw_
         break;
     }
   }
+  if (taken >= 0) return fail(error, "the plan never frees node ", (uint32_t)taken, ", which a compute took in place");
   if (c.offset_at != end) return fail(error, "the plan has ", end - c.offset_at, " unexpected bytes after its offsets");
   for (uint32_t v = 0; v < node_count; ++v)
     if (!(state[v] & COMPUTED)) return fail(error, "the plan never computes node ", v, "");

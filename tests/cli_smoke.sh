@@ -123,7 +123,7 @@ expect 2 "lower --batch-size to at most 256" -- train --model bert --dataset syn
 [[ "$last_output" != *"plan        "* ]] || { echo "FAIL: train --model bert planned before refusing"; failures=$((failures + 1)); }
 
 # Training for real: lenet5's least working set is ~93% of its activation peak.
-expect 2 "give a budget of 92.5% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+expect 2 "give a budget of 86.9% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "hand_graph.h"
+#include "poet/graph/op_table.h"
 #include "poet/lower/transfer_planner.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/schedule/checkpoint_all.h"
@@ -65,14 +66,25 @@ std::string replay(const Graph& g, const DevicePlan& d) {
   std::vector<bool> resident(n, false), stored(n, false), computed(n, false);
   std::vector<std::int64_t> at(n, 0);
   std::size_t next_offset = 0;
-  for (const Instruction& ins : d.plan.instructions) {
+  const auto& plan = d.plan.instructions;
+  // A compute may take the bytes of the input it may be computed over in place, exactly,
+  // when that input's next instruction is its free, before the next compute.
+  const auto freed_next = [&](std::size_t p, std::size_t u) {
+    for (std::size_t q = p + 1; q < plan.size() && plan[q].kind != InstrKind::Compute; ++q)
+      if (static_cast<std::size_t>(plan[q].node) == u) return plan[q].kind == InstrKind::Free;
+    return false;
+  };
+  for (std::size_t p = 0; p < plan.size(); ++p) {
+    const Instruction& ins = plan[p];
     const auto v = static_cast<std::size_t>(ins.node);
     const std::int64_t bytes = g.node(ins.node).bytes;
     const auto place = [&]() -> std::string {
       const std::int64_t offset = d.offsets[next_offset++];
       if (offset + bytes > d.arena_bytes) return "past the arena";
+      const std::optional<NodeId> over = ins.kind == InstrKind::Compute ? in_place_input(g, ins.node) : std::nullopt;
       for (std::size_t u = 0; u < n; ++u)
-        if (resident[u] && u != v && offset < at[u] + g.node(static_cast<NodeId>(u)).bytes && at[u] < offset + bytes)
+        if (resident[u] && u != v && offset < at[u] + g.node(static_cast<NodeId>(u)).bytes && at[u] < offset + bytes &&
+            !(over && static_cast<std::size_t>(*over) == u && offset == at[u] && freed_next(p, u)))
           return "overlaps a live buffer";
       at[v] = offset;
       resident[v] = true;

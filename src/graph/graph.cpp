@@ -203,6 +203,7 @@ Graph::Footprint Graph::largest_footprint() const {
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     std::int64_t bytes = node(v).bytes;
     for (NodeId in : inputs) bytes += node(in).bytes;
+    if (const auto over = in_place_input(*this, v)) bytes -= node(*over).bytes;  // the output takes its bytes
     if (bytes > largest.bytes) largest = {v, bytes};
   }
   return largest;

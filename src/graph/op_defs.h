@@ -90,5 +90,8 @@ OpDef parameterless(OpKind op, std::string_view name, std::string_view reference
 // A rule for an op whose gradient is dY through an element-wise derivative, reading `needs`
 // and costing `flops` per element.
 GradientRule elementwise_gradient(Needs needs, double (*flops)(const Node&, const Node&));
+// The same, for a gradient computed element by element of dY, which may overwrite it
+// (GradientRule::in_place): its kernel reads dy[k] and what it needs at k before writing dx[k].
+GradientRule in_place_gradient(Needs needs, double (*flops)(const Node&, const Node&));
 
 }  // namespace poet::ops

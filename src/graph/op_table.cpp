@@ -118,6 +118,20 @@ std::int64_t token_vocabulary(const Graph& g) {
   return vocab;
 }
 
+std::optional<NodeId> in_place_input(const Graph& g, NodeId v) {
+  const Node& n = g.node(v);
+  if (n.inputs.empty() || n.role == Role::Loss) return std::nullopt;
+  bool element_wise = n.role == Role::Forward ? op_def(n.op).in_place : n.op == OpKind::GradAccumulate;
+  if (n.op == OpKind::GradInput) {
+    const Node& forward = g.node(n.grad.node);
+    // The loss's gradient reads no dY: its first input is the loss's own.
+    element_wise = forward.role != Role::Loss && op_def(forward.op).gradient && op_def(forward.op).gradient->in_place;
+  }
+  const NodeId over = n.inputs.front();
+  if (!element_wise || g.node(over).bytes != n.bytes || n.bytes == 0) return std::nullopt;
+  return over;
+}
+
 std::string ops_with_gradient_rules() {
   std::string names;
   for (const OpDef& d : op_table()) {

@@ -34,20 +34,26 @@ Shape broadcast_operands(const OpArgs& a, std::string_view op) {
   return a.input(0);
 }
 
+// An operator whose kernel computes y[k] from x[k] (and the other inputs at k) alone.
+OpDef in_place(OpDef d) {
+  d.in_place = true;
+  return d;
+}
+
 }  // namespace
 
 // relu' = [y > 0] and relu6' = [0 < y < 6] take one bit per element, which the backward
 // keeps (relu_mask) instead of the output; tanh' = 1 - y^2, sigmoid' = y (1 - y): the output.
 OpDef relu() {
   OpDef d = unary(OpKind::ReLU, "relu", "ReLULayer", per_element<1>,
-                  elementwise_gradient({.saved = true}, grad_per_input_1));
+                  in_place_gradient({.saved = true}, grad_per_input_1));
   d.saved = SavedForBackward{.op = OpKind::ReLUMask, .reads_output = true};
-  return d;
+  return in_place(d);
 }
 OpDef relu6() {
-  OpDef d = unary(OpKind::ReLU6, "relu6", "", per_element<2>, elementwise_gradient({.saved = true}, grad_per_input_2));
+  OpDef d = unary(OpKind::ReLU6, "relu6", "", per_element<2>, in_place_gradient({.saved = true}, grad_per_input_2));
   d.saved = SavedForBackward{.op = OpKind::ReLUMask, .reads_output = true};
-  return d;
+  return in_place(d);
 }
 // The bits of a ReLU's or ReLU6's output (the op of the node it reads says which), 8 to a
 // byte, element i in bit i % 8 of byte i / 8: its shape counts the bytes. A compare per
@@ -63,21 +69,22 @@ OpDef relu_mask() {
 // The tanh approximation: about 10 FLOP per element; its gradient takes the tanh and exp
 // of x again (the tanh form, as the kernel).
 OpDef gelu() {
-  return unary(OpKind::GELU, "gelu", "", per_element<10>,
-               elementwise_gradient({.same_input = true}, grad_per_input_15));
+  return in_place(unary(OpKind::GELU, "gelu", "", per_element<10>,
+               in_place_gradient({.same_input = true}, grad_per_input_15)));
 }
 // An exp, an add and a divide or two: about 4 FLOP per element.
 OpDef tanh() {
-  return unary(OpKind::Tanh, "tanh", "TanHLayer", per_element<4>,
-               elementwise_gradient({.output = true}, grad_per_input_2));
+  return in_place(unary(OpKind::Tanh, "tanh", "TanHLayer", per_element<4>,
+               in_place_gradient({.output = true}, grad_per_input_2)));
 }
 OpDef sigmoid() {
-  return unary(OpKind::Sigmoid, "sigmoid", "SigmoidLayer", per_element<4>,
-               elementwise_gradient({.output = true}, grad_per_input_2));
+  return in_place(unary(OpKind::Sigmoid, "sigmoid", "SigmoidLayer", per_element<4>,
+               in_place_gradient({.output = true}, grad_per_input_2)));
 }
 // The mask is regenerated from the counter-based RNG (seed, step, node), not stored.
 OpDef dropout() {
-  return unary(OpKind::Dropout, "dropout", "DropoutLayer", per_element<1>, elementwise_gradient({}, grad_per_input_2));
+  return in_place(
+      unary(OpKind::Dropout, "dropout", "DropoutLayer", per_element<1>, in_place_gradient({}, grad_per_input_2)));
 }
 // Max, subtract, exp, sum, divide: about 5 FLOP per element. dx = y * (dY - sum(dY * y))
 // over the last axis: the gradient reads the output.
@@ -101,17 +108,18 @@ OpDef add() {
           },
           .flops = per_element<1>,
           .params = no_params,
-          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops},
+          .in_place = true};
 }
 
 // y = c x + s: a multiply (and an add) per element, and dx = c dY reads nothing else.
 OpDef scale() {
-  return unary(OpKind::Scale, "scale", "", per_element<1>, elementwise_gradient({}, grad_per_input_1));
+  return in_place(unary(OpKind::Scale, "scale", "", per_element<1>, in_place_gradient({}, grad_per_input_1)));
 }
 // The exact GELU, x Phi(x): an erf and a few FLOP; its gradient Phi(x) + x phi(x) reads x.
 OpDef gelu_erf() {
-  return unary(OpKind::GELUErf, "gelu_erf", "", per_element<10>,
-               elementwise_gradient({.same_input = true}, grad_per_input_15));
+  return in_place(unary(OpKind::GELUErf, "gelu_erf", "", per_element<10>,
+               in_place_gradient({.same_input = true}, grad_per_input_15)));
 }
 
 // x + p, p's `features` elements repeated over x's leading axes (a position embedding
@@ -136,13 +144,13 @@ OpDef add_parameter() {
 
 // A multiply-add and a clamp; the gradient is 1/6 where 0 < y < 1: it reads the output.
 OpDef hard_sigmoid() {
-  return unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
-               elementwise_gradient({.output = true}, grad_per_input_2));
+  return in_place(unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
+               in_place_gradient({.output = true}, grad_per_input_2)));
 }
 // x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
 OpDef hard_swish() {
-  return unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,
-               elementwise_gradient({.same_input = true}, grad_per_input_4));
+  return in_place(unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,
+               in_place_gradient({.same_input = true}, grad_per_input_4)));
 }
 
 // a b, b of a's rank with size 1 on the axes it is repeated over. dA = dY b reads b; dB,

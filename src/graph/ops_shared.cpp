@@ -43,4 +43,10 @@ GradientRule elementwise_gradient(Needs needs, double (*flops)(const Node&, cons
   return {.input = needs, .input_flops = flops, .param_flops = grad_no_flops};
 }
 
+GradientRule in_place_gradient(Needs needs, double (*flops)(const Node&, const Node&)) {
+  GradientRule rule = elementwise_gradient(needs, flops);
+  rule.in_place = true;
+  return rule;
+}
+
 }  // namespace poet::ops

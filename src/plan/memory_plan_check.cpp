@@ -62,6 +62,12 @@ std::optional<ArenaFault> find_arena_fault(const std::vector<BufferLife>& buffer
     if (plan.offsets[i] < 0 || (alignment > 0 && plan.offsets[i] % alignment != 0))
       return ArenaFault{i, fmt::format("{} is not at a non-negative multiple of the {}-byte alignment",
                                        describe_buffer(buffers, plan, i), alignment)};
+    if (const auto taken = buffers[i].in_place_of;
+        taken && (*taken >= buffers.size() || !in_place_placement_ok(plan.offsets[i], buffers[i].bytes,
+                                                                      plan.offsets[*taken], buffers[*taken].bytes)))
+      return ArenaFault{i, fmt::format("{} is computed in place over buffer {}, so it must be on exactly its bytes or "
+                                       "apart from them",
+                                       describe_buffer(buffers, plan, i), *taken)};
     if (plan.offsets[i] + buffers[i].bytes > plan.arena_bytes)
       return ArenaFault{i, fmt::format("{} ends {} B past the end of the {}-byte arena",
                                        describe_buffer(buffers, plan, i),

@@ -57,9 +57,11 @@ MemoryPlan place_in_order(const std::vector<BufferLife>& buffers, const std::vec
 
 }  // namespace
 
-MemoryPlan plan_memory_greedy(const std::vector<BufferLife>& buffers, std::int64_t alignment) {
+MemoryPlan plan_memory_greedy(const std::vector<BufferLife>& all, std::int64_t alignment) {
   if (alignment <= 0)
     throw InputError(fmt::format("memory plan: alignment {} bytes; it must be at least 1", alignment));
+  const InPlaceChains chains = in_place_chains(all);
+  const std::vector<BufferLife>& buffers = chains.chains;
   const std::int64_t peak = peak_live_bytes(buffers, alignment);
   const auto size = [&](std::size_t i) { return align_up(buffers[i].bytes, alignment); };
   const auto length = [&](std::size_t i) {
@@ -102,7 +104,7 @@ MemoryPlan plan_memory_greedy(const std::vector<BufferLife>& buffers, std::int64
     if (best.arena_bytes == peak) break;
   }
   best.peak_live_bytes = peak;
-  return best;
+  return chains.per_buffer(best);
 }
 
 }  // namespace poet

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "compiled_plan.h"
 #include "poet/graph/op_table.h"
@@ -34,7 +35,8 @@ void check_buffers_are_the_plans(const Graph& g, const LoweredPlan& p, const Sim
     refuse(fmt::format("the memory plan has {} offsets for {} buffers", p.memory.offsets.size(), p.buffers.size()));
   for (std::size_t b = 0; b < p.buffers.size(); ++b) {
     const BufferLife &got = p.buffers[b], &want = expected[b];
-    if (got.node != want.node || got.created_by != want.created_by || got.released_by != want.released_by)
+    if (got.node != want.node || got.created_by != want.created_by || got.released_by != want.released_by ||
+        got.in_place_of != want.in_place_of)
       refuse(fmt::format("buffer {} is node {} from instruction {} to {}, where the plan makes node {} from "
                          "instruction {} to {}",
                          b, got.node, got.created_by, got.released_by, want.node, want.created_by, want.released_by));
@@ -44,6 +46,12 @@ void check_buffers_are_the_plans(const Graph& g, const LoweredPlan& p, const Sim
       refuse(fmt::format("buffer {} of node {} ({} bytes at offset {}) does not hold its {}-byte fp32 tensor inside "
                          "the {}-byte arena",
                          b, name(g, got.node), got.bytes, offset, bytes, p.memory.arena_bytes));
+    if (const auto taken = got.in_place_of;
+        taken && !in_place_placement_ok(offset, bytes, p.memory.offsets[*taken],
+                                        tensor_bytes(g.node(p.buffers[*taken].node))))
+      refuse(fmt::format("buffer {} of node {} is computed in place over buffer {}, but the memory plan puts them "
+                         "at offsets {} and {}, neither the same nor apart",
+                         b, name(g, got.node), *taken, offset, p.memory.offsets[*taken]));
   }
 }
 
@@ -66,6 +74,7 @@ void check_no_shared_bytes_while_live(const Graph& g, const LoweredPlan& p) {
   for (std::size_t i = 0; i < spans.size(); ++i)
     for (std::size_t j = i + 1; j < spans.size() && spans[j].first <= spans[i].last; ++j) {
       const Span &a = spans[i], &b = spans[j];
+      if (p.buffers[b.buffer].in_place_of == a.buffer) continue;  // b takes a's bytes as a's life ends
       if (a.begin < b.end && b.begin < a.end)
         throw InputError(fmt::format(
             "the memory plan puts buffers {} (node {}, bytes [{}, {})) and {} (node {}, bytes [{}, {})) in shared "
@@ -92,6 +101,7 @@ CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p) {
   std::vector<std::size_t> made_at(ins.size(), p.buffers.size());  // instruction -> the buffer it makes
   for (std::size_t b = 0; b < p.buffers.size(); ++b) made_at[p.buffers[b].created_by] = b;
   std::vector<std::int64_t> offset_of(g.size(), -1);  // node -> its RAM copy's offset now
+  std::vector<char> handed_over(g.size(), 0);          // node -> its bytes went to a compute in place
   CompiledPlan out;
   out.instructions.reserve(ins.size());
   const NodeId loss = g.loss();
@@ -100,11 +110,17 @@ CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p) {
     CompiledInstruction c{ins[i].kind, v, 0, tensor_bytes(g.node(v)), 0};
     if (made_at[i] < p.buffers.size()) offset_of[v] = p.memory.offsets[made_at[i]];
     if (c.kind == InstrKind::Compute) {
+      if (made_at[i] < p.buffers.size())
+        if (const auto taken = p.buffers[made_at[i]].in_place_of) {
+          c.overwrites = p.buffers[*taken].node;
+          handed_over[static_cast<std::size_t>(c.overwrites)] = 1;
+        }
       c.first_input = static_cast<std::uint32_t>(out.input_offsets.size());
       for (NodeId u : g.node(v).inputs) out.input_offsets.push_back(offset_of[u]);
       if (v == loss && out.forward_end == 0) out.forward_end = i + 1;
     }
     c.offset = offset_of[v];
+    if (c.kind == InstrKind::Free && std::exchange(handed_over[static_cast<std::size_t>(v)], 0)) c.bytes = 0;
     out.instructions.push_back(c);
   }
   return out;

@@ -19,6 +19,9 @@ struct CompiledInstruction {
   std::int64_t offset = 0;       // arena byte offset of the node's tensor
   std::int64_t bytes = 0;        // its bytes as the kernels see them (elements x element bytes)
   std::uint32_t first_input = 0; // compute: its inputs at input_offsets[first_input ...]
+  // Compute: the input it writes its output over (in place), -1 for none. That input's free
+  // then has 0 bytes: they are the output's now.
+  NodeId overwrites = -1;
 };
 
 struct CompiledPlan {

@@ -105,6 +105,10 @@ struct Executor::State {
         const std::span<const std::span<float>> inputs(input_tensors.data() + next_input, n.inputs.size());
         next_input += n.inputs.size();
         for (NodeId u : n.inputs) transfers.before_read(u);
+        if (c.overwrites >= 0) {
+          transfers.before_overwrite(c.overwrites);
+          live_bytes -= c.bytes;  // the input's bytes become the output's
+        }
         transfers.claim(c.offset, c.offset + c.bytes);
         detail::run_node(graph, v, t, inputs, ctx);
         if (!ctx.inference) running.capture(v, t);

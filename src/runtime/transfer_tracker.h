@@ -26,6 +26,10 @@ class TransferTracker {
   void before_read(NodeId v) {
     if (in_flight_[static_cast<std::size_t>(v)] & kWriting) wait(v);
   }
+  // Before a compute writes over v's bytes in place: waits for a page-out of v still reading them.
+  void before_overwrite(NodeId v) {
+    if (in_flight_[static_cast<std::size_t>(v)] & kReading) wait(v);
+  }
   // v's buffer [begin, end) is released; a transfer still in flight keeps it busy.
   void released(NodeId v, std::int64_t begin, std::int64_t end);
   // New data goes to [begin, end): waits for every transfer still touching those bytes.

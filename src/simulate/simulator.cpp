@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -23,6 +24,7 @@ struct TensorState {
   std::size_t freed_by = kNever;
   std::size_t paged_out_by = kNever;
   std::size_t buffer = kNever;  // the current RAM copy
+  bool handed_over = false;     // its bytes went to a compute in place; its free releases nothing
 };
 
 struct MemoryEvent {
@@ -84,7 +86,10 @@ class Simulation {
           start = std::max(start, state_[in].ready_s);
         }
         if (s.in_ram) invalid(p, fmt::format("{} is already in RAM; free it before computing it again", name(v)));
-        start = wait_for_memory(start, c.bytes);
+        const std::optional<NodeId> over = overwritten_input(p);
+        // Its bytes are written only once a page-out still reading them is done.
+        if (over) start = std::max(start, state_[*over].pageout_end_s);
+        start = wait_for_memory(start, over ? 0 : c.bytes);
         result_.stall_s += start - cpu_s_;
         cpu_s_ = start + c.compute_time_s;
         result_.compute_time_s += c.compute_time_s;
@@ -93,7 +98,15 @@ class Simulation {
         if (s.computed) ++result_.recomputes;
         s = {.in_ram = true, .on_storage = s.on_storage, .computed = true, .ready_s = cpu_s_,
              .storage_ready_s = s.storage_ready_s};
-        allocate(s, v, start, p);
+        std::optional<std::size_t> taken;
+        if (over) {
+          TensorState& from = state_[*over];
+          taken = from.buffer;
+          add_event({start, -costs_.nodes[*over].bytes, p, from.buffer, true});
+          result_.buffers[from.buffer].released_by = p;
+          from.handed_over = true;
+        }
+        allocate(s, v, start, p, taken);
         break;
       }
       case InstrKind::PageOut: {
@@ -132,8 +145,11 @@ class Simulation {
         }
         // A transfer still in flight keeps its buffer until it ends: a page-out, or a page-in
         // freed unused (its buffer was taken when it started, which may be after cpu_s_).
-        add_event({std::max({cpu_s_, s.pageout_end_s, s.ready_s}), -c.bytes, p, s.buffer, true});
-        result_.buffers[s.buffer].released_by = p;
+        if (!s.handed_over) {
+          add_event({std::max({cpu_s_, s.pageout_end_s, s.ready_s}), -c.bytes, p, s.buffer, true});
+          result_.buffers[s.buffer].released_by = p;
+        }
+        s.handed_over = false;
         s.in_ram = false;
         s.freed_by = p;
         s.pageout_end_s = -1;
@@ -150,10 +166,28 @@ class Simulation {
     result_.paging_cpu_s += c.paging_cpu_s;
   }
 
-  void allocate(TensorState& s, NodeId v, double start_s, std::size_t p) {
+  void allocate(TensorState& s, NodeId v, double start_s, std::size_t p,
+                std::optional<std::size_t> in_place_of = std::nullopt) {
     s.buffer = result_.buffers.size();
-    result_.buffers.push_back({v, costs_.nodes[v].bytes, 0, 0, p, plan_.instructions.size()});
+    result_.buffers.push_back({v, costs_.nodes[v].bytes, 0, 0, p, plan_.instructions.size(), in_place_of});
     add_event({start_s, costs_.nodes[v].bytes, p, s.buffer, false});
+  }
+
+  // The input the compute at p writes its output over (in place), if the plan lets it: the
+  // graph allows it (in_place_input), and the plan frees that input before its next
+  // compute with no page-out of it in between, so nothing reads it after the compute.
+  std::optional<NodeId> overwritten_input(std::size_t p) const {
+    const NodeId v = plan_.instructions[p].node;
+    const std::optional<NodeId> dy = in_place_input(g_, v);
+    if (!dy || costs_.nodes[*dy].bytes != costs_.nodes[v].bytes || state_[*dy].handed_over) return std::nullopt;
+    for (std::size_t q = p + 1; q < plan_.instructions.size(); ++q) {
+      const Instruction& next = plan_.instructions[q];
+      if (next.kind == InstrKind::Compute) break;
+      if (next.node != *dy) continue;
+      if (next.kind == InstrKind::Free) return dy;
+      break;  // paged out (or in) before it is freed: its bytes are still wanted
+    }
+    return std::nullopt;
   }
 
   void add_event(const MemoryEvent& e) {

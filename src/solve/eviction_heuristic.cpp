@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include "poet/graph/op_table.h"
+
 namespace poet::solve_internal {
 namespace {
 
@@ -54,8 +56,14 @@ class EvictionSearch {
  public:
   EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget, bool guard_peaks)
       : costs_(costs), o_(o), budget_(budget), guard_peaks_(guard_peaks), n_(g.size()), computed_(n_), ram_(n_),
-        aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_) {
+        aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_), unique_inputs_(n_),
+        in_place_(n_, n_) {
     for (std::size_t k = 0; k < n_; ++k) {
+      // As the MILP counts it: in strict accounting only.
+      if (const auto over = in_place_input(g, static_cast<NodeId>(k));
+          over && o.accounting == Accounting::Strict &&
+          costs.nodes[static_cast<std::size_t>(*over)].bytes == costs.nodes[k].bytes)
+        in_place_[k] = static_cast<std::size_t>(*over);
       std::set<std::size_t> inputs;
       for (NodeId i : g.node(static_cast<NodeId>(k)).inputs) inputs.insert(static_cast<std::size_t>(i));
       unique_inputs_[k].assign(inputs.begin(), inputs.end());
@@ -254,16 +262,18 @@ class EvictionSearch {
     std::int64_t peak = u;
     for (std::size_t k = 0; k <= t; ++k) {
       if (!computed(k)) continue;
-      u += bytes(k);
-      peak = std::max(peak, u);
+      std::int64_t released = 0, taken_in_place = 0;
       for (std::size_t in : unique_inputs_[k]) {  // an input read twice is freed once, as in the MILP
         // The MILP's FREE: released once k is done, unless a later node of the stage reads
-        // it or the next stage keeps it.
+        // it or the next stage keeps it; an input k is computed over in place, as k starts.
         const bool kept = t + 1 < n_ && ram_.at(t + 1, in);
         if (!kept && std::none_of(users_[in].begin(), users_[in].end(),
                                   [&](std::size_t j) { return j > k && j <= t && computed(j); }))
-          u -= bytes(in);
+          (in == in_place_[k] ? taken_in_place : released) += bytes(in);
       }
+      u += bytes(k) - taken_in_place;
+      peak = std::max(peak, u);
+      u -= released;
     }
     return peak;
   }
@@ -499,6 +509,7 @@ class EvictionSearch {
   std::vector<std::vector<Stage>> events_;  // per tensor: stages that compute or read it, ascending
   std::vector<std::optional<Stage>> stored_from_;
   std::vector<std::vector<std::size_t>> users_, unique_inputs_;
+  std::vector<std::size_t> in_place_;  // per node, the input it may be computed over in place (n_: none)
   std::vector<Eviction> evictions_;  // applied, in order
   std::set<std::pair<std::size_t, Stage>> forbidden_;  // recomputations (tensor, stage) a stuck pass made
   std::set<std::size_t> never_recomputed_;  // tensors no eviction may drop for a recomputation

@@ -8,7 +8,8 @@
 // - an input a of t: resident (the input row: S_RAM[t][a] or R[t][a], or in strict
 //   accounting M_in[t][a], whose buffer the row counts), and never freed before step t,
 //   since FREE[t][a,k] needs no later consumer of a computed in stage t, and t is one:
-//   contributes >= mem(a);
+//   contributes >= mem(a); unless t is computed in place over a, whose FREE then counts
+//   at step t: a and t together contribute >= mem(t) (so the row leaves a out);
 // - a tensor a < t in a *gap* at t (its previous use, or a itself, before t, its next use
 //   after t): contributes >= mem(a) unless S_RAM[t][a] = 0, or it is freed before step t,
 //   which needs S_RAM[t+1][a] = 0. Either way a is *absent* at stage t or t+1 of its gap;
@@ -65,6 +66,7 @@
 #include <cmath>
 
 #include "cbc_runner.h"
+#include "poet/graph/op_table.h"
 #include "recomputation_room.h"
 
 namespace poet::solve_internal {
@@ -192,7 +194,9 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     std::sort(inputs.begin(), inputs.end());
     inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
     double demand = mem(t) - static_cast<double>(budget) / max_bytes;
-    for (std::size_t a : inputs) demand += mem(a);
+    const std::optional<NodeId> over = in_place_input(g, static_cast<NodeId>(t));
+    for (std::size_t a : inputs)
+      if (!over || a != static_cast<std::size_t>(*over)) demand += mem(a);
     for (std::size_t k : gaps_at[t]) demand += mem(gaps[k].tensor);
     if (demand <= 1e-12) continue;
     Row cover{{}, {}, demand, INFINITY};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "poet/graph/op_table.h"
 #include "poet/util/error.h"
 
 namespace poet::solve_internal {
@@ -76,6 +77,17 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       u.push_back(static_cast<std::size_t>(v));
       edges_.emplace_back(in, v);
     }
+  // Per node, the edge from the input it may be computed over in place (the simulator's
+  // rule: it takes the input's bytes exactly when FREE releases that input after it). The
+  // reference's model computes nothing in place.
+  constexpr std::size_t kNoEdge = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> in_place_edge(n_, kNoEdge);
+  for (std::size_t e = 0; e < edges_.size() && strict; ++e) {
+    const auto [i, k] = edges_[e];
+    if (in_place_input(g, k) == i &&
+        costs.nodes[static_cast<std::size_t>(i)].bytes == costs.nodes[static_cast<std::size_t>(k)].bytes)
+      in_place_edge[static_cast<std::size_t>(k)] = e;
+  }
   const bool whole = begin_ == 0 && end_ == n_;
   const bool entry_fixed = w.entry == Window::Boundary::Fixed, exit_fixed = w.exit == Window::Boundary::Fixed;
 
@@ -252,11 +264,20 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
 
     // Memory: the first U of the stage holds what is resident at the stage's start plus the
     // first tensor if computed; each next tensor adds its output and releases the inputs
-    // FREE says are done. Tensors without columns are neither resident nor computed.
+    // FREE says are done. Tensors without columns are neither resident nor computed. A
+    // tensor computed in place over an input FREE releases after it takes that input's
+    // bytes: the input is released at the tensor's own step, not after it.
     std::vector<std::size_t> chain;
     for (std::size_t k = 0; k <= t; ++k)
       if (in_[k]) chain.push_back(k);
+    const auto release_in_place = [&](Row& row, std::size_t k) {
+      const std::size_t e = in_place_edge[k];
+      if (e == kNoEdge || free_[s][e] == kAbsent) return;
+      row.columns.push_back(free_[s][e]);
+      row.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
+    };
     Row start{{u_[s][chain[0]], r(t, chain[0])}, {1, -mem(chain[0])}, 0, 0};
+    release_in_place(start, chain[0]);
     for (std::size_t i = 0; i < t; ++i) {
       if (!in_[i]) continue;
       start.columns.push_back(s_ram(t, i));
@@ -271,10 +292,11 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       const std::size_t k = chain[j], next = chain[j + 1];
       Row step{{u_[s][next], u_[s][k], r(t, next)}, {1, -1, -mem(next)}, 0, 0};
       for (std::size_t e = 0; e < edges_.size(); ++e)
-        if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] != kAbsent) {
+        if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] != kAbsent && e != in_place_edge[k]) {
           step.columns.push_back(free_[s][e]);
           step.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
         }
+      release_in_place(step, next);
       add_row(std::move(step));
     }
     // FREE[t][e] = 1 exactly when the consumer k runs in stage t, the input i is not kept

@@ -7,7 +7,8 @@
 //   alive(x, j) >= c_w for a consumer w >= j, when x < j;
 //   pre(x) >= c_w - c_x for every consumer w of x (counted at the steps before x);
 // and a counts from its step to the end: kept into stage s + 1 when s is not its next use
-// (S_RAM[s+1][a] = 1 forbids its FREE), read by s when it is. So U[s][j] >= the row below;
+// (S_RAM[s+1][a] = 1 forbids its FREE), read by s when it is. So U[s][j] >= the row below,
+// which leaves out the input j may be computed over in place (its FREE counts at step j);
 // the MILP keeps U[s][j] <= the budget.
 #include "recomputation_room.h"
 
@@ -17,6 +18,7 @@
 #include <algorithm>
 
 #include "cbc_runner.h"
+#include "poet/graph/op_table.h"
 
 namespace poet::solve_internal {
 namespace {
@@ -99,8 +101,11 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
   const double budget = static_cast<double>(activation_budget) / largest;
   for (std::size_t j = a; j <= s; ++j) {
     Row memory{{}, {}, -INFINITY, budget};
+    // An input j may be computed over in place is released at step j: left out there.
+    const std::optional<NodeId> over = in_place_input(g, static_cast<NodeId>(j));
     for (std::size_t x = 0; x <= s; ++x) {
       if (pre[x] < 0 && computed[x] < 0) continue;
+      if (over && x == static_cast<std::size_t>(*over)) continue;
       if (x < j && alive_from[x] >= 0 && j >= std::max(a, x + 1) && j <= last_use[x]) {
         memory.columns.push_back(alive(x, j));
         memory.values.push_back(mem(x));

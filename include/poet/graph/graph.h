@@ -120,8 +120,9 @@ class Graph {
   FixedMemory fixed_memory(Optimizer optimizer = Optimizer::SGD) const;
   std::int64_t forward_activation_bytes() const;  // sum over forward and loss nodes
   double total_flops() const;
-  // The node whose output and distinct inputs take the most bytes: every schedule holds
-  // them at once, so no activation budget below `bytes` can work.
+  // The node whose output and distinct inputs take the most bytes (less the input it may
+  // be computed over in place): every schedule holds them at once, so no activation budget
+  // below `bytes` can work.
   struct Footprint {
     NodeId node = 0;
     std::int64_t bytes = 0;

@@ -68,6 +68,9 @@ struct GradientRule {
   Needs input = {};               // for the gradient of each differentiable input
   Needs params = {};              // for the parameter gradient (ops with parameters)
   int differentiable_slots = -1;  // -1: every input slot; otherwise only slots below this
+  // The input's gradient is element by element of dY (dx[k] from dy[k] and what the rule
+  // reads at k), so its kernel may write it over dY's own bytes (see in_place_input).
+  bool in_place = false;
   // FLOPs of one input gradient and of the parameter gradient, from the forward node and
   // the input's shape.
   double (*input_flops)(const Node& forward, const Node& input) = nullptr;
@@ -96,6 +99,9 @@ struct OpDef {
   // What the backward keeps instead of a full tensor (autodiff adds the node); none: it
   // reads what `gradient` says.
   std::optional<SavedForBackward> saved = {};
+  // The output is element by element of input 0 (y[k] from x[k] and the other inputs at
+  // k), so its kernel may write it over input 0's own bytes (see in_place_input).
+  bool in_place = false;
   // The bytes of one output element, when they are not the model's number (fp32): indices
   // and packed bits (1, whose shape then counts bytes); null: the model's.
   int (*element_bytes)(const OpAttrs& attrs) = nullptr;
@@ -132,6 +138,14 @@ std::int64_t trainable_parameters(const Graph& g);
 // several), or 0: the input then holds token ids (the bits of int32 values in its 4-byte
 // elements), each below it; with 0 it holds the model's numbers.
 std::int64_t token_vocabulary(const Graph& g);
+
+// The input whose bytes node v's output may be computed over, in place: input 0 of a
+// forward node whose operator says so (OpDef::in_place), dY of an input gradient whose
+// rule says so (GradientRule::in_place), or the first part a gradient sum (GradAccumulate)
+// adds to, when it is the output's size. Only a plan that frees it right
+// after v, with no page-out of it still to start, takes it (simulator.h); none: v always
+// gets bytes of its own.
+std::optional<NodeId> in_place_input(const Graph& g, NodeId v);
 
 // "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.
 std::string ops_with_gradient_rules();

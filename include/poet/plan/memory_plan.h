@@ -39,12 +39,32 @@ inline bool live_together(const BufferLife& a, const BufferLife& b) {
   return a.bytes > 0 && b.bytes > 0 && a.alloc_rank < b.release_rank && b.alloc_rank < a.release_rank;
 }
 
+// Where a buffer computed in place over another (BufferLife::in_place_of) may lie: on
+// exactly its bytes, or apart from them. A kernel in place reads each element of its input
+// before it writes the same element of its output; bytes shared at a shift it would read
+// after overwriting them.
+inline bool in_place_placement_ok(std::int64_t offset, std::int64_t bytes, std::int64_t taken_offset,
+                                  std::int64_t taken_bytes) {
+  return offset == taken_offset || offset >= taken_offset + taken_bytes || taken_offset >= offset + bytes;
+}
+
 // `buffers` with their ranks set to plan order, [created_by, released_by), instead of the
 // simulator's time order. The executor and a device run instructions in plan order and wait
 // for a transfer still touching bytes they reuse; in time order a page-in that waits for
 // the bus starts after the free of a later instruction, so an arena planned over time
 // order gives its bytes to a tensor still live in plan order. Plan every arena over these.
 std::vector<BufferLife> in_plan_order(std::vector<BufferLife> buffers);
+
+// A compute in place shares its input's bytes (BufferLife::in_place_of), so the planners
+// place each chain of such buffers as one: from its first allocation to its last release,
+// of its largest size. `of_chains` planned over `chains` gives every buffer its chain's offset.
+struct InPlaceChains {
+  std::vector<BufferLife> chains;     // a buffer taken by none starts one; nodes are its first's
+  std::vector<std::size_t> chain_of;  // per buffer, its chain's index
+  MemoryPlan per_buffer(const MemoryPlan& of_chains) const;
+};
+// Throws InputError for a buffer taking one that does not come before it.
+InPlaceChains in_place_chains(const std::vector<BufferLife>& buffers);
 
 // The most aligned bytes live at once (a sweep over allocation and release ranks): the
 // lower bound of any arena.

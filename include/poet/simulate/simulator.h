@@ -7,7 +7,9 @@
 // Memory model: fixed memory is always resident; a computed tensor occupies RAM from the
 // start of its compute; a page-in occupies RAM from the start of its transfer; a freed
 // tensor releases RAM at once, unless it is being paged out, in which case it releases RAM
-// when that transfer ends.
+// when that transfer ends. A compute in place (op_table.h's in_place_input, where the plan
+// frees that input before its next compute with no page-out of it in between) takes its
+// input's bytes as it starts, after any page-out of them has ended: it needs none of its own.
 #pragma once
 
 #include <cstdint>
