@@ -160,9 +160,11 @@ TEST(EvictionHeuristic, AStuckPassStartsAgainAndSmallInputsAreKeptForARecomputat
 TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
   // The same instance. The greedy pass recomputes the block's first convolution output for
   // its own gradient and again for its ReLU's, each cheaper than paging it alone; paging it
-  // costs less than both. The swaps after the pass find that: it is paged, never recomputed.
-  // The optimum HiGHS proved (tests/data/schedules/README.md) bounds the heuristic from
-  // below, and the covering bound from above.
+  // costs less than both. The swaps after the pass find that: it is paged, never recomputed,
+  // and kept from its page-in to its last reader. A pass that pages the second convolution's
+  // output, where its cheap recomputation of the stem's batch norm and ReLU fills a stage,
+  // is tried again with that output kept. The heuristic then reaches the optimum HiGHS
+  // proved (tests/data/schedules/README.md), which the covering bound stays under.
   const auto [g, costs, budget] = mini_resnet_at_half();
   SimulationOptions strict;
   strict.count_parameters = true;
@@ -173,7 +175,7 @@ TEST(EvictionHeuristic, ATensorSeveralRecomputationsNeedIsPagedOnceInstead) {
   ASSERT_LE(optimum.peak_bytes, budget);
   const SolveResult heuristic = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
   ASSERT_TRUE(heuristic.simulation && heuristic.schedule) << heuristic.message;
-  EXPECT_GE(heuristic.objective, optimum.total_energy_j() * (1 - 1e-9));
+  EXPECT_NEAR(heuristic.objective, optimum.total_energy_j(), 1e-9 * optimum.total_energy_j());
   EXPECT_LE(heuristic.best_bound, optimum.total_energy_j() * (1 + 1e-9));
   NodeId conv = 0;
   while (g.node(conv).name != "/layers/layers.0/conv1/Conv") ++conv;

@@ -76,19 +76,26 @@ class EvictionSearch {
   // pass can drop a convolution's output early because that was cheap then, and pay for
   // rerunning the convolution later where keeping it and recomputing the batch norm and
   // ReLU after it would have done.
+  //
+  // Likewise for the costliest paged tensor, kept resident instead: a pass can page a
+  // tensor where a cheap recomputation it chose earlier fills a stage (a batch norm and
+  // ReLU recomputed from a convolution's output kept for them), though evicting that
+  // convolution's output instead, to recompute it later, would have let the tensor stay.
   std::optional<Schedule> run() {
     std::optional<std::pair<Schedule, double>> best = passes();
-    std::set<std::size_t> tried;
-    for (std::size_t k = 0; best && k < kKeptTensorTries; ++k) {
-      const std::optional<std::size_t> x = costliest_recomputed(best->first, tried);
-      if (!x) break;
-      tried.insert(*x);
-      never_recomputed_.insert(*x);
-      std::optional<std::pair<Schedule, double>> kept = passes();
-      if (kept && kept->second < best->second * (1 - 1e-12))
-        best = std::move(kept);
-      else
-        never_recomputed_.erase(*x);
+    for (std::set<std::size_t>* never : {&never_recomputed_, &never_paged_}) {
+      std::set<std::size_t> tried;
+      for (std::size_t k = 0; best && k < kKeptTensorTries; ++k) {
+        const std::optional<std::size_t> x = costliest_evicted(best->first, never == &never_paged_, tried);
+        if (!x) break;
+        tried.insert(*x);
+        never->insert(*x);
+        std::optional<std::pair<Schedule, double>> kept = passes();
+        if (kept && kept->second < best->second * (1 - 1e-12))
+          best = std::move(kept);
+        else
+          never->erase(*x);
+      }
     }
     if (!best) return std::nullopt;
     return std::move(best->first);
@@ -112,14 +119,22 @@ class EvictionSearch {
     return std::nullopt;
   }
 
-  // The tensor whose recomputations cost the most in `s`, of those not in `tried`.
-  std::optional<std::size_t> costliest_recomputed(const Schedule& s, const std::set<std::size_t>& tried) const {
+  // The tensor whose recomputations (or, `paged`, page-ins and page-outs) cost the most in
+  // `s`, of those not in `tried`.
+  std::optional<std::size_t> costliest_evicted(const Schedule& s, bool paged, const std::set<std::size_t>& tried) const {
     std::vector<double> spent(n_, 0);
-    for (Stage t = 0; t < n_; ++t)
-      for (NodeId i : s.R.row(t))
-        if (static_cast<std::size_t>(i) != t)
-          spent[static_cast<std::size_t>(i)] += cost(costs_.nodes[static_cast<std::size_t>(i)].compute_energy_j,
-                                                     costs_.nodes[static_cast<std::size_t>(i)].compute_time_s);
+    for (Stage t = 0; t < n_; ++t) {
+      const auto add = [&](const SparseRow& row, double NodeCost::*energy, double NodeCost::*time) {
+        for (NodeId i : row)
+          if (static_cast<std::size_t>(i) != t) {
+            const NodeCost& c = costs_.nodes[static_cast<std::size_t>(i)];
+            spent[static_cast<std::size_t>(i)] += cost(c.*energy, c.*time);
+          }
+      };
+      if (!paged) add(s.R.row(t), &NodeCost::compute_energy_j, &NodeCost::compute_time_s);
+      if (paged) add(s.M_in.row(t), &NodeCost::pagein_energy_j, &NodeCost::pagein_time_s);
+      if (paged) add(s.M_out.row(t), &NodeCost::pageout_energy_j, &NodeCost::pageout_time_s);
+    }
     std::optional<std::size_t> out;
     for (std::size_t i = 0; i < n_; ++i)
       if (spent[i] > 0 && !tried.count(i) && (!out || spent[i] > spent[*out])) out = i;
@@ -143,7 +158,7 @@ class EvictionSearch {
       if (over == peaks.end()) {
         undo_needless_evictions();
         for (std::size_t round = 0; round < kSwapRounds; ++round)
-          if (!page_instead_of_recomputing() && !recompute_instead_of_paging()) break;
+          if (!page_instead_of_recomputing() && !recompute_instead_of_paging() && !keep_instead_of_paging()) break;
         return std::nullopt;
       }
       const Stage stage = static_cast<Stage>(over - peaks.begin());
@@ -331,6 +346,24 @@ class EvictionSearch {
     return improved;
   }
 
+  // A page-in the swaps made can bridge a gap that now fits in RAM (a tensor paged in for a
+  // recomputation, then again for its next reader, where keeping it between them fits):
+  // keep it resident instead where every stage still fits.
+  bool keep_instead_of_paging() {
+    bool improved = false;
+    double current = schedule_cost();
+    for (std::size_t x = 0; x < n_; ++x) {
+      const std::vector<Stage> uses(paged_[x].begin(), paged_[x].end());
+      for (Stage q : uses) {
+        const Grid computed = computed_;
+        const std::vector<std::multiset<Stage>> paged = paged_;
+        paged_[x].erase(paged_[x].find(q));
+        improved |= keep_if_cheaper(computed, paged, current);
+      }
+    }
+    return improved;
+  }
+
   // Materializes the change just made, and keeps it where every stage fits, the deadline
   // holds and it costs less than `current`; else restores the schedule before it.
   bool keep_if_cheaper(const Grid& computed_before, const std::vector<std::multiset<Stage>>& paged_before,
@@ -462,7 +495,7 @@ class EvictionSearch {
       if (next == ev.end() || next == ev.begin() || *(next - 1) == over) continue;  // read in this stage
       const Stage p = *(next - 1), q = *next;
       if (paged_[i].count(q)) continue;  // already bridged by paging
-      if (paging) {
+      if (paging && !never_paged_.count(i)) {
         const bool stored = stored_from_[i] && *stored_from_[i] <= p + 1;
         const Stage first_free = stored ? p + 1 : computed_.at(p, i) ? p + 2 : p + 1;
         const Stage last_free = q - 1;
@@ -513,6 +546,7 @@ class EvictionSearch {
   std::vector<Eviction> evictions_;  // applied, in order
   std::set<std::pair<std::size_t, Stage>> forbidden_;  // recomputations (tensor, stage) a stuck pass made
   std::set<std::size_t> never_recomputed_;  // tensors no eviction may drop for a recomputation
+  std::set<std::size_t> never_paged_;       // tensors no eviction may page
 };
 
 }  // namespace
