@@ -7,9 +7,11 @@
 //   alive(x, j) >= c_w for a consumer w >= j, when x < j;
 //   pre(x) >= c_w - c_x for every consumer w of x (counted at the steps before x);
 // and a counts from its step to the end: kept into stage s + 1 when s is not its next use
-// (S_RAM[s+1][a] = 1 forbids its FREE), read by s when it is. So U[s][j] >= the row below,
-// which leaves out the input j may be computed over in place (its FREE counts at step j);
-// the MILP keeps U[s][j] <= the budget.
+// (S_RAM[s+1][a] = 1 forbids its FREE), read by s when it is. An input x that j is
+// computed over in place counts at step j only if it is still there at step j + 1 (its
+// FREE at j, which gives j its bytes, needs no later consumer in the stage), so alive(x,
+// j + 1) stands for it there (nothing at x's last use). So U[s][j] >= the row below; the
+// MILP keeps U[s][j] <= the budget.
 #include "recomputation_room.h"
 
 #include <CbcModel.hpp>
@@ -101,14 +103,17 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
   const double budget = static_cast<double>(activation_budget) / largest;
   for (std::size_t j = a; j <= s; ++j) {
     Row memory{{}, {}, -INFINITY, budget};
-    // An input j may be computed over in place is released at step j: left out there.
+    // The input j may be computed over in place gives j its bytes unless it is still there
+    // at step j + 1 (then FREE cannot release it at j).
     const std::optional<NodeId> over = in_place_input(g, static_cast<NodeId>(j));
     for (std::size_t x = 0; x <= s; ++x) {
       if (pre[x] < 0 && computed[x] < 0) continue;
-      if (over && x == static_cast<std::size_t>(*over)) continue;
       if (x < j && alive_from[x] >= 0 && j >= std::max(a, x + 1) && j <= last_use[x]) {
-        memory.columns.push_back(alive(x, j));
-        memory.values.push_back(mem(x));
+        const bool taken = over && x == static_cast<std::size_t>(*over);
+        if (!taken || j < last_use[x]) {
+          memory.columns.push_back(alive(x, taken ? j + 1 : j));
+          memory.values.push_back(mem(x));
+        }
       } else if (x >= j && pre[x] >= 0) {
         memory.columns.push_back(pre[x]);
         memory.values.push_back(mem(x));
