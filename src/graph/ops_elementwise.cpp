@@ -70,16 +70,16 @@ OpDef relu_mask() {
 // of x again (the tanh form, as the kernel).
 OpDef gelu() {
   return in_place(unary(OpKind::GELU, "gelu", "", per_element<10>,
-               in_place_gradient({.same_input = true}, grad_per_input_15)));
+                        in_place_gradient({.same_input = true}, grad_per_input_15)));
 }
 // An exp, an add and a divide or two: about 4 FLOP per element.
 OpDef tanh() {
   return in_place(unary(OpKind::Tanh, "tanh", "TanHLayer", per_element<4>,
-               in_place_gradient({.output = true}, grad_per_input_2)));
+                        in_place_gradient({.output = true}, grad_per_input_2)));
 }
 OpDef sigmoid() {
   return in_place(unary(OpKind::Sigmoid, "sigmoid", "SigmoidLayer", per_element<4>,
-               in_place_gradient({.output = true}, grad_per_input_2)));
+                        in_place_gradient({.output = true}, grad_per_input_2)));
 }
 // The mask is regenerated from the counter-based RNG (seed, step, node), not stored.
 OpDef dropout() {
@@ -119,7 +119,7 @@ OpDef scale() {
 // The exact GELU, x Phi(x): an erf and a few FLOP; its gradient Phi(x) + x phi(x) reads x.
 OpDef gelu_erf() {
   return in_place(unary(OpKind::GELUErf, "gelu_erf", "", per_element<10>,
-               in_place_gradient({.same_input = true}, grad_per_input_15)));
+                        in_place_gradient({.same_input = true}, grad_per_input_15)));
 }
 
 // x + p, p's `features` elements repeated over x's leading axes (a position embedding
@@ -145,12 +145,12 @@ OpDef add_parameter() {
 // A multiply-add and a clamp; the gradient is 1/6 where 0 < y < 1: it reads the output.
 OpDef hard_sigmoid() {
   return in_place(unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
-               in_place_gradient({.output = true}, grad_per_input_2)));
+                        in_place_gradient({.output = true}, grad_per_input_2)));
 }
 // x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
 OpDef hard_swish() {
   return in_place(unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,
-               in_place_gradient({.same_input = true}, grad_per_input_4)));
+                        in_place_gradient({.same_input = true}, grad_per_input_4)));
 }
 
 // a b, b of a's rank with size 1 on the axes it is repeated over. dA = dY b reads b; dB,

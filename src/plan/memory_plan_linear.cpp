@@ -1,5 +1,5 @@
-// The trivial arena planner: no reuse at all (but for buffers computed in place). The oracle the greedy planner is tested
-// against, and its upper bound.
+// The trivial arena planner: no reuse at all (but for buffers computed in place). The
+// oracle the greedy planner is tested against, and its upper bound.
 #include <fmt/format.h>
 
 #include "poet/plan/memory_plan.h"
