@@ -90,6 +90,27 @@ TEST(MemoryPlan, RejectsANonPositiveAlignment) {
   }
 }
 
+// A (ranks 0-2) computed over in place by B (2-4); C (1-3) is live with both. Both planners
+// give B A's bytes and C others; B at a shift over A's bytes is a fault, apart from them not.
+TEST(MemoryPlan, ABufferComputedInPlaceSharesItsInputsBytes) {
+  std::vector<BufferLife> b{life(32, 0, 2), life(32, 2, 4), life(16, 1, 3)};
+  b[1].in_place_of = 0;
+  for (const MemoryPlan& plan : {plan_memory_greedy(b, 16), plan_memory_linear(b, 16)}) {
+    EXPECT_EQ(plan.offsets[1], plan.offsets[0]);
+    EXPECT_TRUE(plan.offsets[2] >= plan.offsets[0] + 32 || plan.offsets[2] + 16 <= plan.offsets[0]);
+    EXPECT_EQ(find_overlap(b, plan, 16), std::nullopt);
+  }
+  EXPECT_EQ(plan_memory_greedy(b, 16).arena_bytes, 48);
+  EXPECT_EQ(plan_memory_linear(b, 16).arena_bytes, 48);
+  const MemoryPlan shifted{.offsets = {0, 16, 64}, .arena_bytes = 80, .peak_live_bytes = 48};
+  ASSERT_TRUE(find_overlap(b, shifted, 16));
+  EXPECT_NE(find_overlap(b, shifted, 16)->find("computed in place over buffer 0"), std::string::npos);
+  const MemoryPlan apart{.offsets = {0, 32, 64}, .arena_bytes = 80, .peak_live_bytes = 48};
+  EXPECT_EQ(find_overlap(b, apart, 16), std::nullopt);
+  b[0].in_place_of = 1;  // a chain must run forwards
+  EXPECT_THROW(plan_memory_greedy(b, 16), InputError);
+}
+
 TEST(MemoryPlan, OverlapCheckNamesBothBuffers) {
   const std::vector<BufferLife> b{life(32, 0, 5, 7), life(32, 2, 6, 9)};
   const MemoryPlan bad{.offsets = {0, 16}, .arena_bytes = 48, .peak_live_bytes = 64};
