@@ -33,7 +33,7 @@
 //
 // A recomputation needs its inputs resident. Take the last restoration of a gap (p, u) of a
 // (it makes a resident for u; before it a may be absent, after it a is present) and let it
-// be a recomputation in stage s*. An input x that only a reads (one edge) is dead after
+// be a recomputation in stage s*. An input x that a is the last to read is dead after
 // stage a <= p in compute-once order, so no covering row counts it, yet it is resident at
 // s*: either it was restored after a's computation (a recomputation or a page-in; charged
 // to one column per x, shared by all of a's gaps, since no gap of x lies after a), or it
@@ -149,13 +149,19 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     p.recomputed_gap.push_back(-1);
     return static_cast<int>(p.cost.size()) - 1;
   };
-  // The inputs only `a` reads (one edge), which nothing needs after a's computation; past
-  // this many, one column that assumes them free (still valid, weaker).
+  // The inputs `a` is the last to read (a ReLU's output that its mask, its pool's indices
+  // and the pool read), which nothing needs after a's computation; past this many, one
+  // column that assumes them free (still valid, weaker).
   constexpr std::size_t kMaxPrivateInputs = 3;
   const auto private_inputs = [&](std::size_t a) {
     std::vector<std::size_t> out;
-    for (NodeId x : g.node(static_cast<NodeId>(a)).inputs)
-      if (users[static_cast<std::size_t>(x)].size() == 1) out.push_back(static_cast<std::size_t>(x));
+    for (NodeId id : g.node(static_cast<NodeId>(a)).inputs) {
+      const auto x = static_cast<std::size_t>(id);
+      const auto& readers = users[x];
+      if (std::all_of(readers.begin(), readers.end(), [&](NodeId u) { return static_cast<std::size_t>(u) <= a; }) &&
+          std::find(out.begin(), out.end(), x) == out.end())
+        out.push_back(x);
+    }
     if (out.size() > kMaxPrivateInputs) out.clear();
     return out;
   };
