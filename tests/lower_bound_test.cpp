@@ -170,7 +170,7 @@ TEST(LowerBound, NeverAboveTheMilpOptimumWithNodesComputedInPlace) {
         }
     }
   }
-  EXPECT_GE(in_place_nodes, 2 * graphs);
+  EXPECT_GE(in_place_nodes, graphs);
   EXPECT_GE(optima, 2 * graphs);
   EXPECT_LE(simulator_rejects, optima / 10);
   std::printf("%d nodes computed in place, %d optima, %d MILP optima the simulator rejected\n", in_place_nodes, optima,
