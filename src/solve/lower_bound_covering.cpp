@@ -42,7 +42,13 @@
 // frees at most mem(a) - mem(x) net, and after s* a is present. So a recomputation column
 // per choice of which such inputs are restored (the rest kept), freeing mem(a) less the
 // kept ones (only those that free something), with at most one restoration column per gap
-// charged.
+// charged. The same holds one level down: x restored by a page-in costs its page-in; x
+// restored by a recomputation in stage s' needs its own private inputs y at s', each
+// restored after x's computation (one column per y: no gap of y lies after x) or kept from
+// its computation to s'. The rows from the gap's start to s' - 1 then hold the kept y, those
+// from s' on hold x: each row the recomputation relieves holds min(mem(x), mem(kept y)).
+// So each x has a way per choice (kept: mem(x); paged in; recomputed, with each y kept or
+// restored), and a recomputation of a a column per choice of ways.
 //
 // A recomputation needs room in its stage, too. With the last restoration of the gap a
 // recomputation in stage s* (R[s*][a] = 1), a counts in the memory row of every stage from
@@ -134,20 +140,25 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
 
   CoveringProblem p;
   // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
-  // A recomputation has one column per way of providing the inputs that only it reads
-  // (kept, or restored: w), with the memory it frees net of the inputs kept.
+  // A recomputation has one column per way of providing the inputs that only it needs
+  // (kept, or restored: w), with the memory it frees net of what is kept for it.
   struct Recompute {
     int column;
-    double frees;                    // in units of the largest tensor
-    std::vector<std::size_t> restored;  // inputs restored for it
+    double frees;            // in units of the largest tensor
+    std::vector<int> needs;  // the restorations of its inputs it relies on
   };
   std::vector<std::vector<Recompute>> recompute(gaps.size());
-  std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), restore_input(n, -1);
+  std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), restore_input(n, -1), page_input(n, -1),
+      recompute_input(n, -1);
   const auto add_column = [&](double cost) {
     p.cost.push_back(cost);
     p.upper.push_back(1);
     p.recomputed_gap.push_back(-1);
     return static_cast<int>(p.cost.size()) - 1;
+  };
+  const auto once = [&](int& column, double cost) {
+    if (column < 0) column = add_column(cost);
+    return column;
   };
   // The inputs `a` is the last to read (a ReLU's output that its mask, its pool's indices
   // and the pool read), which nothing needs after a's computation; past this many, one
@@ -165,32 +176,75 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     if (out.size() > kMaxPrivateInputs) out.clear();
     return out;
   };
+  const auto compute_cost = [&](std::size_t x) {
+    const NodeCost& c = costs.nodes[x];
+    return (energy ? c.compute_energy_j : c.compute_time_s) / scale;
+  };
+  const auto pagein_cost = [&](std::size_t x) { return (energy ? costs.nodes[x].pagein_energy_j : 0.0) / scale; };
   // The least a restoration of x costs: a recomputation or a page-in.
   const auto restore_cost = [&](std::size_t x) {
-    const NodeCost& c = costs.nodes[x];
     double least = INFINITY;
-    if (remat) least = energy ? c.compute_energy_j : c.compute_time_s;
-    if (paging) least = std::min(least, energy ? c.pagein_energy_j : 0.0);
-    return least / scale;
+    if (remat) least = compute_cost(x);
+    if (paging) least = std::min(least, pagein_cost(x));
+    return least;
+  };
+  // The ways of having a's private input x at a's recomputation: kept (its bytes in every
+  // row the recomputation relieves), paged in, or recomputed from its own private inputs,
+  // each kept or restored. x recomputed in stage s' with kept inputs Y: the rows before s'
+  // hold Y, those from s' on hold x, so each holds min(mem(x), mem(Y)). Each way: the
+  // memory it takes from the recomputation's relief, and the restorations it needs.
+  struct Way {
+    double holds;
+    std::vector<int> needs;
+  };
+  constexpr std::size_t kMaxWays = 64;  // per recomputation; past it, flat restorations
+  const auto ways_of = [&](std::size_t x, bool nested) {
+    std::vector<Way> ways{{mem(x), {}}};
+    if (!nested) {
+      if (std::isfinite(restore_cost(x))) ways.push_back({0, {once(restore_input[x], restore_cost(x))}});
+      return ways;
+    }
+    if (paging) ways.push_back({0, {once(page_input[x], pagein_cost(x))}});
+    if (!remat) return ways;
+    const std::vector<std::size_t> inputs = private_inputs(x);
+    for (std::size_t restored_set = 0; restored_set < (std::size_t{1} << inputs.size()); ++restored_set) {
+      Way w{0, {once(recompute_input[x], compute_cost(x))}};
+      for (std::size_t j = 0; j < inputs.size(); ++j)
+        if (restored_set >> j & 1)
+          w.needs.push_back(once(restore_input[inputs[j]], restore_cost(inputs[j])));
+        else
+          w.holds += mem(inputs[j]);
+      w.holds = std::min(w.holds, mem(x));
+      ways.push_back(std::move(w));
+    }
+    return ways;
   };
   const auto add_recomputations = [&](std::size_t k) {
     const std::size_t a = gaps[k].tensor;
-    const NodeCost& c = costs.nodes[a];
-    const double cost = (energy ? c.compute_energy_j : c.compute_time_s) / scale;
     const std::vector<std::size_t> inputs = private_inputs(a);
-    for (std::size_t restored_set = 0; restored_set < (std::size_t{1} << inputs.size()); ++restored_set) {
+    std::vector<std::vector<Way>> ways;
+    std::size_t combinations = 1;
+    for (std::size_t x : inputs) combinations *= ways_of(x, true).size();
+    for (std::size_t x : inputs) ways.push_back(ways_of(x, combinations <= kMaxWays));
+    // Every choice of one way per input (a mixed-radix count).
+    std::vector<std::size_t> pick(inputs.size(), 0);
+    for (bool more = true; more;) {
       Recompute r{-1, mem(a), {}};
-      for (std::size_t j = 0; j < inputs.size(); ++j)
-        if (restored_set >> j & 1)
-          r.restored.push_back(inputs[j]);
-        else
-          r.frees -= mem(inputs[j]);
-      if (r.frees <= 1e-12) continue;  // frees nothing: never part of a cover
-      r.column = add_column(cost);
-      p.recomputed_gap.back() = static_cast<int>(k);
-      for (std::size_t x : r.restored)
-        if (restore_input[x] < 0) restore_input[x] = add_column(restore_cost(x));
-      recompute[k].push_back(std::move(r));
+      for (std::size_t j = 0; j < inputs.size(); ++j) {
+        const Way& w = ways[j][pick[j]];
+        r.frees -= w.holds;
+        r.needs.insert(r.needs.end(), w.needs.begin(), w.needs.end());
+      }
+      if (r.frees > 1e-12) {  // else it frees nothing: never part of a cover
+        r.column = add_column(compute_cost(a));
+        p.recomputed_gap.back() = static_cast<int>(k);
+        recompute[k].push_back(std::move(r));
+      }
+      more = false;
+      for (std::size_t j = 0; j < pick.size() && !more; ++j) {
+        if (++pick[j] < ways[j].size()) more = true;
+        else pick[j] = 0;
+      }
     }
   };
   std::vector<Row> covers;
@@ -238,7 +292,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (const Recompute& r : recompute[k]) {
       one_restoration.columns.push_back(r.column);
       one_restoration.values.push_back(1);
-      for (std::size_t x : r.restored) p.rows.push_back({{r.column, restore_input[x]}, {1, -1}, -INFINITY, 0});
+      for (int needed : r.needs) p.rows.push_back({{r.column, needed}, {1, -1}, -INFINITY, 0});
     }
     if (pagein[k] >= 0) {
       one_restoration.columns.push_back(pagein[k]);
