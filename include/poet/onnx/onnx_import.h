@@ -23,7 +23,7 @@ struct OnnxImportOptions {
 
 // One initializer's share of a node's parameters.
 struct InitializerPiece {
-  std::string initializer;  // its name in the file
+  std::string initializer;  // its name in the file; empty: a fixed tensor the file computes (not written back)
   std::int64_t offset = 0;  // in floats, into the node's parameters
   std::int64_t count = 0;
   // A MatMul weight is stored [in, out] in the file and [out, in] in poet's layout: its
