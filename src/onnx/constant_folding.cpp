@@ -498,6 +498,7 @@ ConstTensor unary(const NodeReader& n, const std::vector<const ConstTensor*>& in
 ConstTensor range(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
   const ConstTensor &start = arg(n, in, 0), &limit = arg(n, in, 1), &delta = arg(n, in, 2);
   if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1) bad(n, "its inputs must be scalars");
+  if (start.is_float != limit.is_float || start.is_float != delta.is_float) bad(n, "its inputs are of different types");
   auto value = [](const ConstTensor& t) { return t.is_float ? static_cast<double>(t.floats[0]) : static_cast<double>(t.ints[0]); };
   const double s = value(start), l = value(limit), d = value(delta);
   if (d == 0) bad(n, "its delta is 0");

@@ -5,7 +5,8 @@
 // Each ONNX node becomes a node of an existing operator (poet/graph/op_table.h), made by
 // that operator's rules: the importer picks the operator and its attributes and never
 // computes a shape, FLOPs or bytes itself. Constant sub-graphs (the Shape / Gather /
-// Unsqueeze / Concat chains torch emits for a reshape, Constant, Identity) are folded away.
+// Unsqueeze / Concat chains torch emits for a reshape, Constant, Identity, Swin's masks)
+// are folded away.
 // docs/ONNX.md lists the operators and the attributes each takes.
 #pragma once
 
