@@ -220,6 +220,23 @@ class TinyBert(nn.Module):
         return self.head(x[:, 0])
 
 
+class TinyEinsum(nn.Module):
+    """MaxViT's attention written with torch.einsum (ONNX Einsum): the scores 'bghid,bghjd->bghij', the weighted
+    values 'bghij,bghjd->bghid', and the same product with its output axes permuted ('bghij,bghjd->bgihd')."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.head = nn.Linear(2 * 4 * 8, 3)
+
+    def forward(self, x):  # [B, G = 2 groups, S = 4 tokens, 8]
+        b = x.shape[0]
+        q, k, v = self.qkv(x).reshape(b, 2, 4, 3, 2, 4).permute(3, 0, 1, 4, 2, 5)  # each [B, G, H = 2, S, 4]
+        a = torch.softmax(torch.einsum("bghid,bghjd->bghij", q, k) * 0.5, dim=-1)
+        y = torch.einsum("bghij,bghjd->bghid", a, v).transpose(2, 3) + torch.einsum("bghij,bghjd->bgihd", a, v)
+        return self.head(y.reshape(b, -1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -254,6 +271,23 @@ def tiny_vit():
                                                 mlp_dim=16, num_classes=4)
 
 
+def tiny_swin():
+    """torchvision's SwinTransformer in miniature (8x8 images, 2x2 patches, 2x2 windows): the shifted windows'
+    attention mask, which the file computes from constants (Range, ScatterND, Slice, Transpose, Sub, Equal, Where)
+    and adds fixed; the relative position bias gathered from its learned table by a constant index; patch merging's
+    Slice with step 2; torch.roll. Exported with do_constant_folding=False, which keeps the table."""
+    return torchvision.models.SwinTransformer(patch_size=[2, 2], embed_dim=8, depths=[2, 1], num_heads=[2, 2],
+                                              window_size=[2, 2], stochastic_depth_prob=0.0, num_classes=3)
+
+
+def tiny_maxvit():
+    """torchvision's MaxVit in miniature (16x16 images): MBConv with squeeze-and-excitation, window and grid
+    attention through Einsum, the relative position bias gathered from its learned table (do_constant_folding=False
+    keeps the table)."""
+    return torchvision.models.MaxVit(input_size=(16, 16), stem_channels=8, partition_size=2, block_channels=[8],
+                                     block_layers=[1], head_dim=4, stochastic_depth_prob=0.0, num_classes=3)
+
+
 def perturb_parameters(model, gen):
     """Every parameter moved by a random 0.1 x N(0, 1), so that no two are equal: TransformerEncoder copies its
     first layer, biases and class tokens start at 0, and torch's exporter shares initializers of equal value,
@@ -275,12 +309,14 @@ def randomize_norms(model, gen):
                     m.running_var.copy_(1 + 0.3 * torch.rand(m.running_var.shape, generator=gen))
 
 
-def export(model, example, path, opset, training=torch.onnx.TrainingMode.PRESERVE):
+def export(model, example, path, opset, training=torch.onnx.TrainingMode.PRESERVE, fold=True):
     model.eval()
     # PRESERVE keeps batch norm as it is (EVAL would fold it into the convolutions, which
     # changes the parameters); the model is in eval mode, so no dropout is exported.
-    # TRAINING exports dropout too.
-    torch.onnx.export(model, example, path, opset_version=opset, training=training,
+    # TRAINING exports dropout too. fold=False keeps a learned table gathered by constant
+    # indices (a relative position bias) as the table, which torch's constant folding would
+    # replace by the gathered copy.
+    torch.onnx.export(model, example, path, opset_version=opset, training=training, do_constant_folding=fold,
                       input_names=["input"], output_names=["logits"], dynamic_axes={"input": {0: "batch"}})
     onnx.checker.check_model(onnx.load(path))
 
@@ -289,7 +325,7 @@ def floats(t):
     return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
 
 
-def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False):
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False, fold=True):
     """The fixture of the model `make_model` builds, with initial weights from a fixed seed."""
     torch.manual_seed(1234)
     model = make_model()
@@ -300,7 +336,7 @@ def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, pe
     x = torch.rand((BATCH,) + sample_shape, generator=gen) * 2 - 1
     labels = torch.randint(0, classes, (BATCH,), generator=gen)
     path = os.path.join(out_dir, name + ".onnx")
-    export(model, x, path, opset)
+    export(model, x, path, opset, fold=fold)
     reference_outputs(name, model, x, labels, path, out_dir)
 
 
@@ -375,6 +411,9 @@ def main():
     write_fixture("tiny_mobilenet_v3", TinyMobileNetV3, (3, 8, 8), 5, out_dir, perturb=True)
     write_fixture("tiny_convnext", TinyConvNeXt, (3, 8, 8), 4, out_dir, perturb=True)
     write_token_fixture("tiny_bert", TinyBert, out_dir)
+    write_fixture("tiny_einsum", TinyEinsum, (2, 4, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_swin", tiny_swin, (3, 8, 8), 3, out_dir, perturb=True, fold=False)
+    write_fixture("tiny_maxvit", tiny_maxvit, (3, 16, 16), 3, out_dir, perturb=True, fold=False)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

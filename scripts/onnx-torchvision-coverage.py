@@ -4,10 +4,14 @@ dimensions, not their data) and runs `poet graph --onnx` on it, printing the mod
 count, and poet's count or its first error.
 
 A developer tool (Debian's python3-torch, python3-torchvision, python3-onnx).
-Usage: scripts/onnx-torchvision-coverage.py POET_BINARY OUT_DIR [--opset N] [--training] [MODEL...]
+Usage: scripts/onnx-torchvision-coverage.py POET_BINARY OUT_DIR [--opset N] [--training] [--no-constant-folding]
+                                            [MODEL...]
   Without MODEL, every classification model torchvision lists (0.14: 80). --opset: 13 (default) to 17.
   --training: exported in training mode (TrainingMode.TRAINING: dropout and batch norm kept); otherwise in eval mode
   with batch norm kept (TrainingMode.PRESERVE).
+  --no-constant-folding: torch.onnx.export's do_constant_folding=False, which keeps a learned table gathered by a
+  constant index (Swin's and MaxViT's relative position bias) as the table; torch's folding replaces it by the
+  gathered copy, a larger initializer that poet can only take for a parameter of its own.
 """
 import argparse
 import os
@@ -24,12 +28,13 @@ def classification_models():
     return torchvision.models.list_models(module=torchvision.models)
 
 
-def export_structure(model, size, path, opset, training):
+def export_structure(model, size, path, opset, training, fold):
     """Exports to `path` without the initializers' data (a model over 2 GB is written with external data first)."""
     with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as scratch:
         full = os.path.join(scratch, "model.onnx")
         mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.PRESERVE
         torch.onnx.export(model, torch.rand(1, 3, size, size), full, opset_version=opset, training=mode,
+                          do_constant_folding=fold,
                           input_names=["input"], dynamic_axes={"input": {0: "batch"}})
         m = onnx.load(full, load_external_data=False)
     for t in m.graph.initializer:
@@ -47,6 +52,7 @@ def main():
     parser.add_argument("out_dir")
     parser.add_argument("--opset", type=int, default=13)
     parser.add_argument("--training", action="store_true")
+    parser.add_argument("--no-constant-folding", action="store_true")
     parser.add_argument("models", nargs="*")
     args = parser.parse_intermixed_args()
     os.makedirs(args.out_dir, exist_ok=True)
@@ -56,7 +62,7 @@ def main():
         size = 299 if name == "inception_v3" else 224
         path = os.path.join(args.out_dir, f"{name}_opset{args.opset}{'_train' if args.training else ''}.onnx")
         try:
-            nodes = export_structure(model, size, path, args.opset, args.training)
+            nodes = export_structure(model, size, path, args.opset, args.training, not args.no_constant_folding)
         except Exception as e:  # noqa: BLE001 - a model PyTorch cannot export is reported, not fatal
             print(f"{name:22s} export fails: {str(e).splitlines()[0][:150]}", flush=True)
             continue

@@ -9,6 +9,7 @@
 #include "kernel_gradcheck.h"
 #include "poet/kernels/kernels_activation.h"
 #include "poet/kernels/kernels_layout.h"
+#include "poet/util/error.h"
 
 namespace poet::kernels {
 namespace {
@@ -63,6 +64,22 @@ TEST(KernelSlice, GradientMatchesFiniteDifferencesAndIsZeroOutsideTheBlock) {
   EXPECT_EQ(y[6], x[15 + 3]);  // outer 1, index 1, inner 0
   slice_backward(s, dy, dx);
   EXPECT_EQ(dx[0], 0.0f);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { slice_forward(s, in, out); }, x, 12, dy, dx));
+}
+
+// Swin's patch merging, x[:, 0::2]: every second index of [1, 5), and the gradient puts dY
+// back at those indices, zeros between.
+TEST(KernelSlice, WithAStepTakesEverySecondAndItsGradientMatches) {
+  const SliceShape s{.outer = 2, .length = 5, .inner = 3, .begin = 1, .end = 5, .step = 2};  // indices 1 and 3
+  const std::vector<float> x = random_values(30, 40), dy = random_values(12, 41);
+  std::vector<float> y(12), dx(30);
+  slice_forward(s, x, y);
+  EXPECT_EQ(y[0], x[3]);            // outer 0, index 1
+  EXPECT_EQ(y[3], x[9]);            // outer 0, index 3
+  EXPECT_EQ(y[6 + 4], x[15 + 9 + 1]);  // outer 1, index 3, inner 1
+  slice_backward(s, dy, dx);
+  EXPECT_EQ(dx[6], 0.0f);  // index 2 is skipped
+  EXPECT_EQ(dx[12], 0.0f);  // index 4 too
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { slice_forward(s, in, out); }, x, 12, dy, dx));
 }
 
@@ -186,6 +203,39 @@ TEST(KernelDiv, BroadcastAndBothGradientsMatch) {
   div_backward_b(s, dy, a, b, db);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { div_forward(s, in, b, out); }, a, 24, dy, da, 1e-3f));
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { div_forward(s, a, in, out); }, b, 24, dy, db, 1e-3f));
+}
+
+// Swin's attention mask, a fixed [1, 3, 1, 4] over [2, 3, 2, 4] (windows, heads, rows,
+// columns): add_constant's forward; its input's gradient flows through, it has no other.
+TEST(KernelAddBroadcast, AddsTheFixedTensorRepeated) {
+  BroadcastShape s;
+  s.rank = 4;
+  s.dims = {2, 3, 2, 4};
+  s.b_dims = {1, 3, 1, 4};
+  const std::vector<float> x = random_values(48, 42), c = random_values(12, 43);
+  std::vector<float> y(48);
+  add_broadcast_forward(s, x, c, y);
+  EXPECT_EQ(y[24 + 8 + 4 + 1], x[37] + c[4 + 1]);  // element (1, 1, 1, 1)
+}
+
+// A relative position bias: a table of 5 gathered by a fixed [1, 2, 3] index (repeats
+// included) over [2, 2, 3]; the table's gradient scatter-adds dY, matched to finite differences.
+TEST(KernelAddGathered, TableGradientMatchesFiniteDifferences) {
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims = {2, 2, 3};
+  s.b_dims = {1, 2, 3};
+  const std::vector<float> index = {4, 0, 2, 2, 4, 1};  // entry 3 unused, 2 and 4 twice
+  const std::vector<float> x = random_values(12, 44), table = random_values(5, 45), dy = random_values(12, 46);
+  std::vector<float> y(12), dtable(5);
+  add_gathered_forward(s, x, table, index, y);
+  EXPECT_EQ(y[6 + 4], x[10] + table[4]);  // element (1, 1, 1): index 4
+  add_gathered_backward(s, dy, index, dtable);
+  EXPECT_EQ(dtable[3], 0.0f);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { add_gathered_forward(s, x, in, index, out); }, table, 12, dy,
+                               dtable));
+  const std::vector<float> outside = {5, 0, 0, 0, 0, 0};
+  EXPECT_THROW(add_gathered_forward(s, x, table, outside, y), InternalError);
 }
 
 // ConvNeXt's layer scale, [1, C, 1, 1] over [N, C, H, W] (the runtime's mul_parameter): the

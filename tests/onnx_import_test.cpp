@@ -369,6 +369,86 @@ TEST(OnnxImport, EqualAndWhereOfConstantTensorsAreFoldedBroadcast) {
   EXPECT_NE(message.find("Equal"), std::string::npos) << message;
 }
 
+// Einsum that is a batched matrix product becomes poet's matmul between transposes
+// (tiny_einsum holds it to PyTorch); any other equation stops the import naming the node
+// and the equation.
+TEST(OnnxImport, EinsumOtherThanABatchedMatrixProductIsNamed) {
+  auto einsum = [](const std::string& name, const std::string& equation, const Shape& out) {
+    return write_model(name, {1, 3, 4}, out, [&](auto& g) {
+      auto* e = add_node(g, "scores", "Einsum", {"x", "x"}, "s");
+      auto* a = e->add_attribute();
+      a->set_name("equation");
+      a->set_type(::onnx::AttributeProto::STRING);
+      a->set_s(equation);
+      add_node(g, "features", "Flatten", {"s"}, "y");
+    });
+  };
+  const OnnxModel m = import_onnx(einsum("einsum_product", "bik,bjk->bji", {1, 9}), {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Transpose, OpKind::MatMul, OpKind::Transpose,
+                                      OpKind::Flatten, OpKind::SoftmaxCrossEntropy}));
+  for (const auto& [equation, why] : {std::pair{"bij,bij->bj", "contracts 1 axes with 0 and 0 free ones"},
+                                      std::pair{"bii,bij->bj", "repeats within one term"},
+                                      std::pair{"bij,bkj->bk", "of the first operand is summed alone"},
+                                      std::pair{"...ij,...kj->...ik", "explicit output"}}) {
+    const std::string message = import_error(einsum("einsum_bad", equation, {1, 4}));
+    EXPECT_NE(message.find("'scores' (Einsum)"), std::string::npos) << message;
+    EXPECT_NE(message.find(why), std::string::npos) << message;
+  }
+}
+
+// A tensor the file computes from constants (Swin's mask: Range, Unsqueeze, Sub broadcast,
+// Transpose, a Slice by a step, Cast) is added as a fixed tensor, not learned; a learned
+// table gathered by constant indices (a relative position bias) is added as the table,
+// learned, the indices fixed.
+TEST(OnnxImport, ComputedConstantsAreFixedAndAGatheredTableIsLearned) {
+  const std::string path = write_model("computed", {1, 3, 3}, {1, 9}, [](auto& g) {
+    add_ints(g, "zero", 0);
+    add_ints(g, "one", 1);
+    add_ints(g, "six", 6);
+    add_ints(g, "two", 2);
+    add_int_tensor(g, "r0", {}, {0});
+    add_int_tensor(g, "r6", {}, {6});
+    add_int_tensor(g, "r1", {}, {1});
+    add_node(g, "range", "Range", {"r0", "r6", "r1"}, "r");                 // 0 1 2 3 4 5
+    add_node(g, "evens", "Slice", {"r", "zero", "six", "zero", "two"}, "e");  // 0 2 4
+    add_node(g, "column", "Unsqueeze", {"e", "one"}, "c");
+    add_node(g, "row", "Unsqueeze", {"e", "zero"}, "w");
+    add_node(g, "differences", "Sub", {"c", "w"}, "d");  // [3, 3]: i - j
+    add_node(g, "transposed", "Transpose", {"d"}, "t");
+    auto* cast = add_node(g, "as_float", "Cast", {"t"}, "mask");
+    auto* to = cast->add_attribute();
+    to->set_name("to");
+    to->set_type(::onnx::AttributeProto::INT);
+    to->set_i(::onnx::TensorProto::FLOAT);
+    add_node(g, "masked", "Add", {"x", "mask"}, "m");
+    add_initializer(g, "table", {5}, 0.5f);
+    add_int_tensor(g, "index", {3, 3}, {4, 0, 1, 2, 3, 4, 0, 0, 1});
+    add_node(g, "bias", "Gather", {"table", "index"}, "b");
+    add_node(g, "biased", "Add", {"m", "b"}, "s");
+    add_node(g, "features", "Flatten", {"s"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  const Node& mask = m.forward.node(1);
+  EXPECT_EQ(mask.op, OpKind::AddConstant);
+  EXPECT_EQ(mask.param_count, 9);
+  EXPECT_EQ(trainable_parameters(mask), 0);
+  EXPECT_EQ(m.parameters.at(0).values, (std::vector<float>{0, 2, 4, -2, 0, 2, -4, -2, 0}));  // (j - i) * 2
+  const Node& bias = m.forward.node(2);
+  EXPECT_EQ(bias.op, OpKind::AddGathered);
+  EXPECT_EQ(trainable_parameters(bias), 5);
+  EXPECT_EQ(bias.param_count, 5 + 9);
+  EXPECT_EQ(m.parameters.at(1).pieces.at(0).initializer, "table");
+  EXPECT_TRUE(m.parameters.at(1).pieces.at(1).initializer.empty());  // the indices: fixed, not written back
+  EXPECT_EQ(m.parameters.at(1).values.back(), 1.0f);
+  EXPECT_EQ(trainable_parameters(m.forward), 5);
+  // Export writes the table back and leaves the fixed tensors as the file computes them.
+  const std::string out = temp_path("computed_out.onnx");
+  export_onnx(m, out);
+  EXPECT_EQ(trainable_parameters(import_onnx(out, {.batch_size = 2}).forward), 5);
+}
+
 // An integer input is token ids: imported when embeddings alone read it (the tiny BERT's
 // nn.Embedding, a Gather of its table's rows), and named with the node that reads it
 // otherwise.

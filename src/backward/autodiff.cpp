@@ -48,7 +48,7 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& extra) {
     for (NodeId& in : n.inputs) in = id[in];
     bool inputs_need_grad = false;
     for (NodeId in : n.inputs) inputs_need_grad = inputs_need_grad || needs_grad[in];
-    const bool node_needs_grad = inputs_need_grad || n.param_count > 0;
+    const bool node_needs_grad = inputs_need_grad || trainable_parameters(n) > 0;
     if (is_norm(n.op)) {
       const Shape x = g.node(n.inputs.at(0)).shape;
       Node s;
@@ -113,7 +113,7 @@ class Differentiator {
     }
     for (NodeId v = 0; v < forward_size_; ++v) {
       const Node& node = g_.node(v);
-      bool r = node.param_count > 0;
+      bool r = trainable_parameters(node) > 0;  // fixed parameters (a constant mask) need none
       for (NodeId in : node.inputs) r = r || requires_grad_[in];
       requires_grad_[v] = r;
     }
@@ -148,7 +148,7 @@ class Differentiator {
     // The parameter gradient first: it is the last reader of the layer's input x (a
     // convolution's or linear layer's), which can then be freed before dX is made, so that
     // dY, x and dX are never needed at once.
-    if (fwd.param_count > 0) {
+    if (trainable_parameters(fwd) > 0) {
       Node grad = gradient_node(fwd, v, GradOf::kParams, rule->params, dy);
       grad.op = OpKind::GradParam;
       grad.name = fmt::format("dparams({})", fwd.name);

@@ -58,6 +58,8 @@ OpDef hard_swish();
 OpDef mul();
 OpDef mul_parameter();
 OpDef div();
+OpDef add_constant();
+OpDef add_gathered();
 // ops_reference.cpp: the reference's fused transformer layers.
 OpDef ref_query_key_value();
 OpDef ref_qkt();

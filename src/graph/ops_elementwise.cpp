@@ -188,6 +188,43 @@ OpDef mul_parameter() {
                                    .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
 }
 
+// x + c with c a fixed tensor of shape attrs.dims (x's rank, size 1 where repeated), not
+// learned: Swin's shifted-window attention mask, which the file computes from constants.
+// Its values are the node's parameters, none trained (fixed memory, as PyTorch's buffers);
+// dX = dY.
+OpDef add_constant() {
+  return {.op = OpKind::AddConstant,
+          .name = "add_constant",
+          .shape = [](const OpArgs& a) {
+            require_broadcast("add_constant", a.attrs.dims, a.input());
+            return a.input();
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
+          .untrained = [](const Node& n) { return n.param_count; },
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
+}
+
+// x + t[index]: a learned table t of `features` values gathered by a fixed index tensor of
+// shape attrs.dims (x's rank, size 1 where repeated), as Swin's and MaxViT's relative
+// position bias. The parameters are t (trained), then the indices (fixed memory, held as
+// floats, exact below 2^24); dX = dY, and dt scatter-adds dY by the indices.
+OpDef add_gathered() {
+  return {.op = OpKind::AddGathered,
+          .name = "add_gathered",
+          .shape = [](const OpArgs& a) {
+            require_broadcast("add_gathered", a.attrs.dims, a.input());
+            require(a.features > 0 && a.features < (std::int64_t{1} << 24), "add_gathered",
+                    fmt::format("a table of {} values is not between 1 and 2^24", a.features));
+            return a.input();
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return a.features + element_count(a.attrs.dims); },
+          .untrained = [](const Node& n) { return element_count(n.attrs.dims); },
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops,
+                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
+}
+
 OpDef softmax_cross_entropy() {
   return {.op = OpKind::SoftmaxCrossEntropy,
           .name = "softmax_cross_entropy",

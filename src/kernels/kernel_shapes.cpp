@@ -123,6 +123,7 @@ void validate(const SliceShape& s) {
   positive("slice", "inner", s.inner);
   if (!(0 <= s.begin && s.begin < s.end && s.end <= s.length))
     throw InputError(fmt::format("slice: [{}, {}) is not a block of an axis of {}", s.begin, s.end, s.length));
+  positive("slice", "step", s.step);
 }
 
 void validate(const BroadcastShape& s) {

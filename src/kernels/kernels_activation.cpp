@@ -235,6 +235,40 @@ void for_each_broadcast(const char* kernel, const BroadcastShape& s, std::size_t
 
 }  // namespace
 
+void add_broadcast_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b,
+                           std::span<float> y) {
+  expect_size("add_broadcast_forward", "y", y, static_cast<std::int64_t>(a.size()));
+  for_each_broadcast("add_broadcast_forward", s, a.size(), b.size(), [&](std::size_t i, std::size_t j) { y[i] = a[i] + b[j]; });
+}
+
+namespace {
+
+// The table entry index[j] names.
+std::size_t table_entry(const char* kernel, std::span<const float> index, std::size_t j, std::size_t table) {
+  const float k = index[j];
+  if (!(k >= 0.0f && k < static_cast<float>(table)))
+    fail_internal(__FILE__, __LINE__, fmt::format("{}: index {} is outside a table of {}", kernel, k, table));
+  return static_cast<std::size_t>(k);
+}
+
+}  // namespace
+
+void add_gathered_forward(const BroadcastShape& s, std::span<const float> x, std::span<const float> table,
+                          std::span<const float> index, std::span<float> y) {
+  expect_size("add_gathered_forward", "y", y, static_cast<std::int64_t>(x.size()));
+  for_each_broadcast("add_gathered_forward", s, x.size(), index.size(), [&](std::size_t i, std::size_t j) {
+    y[i] = x[i] + table[table_entry("add_gathered_forward", index, j, table.size())];
+  });
+}
+
+void add_gathered_backward(const BroadcastShape& s, std::span<const float> dy, std::span<const float> index,
+                           std::span<float> dtable) {
+  std::fill(dtable.begin(), dtable.end(), 0.0f);
+  for_each_broadcast("add_gathered_backward", s, dy.size(), index.size(), [&](std::size_t i, std::size_t j) {
+    dtable[table_entry("add_gathered_backward", index, j, dtable.size())] += dy[i];
+  });
+}
+
 void mul_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y) {
   expect_size("mul_forward", "y", y, static_cast<std::int64_t>(a.size()));
   for_each_broadcast("mul_forward", s, a.size(), b.size(), [&](std::size_t i, std::size_t j) { y[i] = a[i] * b[j]; });

@@ -61,25 +61,44 @@ PermuteShape inverse(const PermuteShape& s) {
   return t;
 }
 
+namespace {
+
+// Calls copy(x_offset, y_offset, count) for each run of elements the slice takes: a block
+// of the axis at step 1, one row of `inner` elements per taken index otherwise.
+template <typename F>
+void for_each_slice_run(const SliceShape& s, F copy) {
+  const std::int64_t taken = (s.end - s.begin + s.step - 1) / s.step;
+  if (s.step == 1) {
+    for (std::int64_t o = 0; o < s.outer; ++o)
+      copy((o * s.length + s.begin) * s.inner, o * taken * s.inner, taken * s.inner);
+    return;
+  }
+  for (std::int64_t o = 0; o < s.outer; ++o)
+    for (std::int64_t k = 0; k < taken; ++k)
+      copy((o * s.length + s.begin + k * s.step) * s.inner, (o * taken + k) * s.inner, s.inner);
+}
+
+std::int64_t slice_output(const SliceShape& s) { return s.outer * ((s.end - s.begin + s.step - 1) / s.step) * s.inner; }
+
+}  // namespace
+
 void slice_forward(const SliceShape& s, std::span<const float> x, std::span<float> y) {
   validate(s);
-  const std::int64_t block = (s.end - s.begin) * s.inner;
   expect_size("slice_forward", "x", x, s.outer * s.length * s.inner);
-  expect_size("slice_forward", "y", y, s.outer * block);
-  for (std::int64_t o = 0; o < s.outer; ++o)
-    std::memcpy(y.data() + o * block, x.data() + (o * s.length + s.begin) * s.inner,
-                static_cast<std::size_t>(block) * sizeof(float));
+  expect_size("slice_forward", "y", y, slice_output(s));
+  for_each_slice_run(s, [&](std::int64_t from, std::int64_t to, std::int64_t count) {
+    std::memcpy(y.data() + to, x.data() + from, static_cast<std::size_t>(count) * sizeof(float));
+  });
 }
 
 void slice_backward(const SliceShape& s, std::span<const float> dy, std::span<float> dx) {
   validate(s);
-  const std::int64_t block = (s.end - s.begin) * s.inner;
-  expect_size("slice_backward", "dy", dy, s.outer * block);
+  expect_size("slice_backward", "dy", dy, slice_output(s));
   expect_size("slice_backward", "dx", dx, s.outer * s.length * s.inner);
   std::fill(dx.begin(), dx.end(), 0.0f);
-  for (std::int64_t o = 0; o < s.outer; ++o)
-    std::memcpy(dx.data() + (o * s.length + s.begin) * s.inner, dy.data() + o * block,
-                static_cast<std::size_t>(block) * sizeof(float));
+  for_each_slice_run(s, [&](std::int64_t from, std::int64_t to, std::int64_t count) {
+    std::memcpy(dx.data() + from, dy.data() + to, static_cast<std::size_t>(count) * sizeof(float));
+  });
 }
 
 namespace {

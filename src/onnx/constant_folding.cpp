@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "poet/util/error.h"
 
@@ -46,29 +47,103 @@ std::vector<std::int64_t> axes_of(const NodeReader& n, const std::vector<const C
   return {};
 }
 
+// A folded tensor is at most 2^24 elements: a shape computation's, a mask's or an index's,
+// never an activation's.
+constexpr std::int64_t kMaxFolded = std::int64_t{1} << 24;
+
+void check_size(const NodeReader& n, const Shape& dims) {
+  if (!bounded_element_count(dims) || element_count(dims) > kMaxFolded)
+    bad(n, fmt::format("it makes {}, more than 2^24 elements, beyond a constant poet folds", shape_string(dims)));
+}
+
+// Input i for an operator that moves elements: it may lack data (a structure-only file's
+// initializer), and then so does the result, which keeps only its dimensions.
+const ConstTensor& operand(const NodeReader& n, const std::vector<const ConstTensor*>& in, std::size_t i) {
+  if (i >= in.size() || !in[i]) bad(n, fmt::format("input {} is missing", i));
+  return *in[i];
+}
+
+std::vector<std::int64_t> strides_of(const Shape& dims) {
+  std::vector<std::int64_t> s(dims.size(), 1);
+  for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+// A tensor of `dims` whose element i is element source(i) of `from` (a layout operator);
+// its table provenance follows the elements.
+template <typename Source>
+ConstTensor moved(const NodeReader& n, const ConstTensor& from, Shape dims, Source source) {
+  check_size(n, dims);
+  ConstTensor t;
+  t.dims = std::move(dims);
+  t.is_float = from.is_float;
+  t.has_data = from.has_data;
+  t.table = from.table;
+  t.table_elements = from.table_elements;
+  const bool indexed = !from.table_index.empty();
+  if (!t.has_data && !indexed) return t;
+  const std::int64_t count = element_count(t.dims);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(source(i));
+    if (t.has_data && t.is_float) t.floats.push_back(from.floats[k]);
+    else if (t.has_data) t.ints.push_back(from.ints[k]);
+    if (indexed) t.table_index.push_back(from.table_index[k]);
+  }
+  return t;
+}
+
+// The multi-index of element i of a tensor of `dims`, into `index`.
+void unravel(std::int64_t i, const Shape& dims, std::vector<std::int64_t>& index) {
+  index.resize(dims.size());
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    index[d] = i % dims[d];
+    i /= dims[d];
+  }
+}
+
+// Gather along any axis by a constant index tensor of any shape. Of a float initializer
+// (a learned table), the result remembers which of the table's elements it holds.
 ConstTensor gather(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const ConstTensor& data = arg(n, in, 0);
-  const auto& idx = ints_of(n, arg(n, in, 1));
-  if (data.dims.size() != 1 || n.get_int("axis", 0) != 0) bad(n, "folds only a gather from a 1-D constant");
-  const auto size = static_cast<std::int64_t>(data.dims[0]);
-  ConstTensor out = data;
-  out.name.clear();
-  out.dims = arg(n, in, 1).dims;
-  out.ints.clear();
-  out.floats.clear();
-  for (std::int64_t i : idx) {
+  const ConstTensor& data = operand(n, in, 0);
+  const ConstTensor& idx = operand(n, in, 1);
+  if (idx.is_float) bad(n, "its indices must be integers");
+  const auto rank = static_cast<std::int64_t>(data.dims.size());
+  if (rank == 0) bad(n, "it gathers from a scalar");
+  const auto axis = static_cast<std::size_t>(normalized_axis(n, n.get_int("axis", 0), rank));
+  const std::int64_t size = data.dims[axis];
+  Shape dims(data.dims.begin(), data.dims.begin() + static_cast<std::ptrdiff_t>(axis));
+  dims.insert(dims.end(), idx.dims.begin(), idx.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.dims.end());
+  std::vector<std::int64_t> ids = idx.has_data ? idx.ints : std::vector<std::int64_t>{};
+  for (std::int64_t& i : ids) {
     if (i < -size || i >= size) bad(n, fmt::format("index {} is outside [0, {})", i, size));
     if (i < 0) i += size;
-    if (data.is_float)
-      out.floats.push_back(data.floats[static_cast<std::size_t>(i)]);
-    else
-      out.ints.push_back(data.ints[static_cast<std::size_t>(i)]);
   }
-  return out;
+  ConstTensor from = data;
+  if (data.is_float && !data.name.empty() && data.table.empty()) {  // a learned table
+    from.table = data.name;
+    from.table_elements = data.elements();
+    if (idx.has_data) {
+      from.table_index.resize(static_cast<std::size_t>(data.elements()));
+      std::iota(from.table_index.begin(), from.table_index.end(), std::int64_t{0});
+    }
+  }
+  if (!idx.has_data) {  // the dimensions alone
+    from.has_data = false;
+    from.table_index.clear();
+  }
+  std::int64_t inner = 1;
+  for (std::size_t d = axis + 1; d < data.dims.size(); ++d) inner *= data.dims[d];
+  const auto picks = static_cast<std::int64_t>(ids.size());
+  return moved(n, from, dims, [&](std::int64_t i) {
+    const std::int64_t in_inner = i % inner, rest = i / inner;
+    const std::int64_t pick = rest % std::max<std::int64_t>(picks, 1), outer = rest / std::max<std::int64_t>(picks, 1);
+    return (outer * size + ids[static_cast<std::size_t>(pick)]) * inner + in_inner;
+  });
 }
 
 ConstTensor unsqueeze(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  ConstTensor out = arg(n, in, 0);
+  ConstTensor out = operand(n, in, 0);
   out.name.clear();
   std::vector<std::int64_t> axes = axes_of(n, in);
   const auto rank = static_cast<std::int64_t>(out.dims.size() + axes.size());
@@ -79,7 +154,7 @@ ConstTensor unsqueeze(const NodeReader& n, const std::vector<const ConstTensor*>
 }
 
 ConstTensor squeeze(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  ConstTensor out = arg(n, in, 0);
+  ConstTensor out = operand(n, in, 0);
   out.name.clear();
   std::vector<std::int64_t> axes = axes_of(n, in);
   const auto rank = static_cast<std::int64_t>(out.dims.size());
@@ -97,33 +172,105 @@ ConstTensor squeeze(const NodeReader& n, const std::vector<const ConstTensor*>& 
   return out;
 }
 
+// Concatenation along any axis, the parts alike in every other; a table's provenance is
+// kept only where every part has none.
 ConstTensor concat(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  ConstTensor out;
-  out.is_float = arg(n, in, 0).is_float;
+  const ConstTensor& first = arg(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(first.dims.size());
+  if (rank == 0) bad(n, "it concatenates scalars");
+  const auto axis = static_cast<std::size_t>(normalized_axis(n, n.get_int("axis", 0), rank));
+  Shape dims = first.dims, alike = first.dims;
+  dims[axis] = alike[axis] = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
     const ConstTensor& t = arg(n, in, i);
-    if (t.dims.size() != 1 || t.is_float != out.is_float) bad(n, "folds only a concatenation of 1-D constants");
-    out.ints.insert(out.ints.end(), t.ints.begin(), t.ints.end());
-    out.floats.insert(out.floats.end(), t.floats.begin(), t.floats.end());
+    Shape other = t.dims;
+    if (other.size() == alike.size()) other[axis] = 0;
+    if (other != alike || t.is_float != first.is_float || !t.table.empty())
+      bad(n, fmt::format("its parts differ in type or in a dimension besides axis {} ({} and {})", axis,
+                         shape_string(first.dims), shape_string(t.dims)));
+    dims[axis] += t.dims[axis];
   }
-  out.dims = {static_cast<std::int64_t>(out.is_float ? out.floats.size() : out.ints.size())};
+  check_size(n, dims);
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= dims[d];
+  for (std::size_t d = axis + 1; d < dims.size(); ++d) inner *= dims[d];
+  ConstTensor out;
+  out.dims = dims;
+  out.is_float = first.is_float;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (const ConstTensor* t : in) {
+      const std::int64_t block = t->dims[axis] * inner;
+      const auto from = static_cast<std::ptrdiff_t>(o * block), to = static_cast<std::ptrdiff_t>((o + 1) * block);
+      if (out.is_float) out.floats.insert(out.floats.end(), t->floats.begin() + from, t->floats.begin() + to);
+      else out.ints.insert(out.ints.end(), t->ints.begin() + from, t->ints.begin() + to);
+    }
   return out;
 }
 
+// Any axes, any non-zero steps (negative ones backwards), as ONNX's Slice clamps them.
 ConstTensor slice(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const ConstTensor& data = arg(n, in, 0);
-  if (data.dims.size() != 1 || data.is_float) bad(n, "folds only a slice of a 1-D integer constant");
-  const auto size = static_cast<std::int64_t>(data.ints.size());
+  const ConstTensor& data = operand(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(data.dims.size());
   // Opset 10 on: starts, ends, axes and steps are inputs; before, attributes.
   const auto starts = n.get_ints("starts") ? *n.get_ints("starts") : ints_of(n, arg(n, in, 1));
   const auto ends = n.get_ints("ends") ? *n.get_ints("ends") : ints_of(n, arg(n, in, 2));
-  const std::int64_t step = in.size() > 4 && in[4] ? ints_of(n, arg(n, in, 4)).at(0) : 1;
-  if (starts.size() != 1 || ends.size() != 1 || step != 1) bad(n, "folds only a slice with one start, end and step 1");
-  auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + size : v, std::int64_t{0}, size); };
-  const std::int64_t b = clamp(starts[0]), e = clamp(ends[0]);
-  std::vector<std::int64_t> values;
-  for (std::int64_t i = b; i < e; ++i) values.push_back(data.ints[static_cast<std::size_t>(i)]);
-  return int_tensor({static_cast<std::int64_t>(values.size())}, values);
+  std::vector<std::int64_t> axes = n.get_ints("axes") ? *n.get_ints("axes")
+                                   : (in.size() > 3 && in[3]) ? ints_of(n, arg(n, in, 3))
+                                                              : std::vector<std::int64_t>{};
+  std::vector<std::int64_t> steps = in.size() > 4 && in[4] ? ints_of(n, arg(n, in, 4)) : std::vector<std::int64_t>{};
+  if (axes.empty())
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    bad(n, "its starts, ends, axes and steps differ in number");
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0), step(static_cast<std::size_t>(rank), 1);
+  Shape dims = data.dims;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto d = static_cast<std::size_t>(normalized_axis(n, axes[i], rank));
+    const std::int64_t size = data.dims[d], s = steps[i];
+    if (s == 0) bad(n, "a step is 0");
+    auto clamp = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      if (v < 0) v = v < -size ? -1 : v + size;  // the ends are INT64_MIN or MAX for "to the edge"
+      return std::clamp(v, lo, hi);
+    };
+    const std::int64_t b = s > 0 ? clamp(starts[i], 0, size) : clamp(starts[i], 0, size - 1);
+    const std::int64_t e = s > 0 ? clamp(ends[i], 0, size) : clamp(ends[i], -1, size - 1);
+    const std::int64_t count = s > 0 ? (e > b ? (e - b + s - 1) / s : 0) : (b > e ? (b - e - s - 1) / -s : 0);
+    begin[d] = b;
+    step[d] = s;
+    dims[d] = count;
+  }
+  const std::vector<std::int64_t> from = strides_of(data.dims);
+  std::vector<std::int64_t> index;
+  return moved(n, data, dims, [&](std::int64_t i) {
+    unravel(i, dims, index);
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) k += (begin[d] + index[d] * step[d]) * from[d];
+    return k;
+  });
+}
+
+ConstTensor transpose(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor& data = operand(n, in, 0);
+  const auto rank = static_cast<std::int64_t>(data.dims.size());
+  std::vector<std::int64_t> perm = n.get_ints("perm").value_or(std::vector<std::int64_t>{});
+  if (perm.empty())
+    for (std::int64_t d = rank; d-- > 0;) perm.push_back(d);
+  std::vector<std::int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t d = 0; d < sorted.size(); ++d)
+    if (sorted[d] != static_cast<std::int64_t>(d) || static_cast<std::int64_t>(sorted.size()) != rank)
+      bad(n, "its perm is not a permutation of the axes");
+  Shape dims;
+  for (const std::int64_t p : perm) dims.push_back(data.dims[static_cast<std::size_t>(p)]);
+  const std::vector<std::int64_t> from = strides_of(data.dims);
+  std::vector<std::int64_t> index;
+  return moved(n, data, dims, [&](std::int64_t i) {
+    unravel(i, dims, index);
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) k += index[d] * from[static_cast<std::size_t>(perm[d])];
+    return k;
+  });
 }
 
 // ONNX's integer Mod: with fmod 0 (the default, torch's remainder and Python's %) the
@@ -131,27 +278,6 @@ ConstTensor slice(const NodeReader& n, const std::vector<const ConstTensor*>& in
 std::int64_t integer_mod(std::int64_t l, std::int64_t r, bool c_sign) {
   const std::int64_t m = l % r;
   return !c_sign && m != 0 && ((m < 0) != (r < 0)) ? m + r : m;
-}
-
-ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  const ConstTensor &a = arg(n, in, 0), &b = arg(n, in, 1);
-  const auto &x = ints_of(n, a), &y = ints_of(n, b);
-  if (x.size() != y.size() && x.size() != 1 && y.size() != 1) bad(n, "folds only operands of one size or a scalar");
-  const std::size_t size = std::max(x.size(), y.size());
-  std::vector<std::int64_t> out(size);
-  for (std::size_t i = 0; i < size; ++i) {
-    const std::int64_t l = x[x.size() == 1 ? 0 : i], r = y[y.size() == 1 ? 0 : i];
-    const std::string& op = n.op_type();
-    bool overflow = false;
-    if (op == "Add") overflow = __builtin_add_overflow(l, r, &out[i]);
-    else if (op == "Sub") overflow = __builtin_sub_overflow(l, r, &out[i]);
-    else if (op == "Mul") overflow = __builtin_mul_overflow(l, r, &out[i]);
-    else if (r == 0 || (r == -1 && l == std::numeric_limits<std::int64_t>::min())) bad(n, "divides by zero or overflows");
-    else if (op == "Div") out[i] = l / r;
-    else out[i] = integer_mod(l, r, n.get_int("fmod", 0) != 0);
-    if (overflow) bad(n, "overflows 64-bit integers");
-  }
-  return int_tensor(x.size() >= y.size() ? a.dims : b.dims, out);
 }
 
 ConstTensor cast(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
@@ -171,7 +297,7 @@ ConstTensor cast(const NodeReader& n, const std::vector<const ConstTensor*>& in)
 }
 
 ConstTensor reshape(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
-  ConstTensor out = arg(n, in, 0);
+  ConstTensor out = operand(n, in, 0);
   out.name.clear();
   const auto& target = ints_of(n, arg(n, in, 1));
   Shape dims;
@@ -305,14 +431,130 @@ ConstTensor expand(const NodeReader& n, const std::vector<const ConstTensor*>& i
   return t;
 }
 
+// Element-wise arithmetic of constants broadcast as numpy does: integers (Add, Sub, Mul,
+// Div, Mod: a shape computation's, checked for overflow) or floats (Add, Sub, Mul, Div,
+// Pow: Swin's mask).
+ConstTensor arithmetic(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor &a = arg(n, in, 0), &b = arg(n, in, 1);
+  const std::string& op = n.op_type();
+  ConstTensor out;
+  out.dims = broadcast(n, {a.dims, b.dims});
+  const std::vector<std::size_t> from_a = broadcast_sources(a.dims, out.dims), from_b = broadcast_sources(b.dims, out.dims);
+  if (a.is_float || b.is_float) {
+    if (!a.is_float || (!b.is_float && op != "Pow")) bad(n, "its operands are of different types");
+    if (op == "Mod") bad(n, "folds Mod of integers only");
+    out.is_float = true;
+    for (std::size_t i = 0; i < from_a.size(); ++i) {
+      const float l = a.floats[from_a[i]];
+      const float r = b.is_float ? b.floats[from_b[i]] : static_cast<float>(b.ints[from_b[i]]);
+      out.floats.push_back(op == "Add" ? l + r : op == "Sub" ? l - r : op == "Mul" ? l * r : op == "Div" ? l / r
+                                                                                            : std::pow(l, r));
+    }
+    return out;
+  }
+  if (op == "Pow") bad(n, "folds Pow of floats only");
+  for (std::size_t i = 0; i < from_a.size(); ++i) {
+    const std::int64_t l = a.ints[from_a[i]], r = b.ints[from_b[i]];
+    std::int64_t v = 0;
+    bool overflow = false;
+    if (op == "Add") overflow = __builtin_add_overflow(l, r, &v);
+    else if (op == "Sub") overflow = __builtin_sub_overflow(l, r, &v);
+    else if (op == "Mul") overflow = __builtin_mul_overflow(l, r, &v);
+    else if (r == 0 || (r == -1 && l == std::numeric_limits<std::int64_t>::min())) bad(n, "divides by zero or overflows");
+    else if (op == "Div") v = l / r;
+    else v = integer_mod(l, r, n.get_int("fmod", 0) != 0);
+    if (overflow) bad(n, "overflows 64-bit integers");
+    out.ints.push_back(v);
+  }
+  return out;
+}
+
+// Not of a boolean tensor (held as integers).
+ConstTensor logical_not(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  ConstTensor out = arg(n, in, 0);
+  out.name.clear();
+  ints_of(n, out);
+  for (std::int64_t& v : out.ints) v = v == 0 ? 1 : 0;
+  return out;
+}
+
+// Neg (integers or floats) and Sqrt (floats) element by element.
+ConstTensor unary(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  ConstTensor out = arg(n, in, 0);
+  out.name.clear();
+  out.table.clear();
+  out.table_index.clear();
+  const bool negate = n.op_type() == "Neg";
+  if (!out.is_float && !negate) bad(n, "folds Sqrt of floats only");
+  for (float& v : out.floats) v = negate ? -v : std::sqrt(v);
+  for (std::int64_t& v : out.ints) {
+    if (v == std::numeric_limits<std::int64_t>::min()) bad(n, "overflows 64-bit integers");
+    v = -v;
+  }
+  return out;
+}
+
+// Range(start, limit, delta) of scalars: integers or floats.
+ConstTensor range(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  const ConstTensor &start = arg(n, in, 0), &limit = arg(n, in, 1), &delta = arg(n, in, 2);
+  if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1) bad(n, "its inputs must be scalars");
+  if (start.is_float != limit.is_float || start.is_float != delta.is_float) bad(n, "its inputs are of different types");
+  auto value = [](const ConstTensor& t) { return t.is_float ? static_cast<double>(t.floats[0]) : static_cast<double>(t.ints[0]); };
+  const double s = value(start), l = value(limit), d = value(delta);
+  if (d == 0) bad(n, "its delta is 0");
+  const double count = std::max(std::ceil((l - s) / d), 0.0);
+  if (!(count <= static_cast<double>(kMaxFolded))) bad(n, "it makes more than 2^24 elements");
+  ConstTensor out;
+  out.is_float = start.is_float;
+  out.dims = {static_cast<std::int64_t>(count)};
+  for (std::int64_t i = 0; i < out.dims[0]; ++i) {
+    if (out.is_float) out.floats.push_back(static_cast<float>(s + static_cast<double>(i) * d));
+    else out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+  }
+  return out;
+}
+
+// ScatterND(data, indices [..., k], updates): a copy of data with the slices the indices
+// name replaced by the updates, in order (reduction none).
+ConstTensor scatter_nd(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
+  ConstTensor out = arg(n, in, 0);
+  out.name.clear();
+  const ConstTensor &indices = arg(n, in, 1), &updates = arg(n, in, 2);
+  if (n.get_string("reduction", "none") != "none") bad(n, "folds only reduction none");
+  if (indices.dims.empty() || indices.is_float || updates.is_float != out.is_float)
+    bad(n, "its indices must be integers [..., k] and its updates of the data's type");
+  const auto k = static_cast<std::size_t>(indices.dims.back());
+  if (k > out.dims.size()) bad(n, "its index tuples are longer than the data's rank");
+  std::int64_t slice = 1;
+  for (std::size_t d = k; d < out.dims.size(); ++d) slice *= out.dims[d];
+  const std::int64_t tuples = indices.elements() / std::max<std::int64_t>(static_cast<std::int64_t>(k), 1);
+  if (k == 0 || updates.elements() != tuples * slice) bad(n, "its updates do not fit its indices and data");
+  const std::vector<std::int64_t> strides = strides_of(out.dims);
+  for (std::int64_t t = 0; t < tuples; ++t) {
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      std::int64_t i = indices.ints[static_cast<std::size_t>(t) * k + d];
+      if (i < -out.dims[d] || i >= out.dims[d]) bad(n, fmt::format("index {} is outside an axis of {}", i, out.dims[d]));
+      if (i < 0) i += out.dims[d];
+      base += i * strides[d];
+    }
+    for (std::int64_t e = 0; e < slice; ++e) {
+      const auto to = static_cast<std::size_t>(base + e), from = static_cast<std::size_t>(t * slice + e);
+      if (out.is_float) out.floats[to] = updates.floats[from];
+      else out.ints[to] = updates.ints[from];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_foldable(const std::string& op) {
-  static const std::array<const char*, 16> ops = {"Constant", "Identity", "Gather", "Unsqueeze",       "Squeeze",
-                                                  "Concat",   "Slice",    "Cast",   "Reshape",         "Add",
-                                                  "Sub",      "Mul",      "ConstantOfShape", "Equal", "Where",
-                                                  "Expand"};
-  return op == "Div" || op == "Mod" || std::find(ops.begin(), ops.end(), op) != ops.end();
+  static const std::array<const char*, 25> ops = {
+      "Constant", "Identity", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Reshape",
+      "Add", "Sub", "Mul", "Div", "Mod", "Pow", "ConstantOfShape", "Equal", "Where", "Expand",
+      "Transpose", "Range", "ScatterND", "Not", "Neg", "Sqrt"};
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 ConstTensor constant_value(const NodeReader& n) {
@@ -351,6 +593,11 @@ ConstTensor fold(const NodeReader& n, const std::vector<const ConstTensor*>& in)
   if (op == "ConstantOfShape") return constant_of_shape(n, in);
   if (op == "Equal" || op == "Where") return equal_or_where(n, in);
   if (op == "Expand") return expand(n, in);
+  if (op == "Transpose") return transpose(n, in);
+  if (op == "Range") return range(n, in);
+  if (op == "ScatterND") return scatter_nd(n, in);
+  if (op == "Not") return logical_not(n, in);
+  if (op == "Neg" || op == "Sqrt") return unary(n, in);
   return arithmetic(n, in);
 }
 

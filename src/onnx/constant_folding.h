@@ -1,7 +1,9 @@
-// Folding the constant computations of an ONNX graph: the Shape / Gather / Unsqueeze /
-// Concat chains torch emits to compute a reshape's target, Constant nodes, and Identity
-// and Cast of constants. Each folded node's output is a constant; nothing of it reaches
-// the graph poet plans.
+// Folding the constant computations of an ONNX graph, as whole tensors (at most 2^24
+// elements): the Shape / Gather / Unsqueeze / Concat chains torch emits to compute a
+// reshape's target, Swin's attention masks (Range, ScatterND, Slice, Transpose, arithmetic),
+// Constant nodes, and Identity and Cast of constants. Each folded node's output is a
+// constant; the elements of a learned table gathered by constant indices remember which
+// they are (ConstTensor::table), so that the importer adds the table, not a copy.
 #pragma once
 
 #include <optional>

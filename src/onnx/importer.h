@@ -50,7 +50,9 @@ struct Value {
 // A weight tensor and whether the file stores it transposed to poet's layout.
 struct Weight {
   const ConstTensor* tensor = nullptr;
-  std::string value_name;  // the name the node reads it by (an initializer, or an Identity's output)
+  // The name the node reads it by (an initializer, or an Identity's output); empty for a
+  // tensor the file computes (fixed, not written back).
+  std::string value_name;
   bool transposed = false;
 };
 
@@ -104,6 +106,8 @@ class Importer {
   NodeId conv(const NodeReader& n);
   NodeId gemm(const NodeReader& n);
   NodeId matmul(const NodeReader& n);
+  NodeId einsum(const NodeReader& n);  // a batched matrix product, between transposes
+  NodeId permuted(const NodeReader& n, NodeId x, const std::vector<std::int64_t>& perm);  // x itself for no change
   NodeId clip(const NodeReader& n);
   NodeId batch_norm(const NodeReader& n);
   NodeId layer_norm(const NodeReader& n);
@@ -114,6 +118,7 @@ class Importer {
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);
+  void squeeze(const NodeReader& n);  // Squeeze or Unsqueeze of an activation: a reshape
   void split(const NodeReader& n);  // into slices, one per output
   void gather(const NodeReader& n);  // one index of an activation, or an embedding of token ids
   void scale(const NodeReader& n);  // Mul or Div by a constant scalar, or GELU's Erf pattern
@@ -127,6 +132,7 @@ class Importer {
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);
+  NodeId add_computed(const NodeReader& n, int x_slot, const ConstTensor& c);  // a fixed or gathered tensor
   // A constant scalar that is not an initializer (added as a number, not learned); none otherwise.
   std::optional<float> fixed_scalar(const NodeReader& n, int slot);
   NodeId affine(const NodeReader& n, int x_slot, double scale, double shift);  // scale x + shift

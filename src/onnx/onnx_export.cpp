@@ -71,7 +71,8 @@ void export_onnx(const OnnxModel& model, const std::string& out) {
                                    "model; import one with its weights",
                                    p.node, p.values.size(), count, model.path));
     for (const InitializerPiece& piece : p.pieces) {
-      ::onnx::TensorProto* t = piece.initializer.empty() ? nullptr : find_or_split(g, piece.initializer, dropped);
+      if (piece.initializer.empty()) continue;  // a fixed tensor the file computes (a mask, indices): not trained
+      ::onnx::TensorProto* t = find_or_split(g, piece.initializer, dropped);
       if (!t)
         throw InputError(fmt::format("'{}': the weight '{}' of node '{}' is not an initializer (the file computes "
                                      "it), so poet cannot write it back",

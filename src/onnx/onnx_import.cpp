@@ -36,18 +36,20 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
 const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
       "Add (two activations, a learned tensor, or a constant scalar)", "AveragePool", "BatchNormalization", "Clip",
-      "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout", "Erf (in GELU)",
+      "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout",
+      "Einsum (a batched matrix product)", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
       "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
-      "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sub (of two activations, or a constant scalar)",
-      "Tanh", "Transpose"};
+      "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
+      "Tanh", "Transpose", "Unsqueeze"};
   return ops;
 }
 const std::vector<std::string>& constant_ops() {
-  static const std::vector<std::string> ops = {"Cast",   "Concat",  "Constant", "ConstantOfShape", "Div",
-                                               "Equal",  "Expand",  "Gather",   "Mod",   "Mul",    "Shape",
-                                               "Slice",  "Squeeze", "Sub",      "Unsqueeze",       "Where"};
+  static const std::vector<std::string> ops = {
+      "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand", "Gather", "Mod", "Mul", "Neg", "Not",
+      "Pow", "Range", "Reshape", "ScatterND", "Shape", "Slice", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze",
+      "Where"};
   return ops;
 }
 
@@ -394,6 +396,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Conv") return bind(n, conv(n));
   if (op == "Gemm") return bind(n, gemm(n));
   if (op == "MatMul") return bind(n, matmul(n));
+  if (op == "Einsum") return bind(n, einsum(n));
   if (op == "Relu") return bind(n, make(n, OpKind::ReLU, {activation(n, 0)}));
   if (op == "Sigmoid") return bind(n, make(n, OpKind::Sigmoid, {activation(n, 0)}));
   if (op == "Tanh") return bind(n, make(n, OpKind::Tanh, {activation(n, 0)}));
@@ -419,6 +422,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Sub") return bind(n, subtract(n));
   if (op == "Transpose") return transpose(n);
   if (op == "Slice") return slice(n);
+  if (op == "Squeeze" || op == "Unsqueeze") return squeeze(n);
   if (op == "Gather") return gather(n);
   if (op == "Mul" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, mul(n));
   if (op == "Mul")

@@ -125,6 +125,15 @@ NodeId Importer::matmul(const NodeReader& n) {
   const NodeId id = make(n, OpKind::Linear, {x}, {.attrs = a, .features = out});
   Weight weights = weight(n, 1, w.dims, "weight");
   weights.transposed = true;
+  // Exported without constant folding, the weight is the Transpose of PyTorch's [out, in]
+  // initializer: poet's layout, which export writes back by that initializer's name.
+  if (const auto p = producer_.find(n.input(1)); p != producer_.end()) {
+    const NodeReader t(model_.graph().node(p->second), p->second);
+    const auto perm = t.get_ints("perm").value_or(std::vector<std::int64_t>{1, 0});
+    const ConstTensor* source = t.op_type() == "Transpose" ? constant_named(t.input(0)) : nullptr;
+    if (source && !source->name.empty() && perm == std::vector<std::int64_t>{1, 0} && source->dims.size() == 2)
+      weights = Weight{.tensor = source, .value_name = t.input(0)};
+  }
   std::vector<Weight> all = {weights};
   if (bias) all.push_back(*bias);
   set_parameters(n, id, all);
@@ -331,6 +340,8 @@ NodeId Importer::add(const NodeReader& n) {
   const int p_slot = value(n, 0).node < 0 ? 0 : (value(n, 1).node < 0 ? 1 : -1);
   if (p_slot >= 0) {
     if (const auto c = fixed_scalar(n, p_slot)) return affine(n, 1 - p_slot, 1, *c);
+    if (const ConstTensor* p = constant(n, p_slot); p->name.empty() && p->elements() > 1)
+      return add_computed(n, 1 - p_slot, *p);
     const NodeId x = activation(n, 1 - p_slot);
     const Shape in = g_.node(x).shape;
     const ConstTensor* p = constant(n, p_slot);
@@ -348,6 +359,36 @@ NodeId Importer::add(const NodeReader& n) {
     unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
                                shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
   return make(n, OpKind::Add, {a, b});
+}
+
+// x + c with c a tensor the file computes from constants: a fixed tensor (Swin's attention
+// mask: add_constant, not learned), or a learned table's elements gathered by constant
+// indices (a relative position bias: add_gathered, the table learned and the indices fixed).
+// c is aligned to x's trailing axes and broadcast where it has size 1.
+NodeId Importer::add_computed(const NodeReader& n, int x_slot, const ConstTensor& c) {
+  const NodeId x = activation_as_onnx(n, x_slot);
+  const auto rank = g_.node(x).shape.size();
+  if (!c.is_float || c.dims.size() > rank)
+    unsupported(n, fmt::format("poet adds a computed float tensor of at most the activation's rank, not {}",
+                               dims_string(c.dims)));
+  OpAttrs a;
+  a.dims = c.dims;
+  a.dims.insert(a.dims.begin(), static_cast<std::ptrdiff_t>(rank - c.dims.size()), 1);
+  if (c.table.empty()) {
+    const NodeId id = make(n, OpKind::AddConstant, {x}, {.attrs = a});
+    set_parameters(n, id, {Weight{.tensor = &c, .value_name = {}}});
+    return id;
+  }
+  const ConstTensor* table = constant_named(c.table);
+  if (!table) fail(n, fmt::format("the table '{}' its bias is gathered from is not a constant", c.table));
+  ConstTensor index;
+  index.dims = c.dims;
+  index.is_float = true;
+  index.has_data = !c.table_index.empty();
+  index.floats.assign(c.table_index.begin(), c.table_index.end());  // exact: the table has under 2^24 values
+  const NodeId id = make(n, OpKind::AddGathered, {x}, {.attrs = a, .features = c.table_elements});
+  set_parameters(n, id, {Weight{.tensor = table, .value_name = c.table}, Weight{.tensor = &index, .value_name = {}}});
+  return id;
 }
 
 // a - b of one shape: a + (-1) b, exact in floating point (negation only flips the sign),

@@ -75,33 +75,78 @@ void Importer::transpose(const NodeReader& n) {
   bind(n, make(n, OpKind::Transpose, {x}, {.attrs = a}));
 }
 
-// One axis, step 1; the starts, ends and axes are constants (inputs from opset 10).
+// Each axis sliced, by a positive step (Swin's patch merging: x[:, 0::2, 1::2]), one poet
+// slice after another; the starts, ends, axes and steps are constants (inputs from opset 10).
 void Importer::slice(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
-  const Shape in = g_.node(x).shape;
+  NodeId x = activation(n, 0);
   auto list = [&](int input, const char* attr) -> std::vector<std::int64_t> {
     if (const auto a = n.get_ints(attr)) return *a;
     const ConstTensor* c = constant(n, input);
     return c ? int_values(*c, fmt::format("'{}': node '{}' {}", path_, n.label(), attr)) : std::vector<std::int64_t>{};
   };
-  const auto starts = list(1, "starts"), ends = list(2, "ends"), axes = list(3, "axes"), steps = list(4, "steps");
-  if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 ||
-      std::any_of(steps.begin(), steps.end(), [](std::int64_t s) { return s != 1; }))
-    unsupported(n, "poet slices one axis with step 1");
-  const auto rank = static_cast<std::int64_t>(in.size());
-  std::int64_t axis = axes.empty() ? 0 : axes[0];
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axes[0], shape_string(in)));
-  const std::int64_t size = in[static_cast<std::size_t>(axis)];
-  auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + size : v, std::int64_t{0}, size); };
-  const std::int64_t begin = clamp(starts[0]), end = clamp(ends[0]);
-  if (begin == 0 && end == size) return alias(n, 0);
-  if (begin >= end) unsupported(n, "the slice is empty");
+  const auto starts = list(1, "starts"), ends = list(2, "ends"), steps = list(4, "steps");
+  auto axes = list(3, "axes");
+  if (axes.empty())
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  if (starts.empty() || starts.size() != ends.size() || axes.size() != starts.size() ||
+      (!steps.empty() && steps.size() != starts.size()))
+    fail(n, "its starts, ends, axes and steps differ in number");
+  if (std::any_of(steps.begin(), steps.end(), [](std::int64_t s) { return s < 1; }))
+    unsupported(n, "poet slices by a positive step only");
+  bool sliced = false;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const Shape in = g_.node(x).shape;
+    const auto rank = static_cast<std::int64_t>(in.size());
+    std::int64_t axis = axes[i];
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) fail(n, fmt::format("axis {} is outside its input {}", axes[i], shape_string(in)));
+    const std::int64_t size = in[static_cast<std::size_t>(axis)], step = steps.empty() ? 1 : steps[i];
+    auto clamp = [&](std::int64_t v) { return std::clamp(v < 0 ? v + size : v, std::int64_t{0}, size); };
+    const std::int64_t begin = clamp(starts[i]), end = clamp(ends[i]);
+    if (begin == 0 && end == size && step == 1) continue;
+    if (begin >= end) unsupported(n, "the slice is empty");
+    if (step > (1 << 20)) unsupported(n, fmt::format("step {} is out of range", step));
+    OpAttrs a;
+    a.axis = static_cast<int>(axis);
+    a.begin = begin;
+    a.end = end;
+    a.stride = static_cast<int>(step);
+    x = make(n, OpKind::Slice, {x}, {.attrs = a});
+    sliced = true;
+  }
+  if (!sliced) return alias(n, 0);
+  bind(n, x);
+}
+
+// Squeeze or Unsqueeze of an activation: a reshape that drops or inserts axes of size 1
+// (the axes an attribute before opset 13, an input from it).
+void Importer::squeeze(const NodeReader& n) {
+  const NodeId x = activation_as_onnx(n, 0);
+  const Shape in = g_.node(x).shape;
+  std::vector<std::int64_t> axes = n.get_ints("axes").value_or(std::vector<std::int64_t>{});
+  if (const ConstTensor* c = n.input_count() > 1 ? constant(n, 1) : nullptr)
+    axes = int_values(*c, fmt::format("'{}': node '{}' axes", path_, n.label()));
+  const bool inserts = n.op_type() == "Unsqueeze";
+  const auto rank = static_cast<std::int64_t>(in.size() + (inserts ? axes.size() : 0));
+  for (std::int64_t& a : axes) {
+    if (a < -rank || a >= rank) fail(n, fmt::format("axis {} is outside a rank-{} tensor", a, rank));
+    if (a < 0) a += rank;
+  }
+  std::sort(axes.begin(), axes.end());
   OpAttrs a;
-  a.axis = static_cast<int>(axis);
-  a.begin = begin;
-  a.end = end;
-  bind(n, make(n, OpKind::Slice, {x}, {.attrs = a}));
+  if (inserts) {
+    a.dims = in;
+    for (const std::int64_t axis : axes) a.dims.insert(a.dims.begin() + axis, 1);
+  } else {
+    for (std::int64_t d = 0; d < rank; ++d) {
+      const bool listed = std::binary_search(axes.begin(), axes.end(), d);
+      if (listed && in[static_cast<std::size_t>(d)] != 1)
+        fail(n, fmt::format("axis {} of {} has size {}, not 1", d, shape_string(in), in[static_cast<std::size_t>(d)]));
+      if (!(listed || (axes.empty() && in[static_cast<std::size_t>(d)] == 1))) a.dims.push_back(in[static_cast<std::size_t>(d)]);
+    }
+  }
+  if (a.dims.empty()) unsupported(n, "poet keeps at least one axis");
+  bind(n, make(n, OpKind::Reshape, {x}, {.attrs = a}));
 }
 
 // Split along one axis: each output a slice of it (the whole axis: the input itself). The

@@ -22,6 +22,12 @@ struct ConstTensor {
   bool from_shape = false;
   std::vector<float> floats;
   std::vector<std::int64_t> ints;
+  // Elements gathered from a float initializer (a learned table, as a relative position
+  // bias) by constant indices, then moved by layout operators: its name and elements, and
+  // which of them each element is (empty when the indices have no data).
+  std::string table;
+  std::int64_t table_elements = 0;
+  std::vector<std::int64_t> table_index;
 
   std::int64_t elements() const { return element_count(dims); }
 };

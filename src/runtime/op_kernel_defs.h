@@ -51,6 +51,8 @@ OpKernels hard_sigmoid();
 OpKernels hard_swish();
 OpKernels mul();
 OpKernels mul_parameter();
+OpKernels add_constant();
+OpKernels add_gathered();
 OpKernels div();
 
 }  // namespace poet::runtime::detail::bind

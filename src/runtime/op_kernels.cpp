@@ -58,6 +58,8 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());
   set(OpKind::MulParameter, bind::mul_parameter());
+  set(OpKind::AddConstant, bind::add_constant());
+  set(OpKind::AddGathered, bind::add_gathered());
   set(OpKind::Div, bind::div());
   return t;
 }

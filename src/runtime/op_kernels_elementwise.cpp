@@ -137,6 +137,34 @@ OpKernels mul_parameter() {
           }};
 }
 
+// c is the node's parameters, none trained; x's gradient flows through (no kernel).
+OpKernels add_constant() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            add_broadcast_forward(parameter_broadcast(c.g, c.forward), c.in.at(0), c.parameters(), y);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(parameter_broadcast(g, f)); },
+          .parameters = [](const Graph&, const Node& f) { return ParameterLayout{.count = f.param_count}; }};
+}
+
+// The table, then the fixed indices (from scratch: the table small, every index 0).
+OpKernels add_gathered() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const std::size_t indices = static_cast<std::size_t>(element_count(c.forward.attrs.dims));
+            const SplitParams p = split_tail(c.parameters(), indices);
+            add_gathered_forward(parameter_broadcast(c.g, c.forward), c.in.at(0), p.head, p.tail, y);
+          },
+          .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
+            const std::size_t indices = static_cast<std::size_t>(element_count(c.forward.attrs.dims));
+            add_gathered_backward(parameter_broadcast(c.g, c.forward), dy, split_tail(c.parameters(), indices).tail,
+                                  grad);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(parameter_broadcast(g, f)); },
+          .parameters = [](const Graph&, const Node& f) {
+            const std::int64_t table = f.param_count - element_count(f.attrs.dims);
+            return ParameterLayout{.count = f.param_count, .trainable = table, .weights = table, .bound = 0.02f};
+          }};
+}
+
 namespace {
 
 using BroadcastKernel = void (*)(const BroadcastShape& s, std::span<const float> a_or_dy, std::span<const float> b,

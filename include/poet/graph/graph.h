@@ -49,7 +49,7 @@ struct OpAttrs {
   double dropout_p = 0.0;
   double epsilon = 1e-5;  // batch and layer norm (and their statistics): var + epsilon; PyTorch's default
   std::vector<std::int64_t> dims;  // transpose: the permutation; reshape: the target shape; pad: the pads
-  int axis = 0;                    // slice: the axis, and [begin, end) along it
+  int axis = 0;                    // slice: the axis, and [begin, end) along it, every stride-th
   std::int64_t begin = 0, end = 0;
   double scale = 1.0;              // scale: the factor
   double shift = 0.0;              // scale: the addend, y = scale x + shift

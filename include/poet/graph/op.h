@@ -53,6 +53,8 @@ enum class OpKind : std::uint8_t {
   Pad,             // zeros around x: attrs.dims, ONNX's pads (every axis's begin, then every end)
   MulParameter,    // x p, p learned, of shape attrs.dims: x's rank, size 1 where repeated (a layer scale)
   Div,             // a / b, b broadcast over the axes where it has size 1
+  AddConstant,     // x + c, c fixed (not learned) of shape attrs.dims, broadcast (Swin's attention mask)
+  AddGathered,     // x + t[index]: t learned (`features` values), index fixed of shape attrs.dims, broadcast
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

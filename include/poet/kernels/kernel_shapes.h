@@ -126,6 +126,7 @@ struct PermuteShape {
 struct SliceShape {
   std::int64_t outer = 1, length = 0, inner = 1;
   std::int64_t begin = 0, end = 0;
+  std::int64_t step = 1;  // every step-th of [begin, end) (Swin's patch merging: 2)
 };
 
 // x [batch, seq, dim] and tokens [tokens, dim] -> y [batch, tokens + seq, dim].

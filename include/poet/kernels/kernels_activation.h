@@ -50,6 +50,15 @@ void hard_swish_forward(std::span<const float> x, std::span<float> y);
 void hard_swish_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
 
 // y = a b, b broadcast (kernel_shapes.h). da = dy b; db sums dy a over the repeats, in order.
+// y = a + b, b broadcast (kernel_shapes.h): add_constant's forward.
+void add_broadcast_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b,
+                           std::span<float> y);
+// y = x + table[index], index (integers held as floats) broadcast over x; dtable sums dy by
+// the indices, in order. An index outside the table is an InternalError (the importer made them).
+void add_gathered_forward(const BroadcastShape& s, std::span<const float> x, std::span<const float> table,
+                          std::span<const float> index, std::span<float> y);
+void add_gathered_backward(const BroadcastShape& s, std::span<const float> dy, std::span<const float> index,
+                           std::span<float> dtable);
 void mul_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y);
 void mul_backward_a(const BroadcastShape& s, std::span<const float> dy, std::span<const float> b,
                     std::span<float> da);

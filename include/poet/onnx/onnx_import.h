@@ -5,7 +5,8 @@
 // Each ONNX node becomes a node of an existing operator (poet/graph/op_table.h), made by
 // that operator's rules: the importer picks the operator and its attributes and never
 // computes a shape, FLOPs or bytes itself. Constant sub-graphs (the Shape / Gather /
-// Unsqueeze / Concat chains torch emits for a reshape, Constant, Identity) are folded away.
+// Unsqueeze / Concat chains torch emits for a reshape, Constant, Identity, Swin's masks)
+// are folded away.
 // docs/ONNX.md lists the operators and the attributes each takes.
 #pragma once
 
@@ -23,7 +24,7 @@ struct OnnxImportOptions {
 
 // One initializer's share of a node's parameters.
 struct InitializerPiece {
-  std::string initializer;  // its name in the file
+  std::string initializer;  // its name in the file; empty: a fixed tensor the file computes (not written back)
   std::int64_t offset = 0;  // in floats, into the node's parameters
   std::int64_t count = 0;
   // A MatMul weight is stored [in, out] in the file and [out, in] in poet's layout: its
