@@ -328,28 +328,26 @@ class EvictionSearch {
   // recomputed or paged in themselves (a ReLU from its convolution's output, paged anyway).
   bool recompute_instead_of_paging() {
     if (o_.mode == SolveMode::PagingOnly) return false;
-    bool improved = false;
-    double current = schedule_cost();
-    for (std::size_t x = 0; x < n_; ++x) {
-      const std::vector<Stage> uses(paged_[x].begin(), paged_[x].end());
-      for (Stage q : uses) {
-        const Grid computed = computed_;
-        const std::vector<std::multiset<Stage>> paged = paged_;
-        paged_[x].erase(paged_[x].find(q));
-        materialize();
-        Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
-        add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
-        apply(e, true);
-        improved |= keep_if_cheaper(computed, paged, current);
-      }
-    }
-    return improved;
+    return try_without_each_page_in([&](std::size_t x, Stage q) {
+      materialize();
+      Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
+      add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
+      apply(e, true);
+    });
   }
 
   // A page-in the swaps made can bridge a gap that now fits in RAM (a tensor paged in for a
   // recomputation, then again for its next reader, where keeping it between them fits):
   // keep it resident instead where every stage still fits.
   bool keep_instead_of_paging() {
+    return try_without_each_page_in([](std::size_t, Stage) {});
+  }
+
+  // For each page-in in turn: drop it, let `instead(tensor, stage)` bridge the gap otherwise
+  // (materialize() keeps in RAM what is neither paged nor recomputed), and keep the change
+  // where it fits and costs less.
+  template <typename Instead>
+  bool try_without_each_page_in(Instead instead) {
     bool improved = false;
     double current = schedule_cost();
     for (std::size_t x = 0; x < n_; ++x) {
@@ -358,6 +356,7 @@ class EvictionSearch {
         const Grid computed = computed_;
         const std::vector<std::multiset<Stage>> paged = paged_;
         paged_[x].erase(paged_[x].find(q));
+        instead(x, q);
         improved |= keep_if_cheaper(computed, paged, current);
       }
     }
