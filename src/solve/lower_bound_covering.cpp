@@ -44,8 +44,10 @@
 // kept ones (only those that free something), with at most one restoration column per gap
 // charged. The same holds one level down: x restored by a page-in costs its page-in; x
 // restored by a recomputation in stage s' needs its own private inputs y at s', each
-// restored after x's computation (one column per y: no gap of y lies after x) or kept from
-// its computation to s'. The rows from the gap's start to s' - 1 then hold the kept y, those
+// restored after x's computation (no gap of y lies after x) or kept from its computation
+// to s'. A restoration after a tensor's last reader's computation is one column of its
+// kind (recomputed, paged in), shared by every recomputation relying on it: one event may
+// serve several, and none of the tensor's own gap columns lies after that reader. The rows from the gap's start to s' - 1 then hold the kept y, those
 // from s' on hold x: each row the recomputation relieves holds min(mem(x), mem(kept y)).
 // So each x has a way per choice (kept: mem(x); paged in; recomputed, with each y kept or
 // restored), and a recomputation of a a column per choice of ways.
@@ -148,8 +150,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     std::vector<int> needs;  // the restorations of its inputs it relies on
   };
   std::vector<std::vector<Recompute>> recompute(gaps.size());
-  std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), restore_input(n, -1), page_input(n, -1),
-      recompute_input(n, -1);
+  std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), page_input(n, -1), recompute_input(n, -1);
   const auto add_column = [&](double cost) {
     p.cost.push_back(cost);
     p.upper.push_back(1);
@@ -181,39 +182,35 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     return (energy ? c.compute_energy_j : c.compute_time_s) / scale;
   };
   const auto pagein_cost = [&](std::size_t x) { return (energy ? costs.nodes[x].pagein_energy_j : 0.0) / scale; };
-  // The least a restoration of x costs: a recomputation or a page-in.
-  const auto restore_cost = [&](std::size_t x) {
-    double least = INFINITY;
-    if (remat) least = compute_cost(x);
-    if (paging) least = std::min(least, pagein_cost(x));
-    return least;
-  };
   // The ways of having a's private input x at a's recomputation: kept (its bytes in every
-  // row the recomputation relieves), paged in, or recomputed from its own private inputs,
-  // each kept or restored. x recomputed in stage s' with kept inputs Y: the rows before s'
-  // hold Y, those from s' on hold x, so each holds min(mem(x), mem(Y)). Each way: the
-  // memory it takes from the recomputation's relief, and the restorations it needs.
+  // row the recomputation relieves), paged in, or recomputed from its own private inputs
+  // (`nested`; else they are taken as resident), each kept, recomputed or paged in. x
+  // recomputed in stage s' with kept inputs Y: the rows before s' hold Y, those from s' on
+  // hold x, so each holds min(mem(x), mem(Y)). Each way: the memory it takes from the
+  // recomputation's relief, and the restorations it needs. A restoration of a tensor after
+  // its last reader's computation is one column of its kind (recomputed, paged in),
+  // whichever recomputations rely on it: one event may serve them all.
   struct Way {
     double holds;
     std::vector<int> needs;
   };
-  constexpr std::size_t kMaxWays = 64;  // per recomputation; past it, flat restorations
+  constexpr std::size_t kMaxWays = 64;  // per recomputation; past it, no nesting
   const auto ways_of = [&](std::size_t x, bool nested) {
     std::vector<Way> ways{{mem(x), {}}};
-    if (!nested) {
-      if (std::isfinite(restore_cost(x))) ways.push_back({0, {once(restore_input[x], restore_cost(x))}});
-      return ways;
-    }
     if (paging) ways.push_back({0, {once(page_input[x], pagein_cost(x))}});
     if (!remat) return ways;
-    const std::vector<std::size_t> inputs = private_inputs(x);
-    for (std::size_t restored_set = 0; restored_set < (std::size_t{1} << inputs.size()); ++restored_set) {
+    const std::vector<std::size_t> inputs = nested ? private_inputs(x) : std::vector<std::size_t>{};
+    const std::size_t options = paging ? 3 : 2;  // per input: kept, recomputed, paged in
+    std::size_t choices = 1;
+    for (std::size_t j = 0; j < inputs.size(); ++j) choices *= options;
+    for (std::size_t choice = 0; choice < choices; ++choice) {
       Way w{0, {once(recompute_input[x], compute_cost(x))}};
-      for (std::size_t j = 0; j < inputs.size(); ++j)
-        if (restored_set >> j & 1)
-          w.needs.push_back(once(restore_input[inputs[j]], restore_cost(inputs[j])));
-        else
-          w.holds += mem(inputs[j]);
+      for (std::size_t j = 0, rest = choice; j < inputs.size(); ++j, rest /= options) {
+        const std::size_t y = inputs[j];
+        if (rest % options == 0) w.holds += mem(y);
+        else if (rest % options == 1) w.needs.push_back(once(recompute_input[y], compute_cost(y)));
+        else w.needs.push_back(once(page_input[y], pagein_cost(y)));
+      }
       w.holds = std::min(w.holds, mem(x));
       ways.push_back(std::move(w));
     }
