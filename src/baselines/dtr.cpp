@@ -99,9 +99,7 @@ class DtrRuntime {
   // the input's, when k is the last read of it the program makes (it is freed right after).
   std::int64_t bytes_taken_in_place(std::size_t t, NodeId k) const {
     const std::optional<NodeId> over = in_place_input(g_, k);
-    if (!over || !resident_[*over] || reads_left_in_stage_[*over] != 1 || last_program_use_[*over] > t ||
-        bytes(*over) != bytes(k))
-      return 0;
+    if (!over || !resident_[*over] || reads_left_in_stage_[*over] != 1 || last_program_use_[*over] > t) return 0;
     return bytes(*over);
   }
 

@@ -179,7 +179,7 @@ class Simulation {
   std::optional<NodeId> overwritten_input(std::size_t p) const {
     const NodeId v = plan_.instructions[p].node;
     const std::optional<NodeId> dy = in_place_input(g_, v);
-    if (!dy || costs_.nodes[*dy].bytes != costs_.nodes[v].bytes || state_[*dy].handed_over) return std::nullopt;
+    if (!dy || state_[*dy].handed_over) return std::nullopt;
     for (std::size_t q = p + 1; q < plan_.instructions.size(); ++q) {
       const Instruction& next = plan_.instructions[q];
       if (next.kind == InstrKind::Compute) break;

@@ -60,9 +60,7 @@ class EvictionSearch {
         in_place_(n_, n_) {
     for (std::size_t k = 0; k < n_; ++k) {
       // As the MILP counts it: in strict accounting only.
-      if (const auto over = in_place_input(g, static_cast<NodeId>(k));
-          over && o.accounting == Accounting::Strict &&
-          costs.nodes[static_cast<std::size_t>(*over)].bytes == costs.nodes[k].bytes)
+      if (const auto over = in_place_input(g, static_cast<NodeId>(k)); over && o.accounting == Accounting::Strict)
         in_place_[k] = static_cast<std::size_t>(*over);
       std::set<std::size_t> inputs;
       for (NodeId i : g.node(static_cast<NodeId>(k)).inputs) inputs.insert(static_cast<std::size_t>(i));

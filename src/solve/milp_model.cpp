@@ -84,9 +84,7 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
   std::vector<std::size_t> in_place_edge(n_, kNoEdge);
   for (std::size_t e = 0; e < edges_.size() && strict; ++e) {
     const auto [i, k] = edges_[e];
-    if (in_place_input(g, k) == i &&
-        costs.nodes[static_cast<std::size_t>(i)].bytes == costs.nodes[static_cast<std::size_t>(k)].bytes)
-      in_place_edge[static_cast<std::size_t>(k)] = e;
+    if (in_place_input(g, k) == i) in_place_edge[static_cast<std::size_t>(k)] = e;
   }
   const bool whole = begin_ == 0 && end_ == n_;
   const bool entry_fixed = w.entry == Window::Boundary::Fixed, exit_fixed = w.exit == Window::Boundary::Fixed;

@@ -142,9 +142,10 @@ std::int64_t token_vocabulary(const Graph& g);
 // The input whose bytes node v's output may be computed over, in place: input 0 of a
 // forward node whose operator says so (OpDef::in_place), dY of an input gradient whose
 // rule says so (GradientRule::in_place), or the first part a gradient sum (GradAccumulate)
-// adds to, when it is the output's size. Only a plan that frees it right
-// after v, with no page-out of it still to start, takes it (simulator.h); none: v always
-// gets bytes of its own.
+// adds to, when it has the output's bytes (which the costs copy: the simulator, the MILP,
+// the bounds and the heuristics take this one rule). Only a plan that frees it right after
+// v, with no page-out of it still to start, takes it (simulator.h); none: v always gets
+// bytes of its own.
 std::optional<NodeId> in_place_input(const Graph& g, NodeId v);
 
 // "linear, conv2d, ...": the operators that have a gradient rule, in OpKind order.
