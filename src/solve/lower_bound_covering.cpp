@@ -33,24 +33,25 @@
 //
 // A recomputation needs its inputs resident. Take the last restoration of a gap (p, u) of a
 // (it makes a resident for u; before it a may be absent, after it a is present) and let it
-// be a recomputation in stage s*. An input x that a is the last to read is dead after
-// stage a <= p in compute-once order, so no covering row counts it, yet it is resident at
-// s*: either it was restored after a's computation (a recomputation or a page-in; charged
-// to one column per x, shared by all of a's gaps, since no gap of x lies after a), or it
-// stayed resident through every stage from a to s*, where it adds mem(x) to the memory
-// row that the covering row drops; at the stages of the gap before s*, a's absence then
-// frees at most mem(a) - mem(x) net, and after s* a is present. So a recomputation column
-// per choice of which such inputs are restored (the rest kept), freeing mem(a) less the
-// kept ones (only those that free something), with at most one restoration column per gap
-// charged. The same holds one level down: x restored by a page-in costs its page-in; x
-// restored by a recomputation in stage s' needs its own private inputs y at s', each
-// restored after x's computation (no gap of y lies after x) or kept from its computation
-// to s'. A restoration after a tensor's last reader's computation is one column of its
-// kind (recomputed, paged in), shared by every recomputation relying on it: one event may
-// serve several, and none of the tensor's own gap columns lies after that reader. The rows from the gap's start to s' - 1 then hold the kept y, those
-// from s' on hold x: each row the recomputation relieves holds min(mem(x), mem(kept y)).
-// So each x has a way per choice (kept: mem(x); paged in; recomputed, with each y kept or
-// restored), and a recomputation of a a column per choice of ways.
+// be a recomputation in stage s*. Let b be the last reader of an input x of a. If s* <= b,
+// x is within its compute-once life, where its own gaps pay for any absence: the
+// recomputation relieves the rows p+1 .. b-1 at most (x "there"). If s* > b, no covering row
+// after b counts x, yet x is resident at s*: either it was restored after b (a
+// recomputation or a page-in; one column per x and kind, shared by every recomputation
+// relying on it, since one event may serve several and no gap of x lies after b), or it
+// stayed resident through every stage from b to s*, where it adds mem(x) to the memory
+// rows after b that the covering rows drop: a's absence there frees mem(a) - mem(x) net.
+// Several recomputations relying on the same kept x hold one tensor: each is charged its
+// share, mem(a) / (the bytes of every reader of x that has a gap), so that their charges
+// sum to at most mem(x). x paged in was paged out: one page-out per tensor serves every
+// page-in of it. The same holds one level down: x restored by a recomputation in stage s'
+// needs its own private inputs y (x their last reader) at s', each restored after x or kept
+// from x to s'. The rows up to s' - 1 then hold the kept y, those from s' on hold x: each
+// row after b the recomputation relieves holds min(mem(x), mem(kept y)). And x recomputed
+// in stage s' < s* (s' with room to recompute x, recomputation_room.h) is held from s' on;
+// recomputed in s* itself, s* needs room for both. So the rows from the latest such stage
+// on hold x itself. Each x thus has a way per choice (there; kept; paged in; recomputed,
+// with each y kept or restored), and a recomputation of a a column per choice of ways.
 //
 // A recomputation needs room in its stage, too. With the last restoration of the gap a
 // recomputation in stage s* (R[s*][a] = 1), a counts in the memory row of every stage from
@@ -72,6 +73,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "cbc_runner.h"
 #include "poet/graph/op_table.h"
@@ -120,13 +123,23 @@ struct CoveringProblem {
   std::vector<double> cost, upper;
   std::vector<Row> rows;
   std::vector<int> recomputed_gap;  // per column: the gap a recomputation column restores, or -1
+  std::vector<std::vector<std::size_t>> recomputed_inputs;  // per column: the inputs it has recomputed
   bool infeasible = false;
 };
 
 // The covering problem in units of the largest tensor and the compute-once objective.
-// `relieved_until[k]`: the last stage whose row a recomputation restoring gap k relieves.
+// What the room checks found so far.
+struct Rooms {
+  // Per gap: the last stage whose row a recomputation restoring it relieves.
+  std::vector<std::size_t> relieved_until;
+  // Per gap and input recomputed for it: the first stage from which that input is held,
+  // recomputed in an earlier stage (none: every row may come before its recomputation).
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> input_held_from;
+};
+
 CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget,
-                      const Gaps& tensor_gaps, const std::vector<std::size_t>& relieved_until) {
+                      const Gaps& tensor_gaps, const Rooms& rooms) {
+  const std::vector<std::size_t>& relieved_until = rooms.relieved_until;
   const std::vector<Gap>& gaps = tensor_gaps.gaps;
   const std::vector<std::vector<std::size_t>>& gaps_at = tensor_gaps.at;
   const std::size_t n = g.size();
@@ -144,10 +157,22 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   // Columns per gap (restore by recomputing, by paging in), then one page-out per tensor.
   // A recomputation has one column per way of providing the inputs that only it needs
   // (kept, or restored: w), with the memory it frees net of what is kept for it.
+  struct Held {
+    std::size_t after;  // rows after this stage hold it (the tensor's last reader)
+    double bytes;       // in units of the largest tensor
+  };
   struct Recompute {
     int column;
-    double frees;            // in units of the largest tensor
-    std::vector<int> needs;  // the restorations of its inputs it relies on
+    double frees;                   // before any of `held` counts, in units of the largest tensor
+    std::vector<Held> held;         // inputs held for it, past their last reader
+    std::size_t relieves_until;     // the last row it may relieve
+    std::vector<int> needs;         // the restorations of its inputs it relies on
+    double frees_at(std::size_t row) const {
+      double f = frees;
+      for (const Held& h : held)
+        if (row > h.after) f -= h.bytes;
+      return f;
+    }
   };
   std::vector<std::vector<Recompute>> recompute(gaps.size());
   std::vector<int> pagein(gaps.size(), -1), pageout(n, -1), page_input(n, -1), recompute_input(n, -1);
@@ -155,56 +180,76 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     p.cost.push_back(cost);
     p.upper.push_back(1);
     p.recomputed_gap.push_back(-1);
+    p.recomputed_inputs.emplace_back();
     return static_cast<int>(p.cost.size()) - 1;
   };
   const auto once = [&](int& column, double cost) {
     if (column < 0) column = add_column(cost);
     return column;
   };
-  // The inputs `a` is the last to read (a ReLU's output that its mask, its pool's indices
-  // and the pool read), which nothing needs after a's computation; past this many, one
-  // column that assumes them free (still valid, weaker).
-  constexpr std::size_t kMaxPrivateInputs = 3;
-  const auto private_inputs = [&](std::size_t a) {
+  // The inputs a recomputation of `a` reads; past this many, one column that assumes them
+  // resident (still valid, weaker).
+  constexpr std::size_t kMaxInputs = 3;
+  const auto inputs_of = [&](std::size_t a) {
     std::vector<std::size_t> out;
-    for (NodeId id : g.node(static_cast<NodeId>(a)).inputs) {
-      const auto x = static_cast<std::size_t>(id);
-      const auto& readers = users[x];
-      if (std::all_of(readers.begin(), readers.end(), [&](NodeId u) { return static_cast<std::size_t>(u) <= a; }) &&
-          std::find(out.begin(), out.end(), x) == out.end())
-        out.push_back(x);
-    }
-    if (out.size() > kMaxPrivateInputs) out.clear();
+    for (NodeId id : g.node(static_cast<NodeId>(a)).inputs)
+      if (std::find(out.begin(), out.end(), static_cast<std::size_t>(id)) == out.end())
+        out.push_back(static_cast<std::size_t>(id));
+    if (out.size() > kMaxInputs) out.clear();
     return out;
   };
+  // Each tensor's last reader, and the bytes of its readers that a cover may recompute.
+  // Kept past its last reader for several recomputations, a tensor is still one tensor:
+  // each recomputation holds its share of the bytes, in proportion to its own.
+  std::vector<std::size_t> last_reader(n, 0);
+  for (std::size_t x = 0; x < n; ++x)
+    for (NodeId u : users[x]) last_reader[x] = std::max(last_reader[x], static_cast<std::size_t>(u));
+  std::vector<char> has_gap(n, 0);
+  for (const Gap& gap : gaps) has_gap[gap.tensor] = 1;
+  std::vector<double> readers_bytes(n, 0);
+  for (std::size_t a = 0; a < n; ++a)
+    if (has_gap[a])
+      for (std::size_t x : inputs_of(a)) readers_bytes[x] += mem(a);
+  const auto share = [&](std::size_t a, std::size_t x) { return mem(a) / readers_bytes[x]; };
   const auto compute_cost = [&](std::size_t x) {
     const NodeCost& c = costs.nodes[x];
     return (energy ? c.compute_energy_j : c.compute_time_s) / scale;
   };
   const auto pagein_cost = [&](std::size_t x) { return (energy ? costs.nodes[x].pagein_energy_j : 0.0) / scale; };
-  // The ways of having a's private input x at a's recomputation: kept (its bytes in every
-  // row the recomputation relieves), paged in, or recomputed from its own private inputs
-  // (`nested`; else they are taken as resident), each kept, recomputed or paged in. x
-  // recomputed in stage s' with kept inputs Y: the rows before s' hold Y, those from s' on
-  // hold x, so each holds min(mem(x), mem(Y)). Each way: the memory it takes from the
-  // recomputation's relief, and the restorations it needs. A restoration of a tensor after
-  // its last reader's computation is one column of its kind (recomputed, paged in),
-  // whichever recomputations rely on it: one event may serve them all.
+  // The ways of having an input x at a's recomputation in stage s*:
+  // - still there from its computation, for s* up to x's last reader b (`natural`: a then
+  //   relieves rows before b only, and x's own gaps pay for any absence of x there);
+  // - kept past b (its bytes in every row after b that the recomputation relieves);
+  // - restored after b: paged in, or recomputed from its own private inputs (`nested`;
+  //   else they are taken as resident), each kept, recomputed or paged in. x recomputed in
+  //   stage s' with kept inputs Y: the rows before s' hold Y, those from s' on hold x, so
+  //   each row after b holds min(mem(x), mem(Y)). A restoration of a tensor after its last
+  //   reader is one column of its kind (recomputed, paged in), whichever recomputations
+  //   rely on it: one event may serve them all.
+  // Each way: the bytes it holds in the rows after b, and the restorations it needs.
   struct Way {
     double holds;
     std::vector<int> needs;
+    bool natural = false;
+    bool recomputed = false;
   };
   constexpr std::size_t kMaxWays = 64;  // per recomputation; past it, no nesting
-  const auto ways_of = [&](std::size_t x, bool nested) {
+  // `last_row`: the last row the recomputation may relieve; x there until then is all it needs.
+  const auto ways_of = [&](std::size_t x, std::size_t a, std::size_t last_row, bool nested) {
+    if (last_reader[x] > last_row) return std::vector<Way>{{0, {}, true}};
     std::vector<Way> ways{{mem(x), {}}};
+    if (last_reader[x] > a) ways.push_back({0, {}, true});
     if (paging) ways.push_back({0, {once(page_input[x], pagein_cost(x))}});
     if (!remat) return ways;
-    const std::vector<std::size_t> inputs = nested ? private_inputs(x) : std::vector<std::size_t>{};
+    std::vector<std::size_t> inputs;
+    if (nested)
+      for (std::size_t y : inputs_of(x))
+        if (last_reader[y] <= x) inputs.push_back(y);
     const std::size_t options = paging ? 3 : 2;  // per input: kept, recomputed, paged in
     std::size_t choices = 1;
     for (std::size_t j = 0; j < inputs.size(); ++j) choices *= options;
     for (std::size_t choice = 0; choice < choices; ++choice) {
-      Way w{0, {once(recompute_input[x], compute_cost(x))}};
+      Way w{0, {once(recompute_input[x], compute_cost(x))}, false, true};
       for (std::size_t j = 0, rest = choice; j < inputs.size(); ++j, rest /= options) {
         const std::size_t y = inputs[j];
         if (rest % options == 0) w.holds += mem(y);
@@ -217,24 +262,37 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     return ways;
   };
   const auto add_recomputations = [&](std::size_t k) {
-    const std::size_t a = gaps[k].tensor;
-    const std::vector<std::size_t> inputs = private_inputs(a);
+    const Gap& gap = gaps[k];
+    const std::size_t a = gap.tensor;
+    const std::vector<std::size_t> inputs = inputs_of(a);
     std::vector<std::vector<Way>> ways;
     std::size_t combinations = 1;
-    for (std::size_t x : inputs) combinations *= ways_of(x, true).size();
-    for (std::size_t x : inputs) ways.push_back(ways_of(x, combinations <= kMaxWays));
+    for (std::size_t x : inputs) combinations *= ways_of(x, a, relieved_until[k], true).size();
+    for (std::size_t x : inputs) ways.push_back(ways_of(x, a, relieved_until[k], combinations <= kMaxWays));
     // Every choice of one way per input (a mixed-radix count).
     std::vector<std::size_t> pick(inputs.size(), 0);
     for (bool more = true; more;) {
-      Recompute r{-1, mem(a), {}};
+      Recompute r{-1, mem(a), {}, relieved_until[k], {}};
+      std::vector<std::size_t> recomputed;
       for (std::size_t j = 0; j < inputs.size(); ++j) {
+        const std::size_t x = inputs[j];
         const Way& w = ways[j][pick[j]];
-        r.frees -= w.holds;
+        if (w.natural) r.relieves_until = std::min(r.relieves_until, last_reader[x] - 1);
+        else if (w.holds > 0) r.held.push_back({last_reader[x], share(a, x) * w.holds});
+        if (w.recomputed) {
+          recomputed.push_back(x);
+          // Recomputed in an earlier stage, x itself is held from then on.
+          const auto held = rooms.input_held_from.find({k, x});
+          if (held != rooms.input_held_from.end() && mem(x) > w.holds)
+            r.held.push_back({std::max(last_reader[x], held->second - 1), share(a, x) * (mem(x) - w.holds)});
+        }
         r.needs.insert(r.needs.end(), w.needs.begin(), w.needs.end());
       }
-      if (r.frees > 1e-12) {  // else it frees nothing: never part of a cover
+      // Else it relieves no row: never part of a cover.
+      if (r.relieves_until > gap.previous_use && r.frees_at(gap.previous_use + 1) > 1e-12) {
         r.column = add_column(compute_cost(a));
         p.recomputed_gap.back() = static_cast<int>(k);
+        p.recomputed_inputs.back() = std::move(recomputed);
         recompute[k].push_back(std::move(r));
       }
       more = false;
@@ -245,6 +303,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     }
   };
   std::vector<Row> covers;
+  std::vector<char> recomputations_added(gaps.size(), 0);
   for (std::size_t t = 0; t < n; ++t) {
     std::vector<std::size_t> inputs;
     for (NodeId a : g.node(static_cast<NodeId>(t)).inputs) inputs.push_back(static_cast<std::size_t>(a));
@@ -260,16 +319,19 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (std::size_t k : gaps_at[t]) {
       const std::size_t a = gaps[k].tensor;
       const NodeCost& c = costs.nodes[a];
-      const bool relieves = t <= relieved_until[k];
-      if (remat && relieves && recompute[k].empty()) add_recomputations(k);
+      if (remat && t <= relieved_until[k] && !recomputations_added[k]) {
+        add_recomputations(k);
+        recomputations_added[k] = 1;
+      }
       if (paging && pagein[k] < 0) {
         pagein[k] = add_column(energy ? c.pagein_energy_j / scale : 0);
-        if (pageout[a] < 0) pageout[a] = add_column(energy ? c.pageout_energy_j / scale : 0);
+        once(pageout[a], energy ? c.pageout_energy_j / scale : 0);
       }
       for (const Recompute& r : recompute[k]) {
-        if (!relieves) break;
+        const double frees = r.frees_at(t);
+        if (t > r.relieves_until || frees <= 1e-12) continue;
         cover.columns.push_back(r.column);
-        cover.values.push_back(r.frees);
+        cover.values.push_back(frees);
       }
       if (pagein[k] >= 0) {
         cover.columns.push_back(pagein[k]);
@@ -298,6 +360,12 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     }
     if (one_restoration.columns.size() > 1) p.rows.push_back(std::move(one_restoration));
   }
+  // Paged in after its last reader, a tensor was paged out: one page-out per tensor serves
+  // every page-in of it.
+  for (std::size_t x = 0; x < n; ++x)
+    if (page_input[x] >= 0)
+      p.rows.push_back({{page_input[x], once(pageout[x], energy ? costs.nodes[x].pageout_energy_j / scale : 0)},
+                        {1, -1}, -INFINITY, 0});
   if (o.deadline_s) {
     // In units of the compute-once time; a hair of slack for the MILP's own tolerance.
     const double once = std::max(costs.total_compute_time_s, 1e-30);
@@ -307,8 +375,12 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
       for (const Recompute& r : recompute[k]) deadline.columns.push_back(r.column), deadline.values.push_back(c.compute_time_s / once);
       if (strict && pagein[k] >= 0) deadline.columns.push_back(pagein[k]), deadline.values.push_back(c.pagein_time_s / once);
     }
-    for (std::size_t a = 0; a < n; ++a)
-      if (strict && pageout[a] >= 0) deadline.columns.push_back(pageout[a]), deadline.values.push_back(costs.nodes[a].pageout_time_s / once);
+    for (std::size_t a = 0; a < n; ++a) {
+      const NodeCost& c = costs.nodes[a];
+      if (strict && pageout[a] >= 0) deadline.columns.push_back(pageout[a]), deadline.values.push_back(c.pageout_time_s / once);
+      if (strict && page_input[a] >= 0) deadline.columns.push_back(page_input[a]), deadline.values.push_back(c.pagein_time_s / once);
+      if (recompute_input[a] >= 0) deadline.columns.push_back(recompute_input[a]), deadline.values.push_back(c.compute_time_s / once);
+    }
     if (deadline.upper < 0) p.infeasible = true;  // compute-once alone misses it
     p.rows.push_back(std::move(deadline));
   }
@@ -328,14 +400,32 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
     return seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
   const Gaps gaps = tensor_gaps(g);
-  std::vector<std::size_t> relieved_until(gaps.gaps.size());
+  Rooms rooms;
+  rooms.relieved_until.resize(gaps.gaps.size());
+  for (std::size_t k = 0; k < gaps.gaps.size(); ++k) rooms.relieved_until[k] = gaps.gaps[k].next_use - 1;
   std::vector<char> checked(gaps.gaps.size(), 0);
-  for (std::size_t k = 0; k < gaps.gaps.size(); ++k) relieved_until[k] = gaps.gaps[k].next_use - 1;
+  std::set<std::pair<std::size_t, std::size_t>> inputs_checked;
   std::size_t checks = 0;
+  // The latest stage from `from` down to `above` + 1 with room to recompute `tensor` (and
+  // `input_too` with it), or `above` when proven none has; a stage left unchecked (out of
+  // checks or time) counts as having room.
+  const auto latest_room = [&](std::size_t from, std::size_t above, std::size_t tensor,
+                               std::optional<std::size_t> input_too) {
+    std::size_t room = from;
+    for (; room > above && checks < max_room_checks && seconds_left() > 0; --room, ++checks)
+      if (stage_has_room_to_recompute(g, costs, room, tensor, input_too, activation_budget, kRoomNodeLimit)) break;
+    return room;
+  };
+  const auto users = g.users();
+  const auto last_reader = [&](std::size_t x) {
+    std::size_t last = x;
+    for (NodeId u : users[x]) last = std::max(last, static_cast<std::size_t>(u));
+    return last;
+  };
 
   std::optional<CoveringBound> out;
   for (std::size_t round = 0; round < kRounds; ++round) {
-    const CoveringProblem p = build(g, costs, o, activation_budget, gaps, relieved_until);
+    const CoveringProblem p = build(g, costs, o, activation_budget, gaps, rooms);
     if (p.infeasible) return std::nullopt;
     CoveringBound bound;
     bound.bound = compute_once;
@@ -370,19 +460,32 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
 
     // The recomputations the cover relies on, not yet checked: the latest stage of its gap
     // with room for one bounds the stages it relieves (the rows after it see the tensor).
+    // An input it recomputes is recomputed in its stage (room for both) or in an earlier
+    // one, with room for it alone, after which that input is held.
     bool restricted = false;
     for (int c = 0; c < bound.columns; ++c) {
       const int gap = p.recomputed_gap[static_cast<std::size_t>(c)];
-      if (gap < 0 || std::round(solution[c]) < 1 || checked[static_cast<std::size_t>(gap)]) continue;
+      if (gap < 0 || std::round(solution[c]) < 1) continue;
       const auto k = static_cast<std::size_t>(gap);
-      checked[k] = 1;
       const Gap& x = gaps.gaps[k];
-      std::size_t room = x.next_use;
-      for (; room > x.previous_use && checks < max_room_checks && seconds_left() > 0; --room, ++checks)
-        if (stage_has_room_to_recompute(g, costs, room, x.tensor, activation_budget, kRoomNodeLimit)) break;
-      if (room == x.next_use) continue;
-      relieved_until[k] = room - 1;  // room == previous_use: no stage has room, nothing relieved
-      restricted = true;
+      if (!checked[k]) {
+        checked[k] = 1;
+        const std::size_t room = latest_room(x.next_use, x.previous_use, x.tensor, std::nullopt);
+        if (room < x.next_use) {
+          rooms.relieved_until[k] = room - 1;  // room == previous_use: no stage has room, nothing relieved
+          restricted = true;
+        }
+      }
+      for (std::size_t input : p.recomputed_inputs[static_cast<std::size_t>(c)]) {
+        if (!inputs_checked.insert({k, input}).second) continue;
+        const std::size_t both = latest_room(rooms.relieved_until[k] + 1, x.previous_use, x.tensor, input);
+        const std::size_t alone = latest_room(x.next_use - 1, std::max(both, last_reader(input)), input, std::nullopt);
+        // From this stage on the input is held, or (recomputed with x) x relieves nothing.
+        const std::size_t held_from = std::max(both, alone);
+        if (held_from >= x.next_use) continue;
+        rooms.input_held_from[{k, input}] = held_from;
+        restricted = true;
+      }
     }
     if (!restricted) break;
   }

@@ -2,9 +2,10 @@
 // the covering bound. Every node is computed once; on top of that, wherever the tensors
 // alive across a stage in compute-once order exceed the budget, some of them must be absent,
 // and each absence costs a restoration (a recomputation, or a page-in after a page-out); a
-// recomputation also needs the inputs only it reads, kept (taking their memory) or restored,
-// and room in the stage that makes it: a recomputation the cover relies on relieves only the
-// stages before the latest one with room for it. Solving that small covering problem
+// recomputation also needs its inputs: past their last reader, kept (taking their memory)
+// or restored, and room in the stage that makes it: a recomputation the cover relies on
+// relieves only the stages before the latest one with room for it, and an input recomputed
+// for it in an earlier stage is held from then on. Solving that small covering problem
 // exactly gives the bound. The proof is in the .cpp.
 #pragma once
 

@@ -1,5 +1,6 @@
 // Why the relaxation holds every schedule that recomputes a in stage s (R[s][a] = 1; the
-// MILP's rows in milp_model.cpp): R[s][s] = 1 always. A node w computed in the stage reads
+// MILP's rows in milp_model.cpp), and an input of a recomputed with it (R[s][x] = 1):
+// R[s][s] = 1 always. A node w computed in the stage reads
 // each input x resident (S_RAM or, strict, M_in: counted from the stage's start) or
 // recomputed at step x < w; FREE releases x only after a consumer when no later consumer
 // runs in the stage, so x counts in U[s][j] for every j with x < j <= w, and for j < x too
@@ -33,7 +34,8 @@ constexpr std::size_t kMaxEntries = 100000;
 }  // namespace
 
 bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::size_t stage, std::size_t tensor,
-                                 std::int64_t activation_budget, long node_limit) {
+                                 std::optional<std::size_t> input_too, std::int64_t activation_budget,
+                                 long node_limit) {
   const std::size_t s = stage, a = tensor;
   // Only the ancestors of s and of a can be worth computing or holding.
   std::vector<char> relevant(s + 1, 0);
@@ -47,6 +49,8 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
       if (!relevant[x]) relevant[x] = 1, todo.push_back(x);
     }
   }
+  // The steps checked: from the first tensor the stage must compute.
+  const std::size_t from = input_too.value_or(a);
   const auto users = g.users();
   double largest = 1;
   for (std::size_t v = 0; v <= s; ++v) largest = std::max(largest, static_cast<double>(costs.nodes[v].bytes));
@@ -62,7 +66,7 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
   std::vector<std::size_t> last_use(s + 1, 0), consumers_in_stage;
   std::size_t entries = 0;
   for (std::size_t v = 0; v <= s; ++v)
-    if (relevant[v]) computed[v] = add_column(v == s || v == a ? 1 : 0);
+    if (relevant[v]) computed[v] = add_column(v == s || v == a || v == input_too ? 1 : 0);
   const int integers = static_cast<int>(lower.size());
   for (std::size_t x = 0; x <= s; ++x) {
     if (!relevant[x]) continue;
@@ -72,18 +76,18 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
     if (x == a) last_use[x] = s;
     if (last_use[x] == 0) continue;  // read by nothing the stage can compute
     pre[x] = add_column(0);
-    // alive(x, j) for j from max(a, x + 1) to last_use[x], consecutive columns.
-    const std::size_t first = std::max(a, x + 1);
+    // alive(x, j) for j from max(from, x + 1) to last_use[x], consecutive columns.
+    const std::size_t first = std::max(from, x + 1);
     if (first <= last_use[x]) {
       alive_from[x] = static_cast<int>(lower.size());
       for (std::size_t j = first; j <= last_use[x]; ++j) add_column(x == a ? 1 : 0);
       entries += (last_use[x] - first + 1) * 3;
     }
   }
-  entries += (s - a + 1) * (s + 1);
+  entries += (s - from + 1) * (s + 1);
   if (entries > kMaxEntries) return true;
   const auto alive = [&](std::size_t x, std::size_t j) {
-    return alive_from[x] + static_cast<int>(j - std::max(a, x + 1));
+    return alive_from[x] + static_cast<int>(j - std::max(from, x + 1));
   };
 
   std::vector<Row> rows;
@@ -93,22 +97,22 @@ bool stage_has_room_to_recompute(const Graph& g, const GraphCosts& costs, std::s
       const auto w = static_cast<std::size_t>(wid);
       if (w > s || !relevant[w]) continue;
       rows.push_back({{pre[x], computed[w], computed[x]}, {1, -1, 1}, 0, INFINITY});  // pre >= c_w - c_x
-      if (alive_from[x] >= 0 && w >= std::max(a, x + 1))
+      if (alive_from[x] >= 0 && w >= std::max(from, x + 1))
         rows.push_back({{alive(x, w), computed[w]}, {1, -1}, 0, INFINITY});  // alive(x, w) >= c_w
     }
     if (alive_from[x] >= 0)
-      for (std::size_t j = std::max(a, x + 1); j < last_use[x]; ++j)
+      for (std::size_t j = std::max(from, x + 1); j < last_use[x]; ++j)
         rows.push_back({{alive(x, j), alive(x, j + 1)}, {1, -1}, 0, INFINITY});  // read later: still there
   }
   const double budget = static_cast<double>(activation_budget) / largest;
-  for (std::size_t j = a; j <= s; ++j) {
+  for (std::size_t j = from; j <= s; ++j) {
     Row memory{{}, {}, -INFINITY, budget};
     // The input j may be computed over in place gives j its bytes unless it is still there
     // at step j + 1 (then FREE cannot release it at j).
     const std::optional<NodeId> over = in_place_input(g, static_cast<NodeId>(j));
     for (std::size_t x = 0; x <= s; ++x) {
       if (pre[x] < 0 && computed[x] < 0) continue;
-      if (x < j && alive_from[x] >= 0 && j >= std::max(a, x + 1) && j <= last_use[x]) {
+      if (x < j && alive_from[x] >= 0 && j >= std::max(from, x + 1) && j <= last_use[x]) {
         const bool taken = over && x == static_cast<std::size_t>(*over);
         if (!taken || j < last_use[x]) {
           memory.columns.push_back(alive(x, taken ? j + 1 : j));
