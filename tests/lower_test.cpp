@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "hand_graph.h"
+#include "poet/baselines/capuchin.h"
+#include "poet/schedule/checkpoint_all.h"
 
 namespace poet {
 namespace {
@@ -21,7 +23,7 @@ TEST(Lower, PlansTransfersSimulatesTheResultAndPlacesItsBuffersInPlanOrder) {
   ASSERT_EQ(l.buffers.size(), again.buffers.size());
   for (std::size_t b = 0; b < l.buffers.size(); ++b) {  // ranks in plan order
     EXPECT_EQ(l.buffers[b].alloc_rank, l.buffers[b].created_by);
-    EXPECT_EQ(l.buffers[b].release_rank, l.buffers[b].released_by);
+    EXPECT_GE(l.buffers[b].release_rank, l.buffers[b].released_by);  // held while paged out
   }
   EXPECT_EQ(l.memory.offsets.size(), l.buffers.size());
   EXPECT_FALSE(find_overlap(l.buffers, l.memory));
@@ -42,6 +44,98 @@ TEST(Lower, RejectsAPlanOverTheBudget) {
   const GraphCosts costs = estimate_costs(g, testing::hand_device());
   EXPECT_THROW(lower(g, costs, plan_from_text(testing::kHandLatePageIn, g, "test"), {.simulation = {.ram_budget_bytes = 100}}),
                InvalidPlan);
+}
+
+// When each compute starts in `r` (the simulation of `plan`), by instruction; and when
+// each buffer's bytes are free again (its release event).
+struct Times {
+  std::vector<double> compute_start, released;
+};
+Times times_of(const Plan& plan, const SimulationResult& r) {
+  Times t{std::vector<double>(plan.instructions.size(), -1), {}};
+  for (const BufferLife& b : r.buffers) {
+    if (plan.instructions[b.created_by].kind == InstrKind::Compute) t.compute_start[b.created_by] = r.timeline[b.alloc_rank].time_s;
+    t.released.push_back(b.release_rank < r.timeline.size() ? r.timeline[b.release_rank].time_s : 1e300);
+  }
+  return t;
+}
+
+// The property the executor's timing rests on: a compute given bytes another buffer held
+// before it starts, in the simulation, after that buffer's release (the end of its
+// page-out), so the executor does not wait there for a transfer the simulator had ended.
+void expect_no_compute_reuses_bytes_in_transfer(const LoweredPlan& l) {
+  const Times t = times_of(l.plan, l.simulation);
+  for (std::size_t a = 0; a < l.buffers.size(); ++a)
+    for (std::size_t b = 0; b < l.buffers.size(); ++b) {
+      const BufferLife &first = l.buffers[a], &then = l.buffers[b];
+      if (first.bytes == 0 || then.bytes == 0 || then.created_by < first.released_by || then.in_place_of == a ||
+          l.plan.instructions[then.created_by].kind != InstrKind::Compute)
+        continue;
+      const std::int64_t oa = l.memory.offsets[a], ob = l.memory.offsets[b];
+      if (oa < ob + then.bytes && ob < oa + first.bytes) {
+        EXPECT_GE(t.compute_start[then.created_by], t.released[a])
+            << "buffer " << b << " (instruction " << then.created_by << ") takes the bytes of buffer " << a;
+      }
+    }
+}
+
+TEST(Lower, HoldsTheBytesOfAPageOutUntilItEnds) {
+  const Graph g = testing::hand_graph();
+  const GraphCosts costs = estimate_costs(g, testing::hand_device());
+  const Plan late = plan_from_text(testing::kHandLatePageIn, g, "test");
+  // x (40 B) is paged out from t = 4 s to 7 s (1 s + 40 B at 20 B/s) and freed at once;
+  // the loss (computed from t = 4 s) and d_relu (from t = 6 s) come before it ends.
+  const LoweredPlan l = lower(g, costs, late, {.simulation = {.ram_budget_bytes = 1000}});
+  const std::vector<BufferLife> plain = in_plan_order(l.simulation.buffers);
+  bool held = false;
+  for (std::size_t b = 0; b < l.buffers.size(); ++b)
+    if (l.buffers[b].node == 0 && l.buffers[b].created_by == 0) {
+      EXPECT_GT(l.buffers[b].release_rank, l.buffers[b].released_by);
+      held = true;
+    }
+  EXPECT_TRUE(held);
+  expect_no_compute_reuses_bytes_in_transfer(l);
+  EXPECT_FALSE(find_overlap(l.buffers, l.memory));
+  // Plain plan order would give the loss x's bytes while x is still being written out.
+  const MemoryPlan packed = plan_memory_greedy(plain, 16);
+  EXPECT_LE(packed.arena_bytes, l.memory.arena_bytes);
+}
+
+TEST(Lower, APlanWithoutTransfersKeepsPlainPlanOrder) {
+  const Graph g = testing::chain_training_graph(8);
+  const GraphCosts costs = estimate_costs(g, testing::hand_device());
+  const LoweredPlan l = lower(g, costs, checkpoint_all_schedule(g));
+  const std::vector<BufferLife> plain = in_plan_order(l.simulation.buffers);
+  ASSERT_EQ(l.buffers.size(), plain.size());
+  for (std::size_t b = 0; b < plain.size(); ++b) EXPECT_EQ(l.buffers[b].release_rank, plain[b].release_rank);
+  EXPECT_EQ(in_plan_order_until_transfers_end(l.plan, l.simulation).size(), plain.size());
+}
+
+TEST(Lower, HoldsTransfersOnlyWithinTheBudgetsRoom) {
+  // Capuchin's paging plans of a chain at budgets from roomy to tight: the arena never
+  // outgrows both the budget's room and plain plan order's arena, and where it holds,
+  // no compute reuses bytes of a transfer the simulation had not ended.
+  const Graph g = testing::chain_training_graph(12);
+  const GraphCosts costs = estimate_costs(g, testing::device_with_transfers(0.5));
+  const std::int64_t peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+  int paging = 0;
+  for (std::int64_t less = 40; less <= 240; less += 40) {
+    const SimulationOptions budget{.ram_budget_bytes = peak - less};
+    const BaselineResult r = capuchin_for_budget(g, costs, budget);
+    if (!r.found() || r.simulation->pageouts == 0) continue;
+    ++paging;
+    const LoweredPlan l = lower(g, costs, *r.schedule, {.simulation = budget});
+    const MemoryPlan packed = plan_memory_greedy(in_plan_order(l.simulation.buffers), 16);
+    EXPECT_LE(l.memory.arena_bytes, std::max(packed.arena_bytes, *budget.ram_budget_bytes - l.simulation.fixed_bytes));
+    EXPECT_FALSE(find_overlap(l.buffers, l.memory));
+    const bool held = [&] {
+      for (std::size_t b = 0; b < l.buffers.size(); ++b)
+        if (l.buffers[b].release_rank != l.buffers[b].released_by) return true;
+      return false;
+    }();
+    if (held) expect_no_compute_reuses_bytes_in_transfer(l);
+  }
+  EXPECT_GT(paging, 0);
 }
 
 }  // namespace

@@ -1,12 +1,48 @@
 #include "poet/lower/lower.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace poet {
 
+std::vector<BufferLife> in_plan_order_until_transfers_end(const Plan& plan, const SimulationResult& simulation) {
+  const std::size_t instructions = plan.instructions.size();
+  const auto time_of = [&](std::size_t rank) {
+    return rank < simulation.timeline.size() ? simulation.timeline[rank].time_s : std::numeric_limits<double>::infinity();
+  };
+  // starts_from[q]: the earliest start of a compute at instruction q or later (its buffer's
+  // allocation), the time from which every compute the executor reaches at q or after runs.
+  std::vector<double> starts_from(instructions + 1, std::numeric_limits<double>::infinity());
+  for (const BufferLife& b : simulation.buffers)
+    if (plan.instructions[b.created_by].kind == InstrKind::Compute) starts_from[b.created_by] = time_of(b.alloc_rank);
+  for (std::size_t q = instructions; q-- > 0;) starts_from[q] = std::min(starts_from[q], starts_from[q + 1]);
+
+  std::vector<BufferLife> buffers = in_plan_order(simulation.buffers);
+  for (std::size_t k = 0; k < buffers.size(); ++k) {
+    BufferLife& b = buffers[k];
+    if (b.released_by >= instructions) continue;
+    const double released_s = time_of(simulation.buffers[k].release_rank);
+    std::size_t q = b.released_by;
+    while (q < instructions && starts_from[q] < released_s) ++q;
+    b.release_rank = q;
+  }
+  return buffers;
+}
+
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, const Schedule& schedule, const LowerOptions& options) {
   return lower(g, costs, plan_from_schedule(schedule, g), options);
 }
+
+namespace {
+
+// `costs` with every transfer `factor` times as long.
+GraphCosts with_slower_transfers(GraphCosts costs, double factor) {
+  for (NodeCost& c : costs.nodes) c.pageout_time_s *= factor, c.pagein_time_s *= factor;
+  return costs;
+}
+
+}  // namespace
 
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options) {
   LoweredPlan out;
@@ -19,6 +55,25 @@ LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const Lowe
   out.simulation = simulate(g, costs, out.plan, options.simulation);
   out.buffers = in_plan_order(out.simulation.buffers);
   out.memory = plan_memory_greedy(out.buffers, options.alignment);
+  if (out.simulation.pageins + out.simulation.pageouts == 0) return out;
+  // The executor waits before it reuses bytes a transfer still touches. Transfers run late
+  // (one queue: one slow write delays every one behind it), so the arena keeps the bytes
+  // of transfers in flight as long as the budget leaves room: first as if they took
+  // kTransferMargins[0] times their predicted time, then less. Without a budget, only
+  // what needs no larger arena than plain plan order.
+  const std::int64_t room = options.simulation.ram_budget_bytes
+                                ? *options.simulation.ram_budget_bytes - out.simulation.fixed_bytes
+                                : out.memory.arena_bytes;
+  for (const double margin : kTransferMargins) {
+    const SimulationResult slower = margin == 1 ? out.simulation : simulate(g, with_slower_transfers(costs, margin), out.plan);
+    std::vector<BufferLife> held = in_plan_order_until_transfers_end(out.plan, slower);
+    MemoryPlan memory = plan_memory_greedy(held, options.alignment);
+    if (memory.arena_bytes <= std::max(room, out.memory.arena_bytes)) {
+      out.buffers = std::move(held);
+      out.memory = std::move(memory);
+      break;
+    }
+  }
   return out;
 }
 

@@ -49,13 +49,12 @@ void check_power(std::optional<double> w, const char* option, bool zero_allowed)
                                  zero_allowed ? "non-negative" : "positive"));
 }
 
-// The GEMM's threads change every convolution's and linear layer's time.
+}  // namespace
+
 std::string blas_threads() {
   const char* n = std::getenv("OMP_NUM_THREADS");
   return n ? fmt::format("OMP_NUM_THREADS={}", n) : "OMP_NUM_THREADS unset (the GEMM uses every core)";
 }
-
-}  // namespace
 
 std::string describe_this_machine() {
   char host[256] = "unknown host";
@@ -147,10 +146,12 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.paging_cpu_per_byte_s = storage.cpu.per_byte_s;
   d.memory_power_w = *options.storage_power_w;
   d.storage = storage.measured;
-  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}; a transfer takes {} + {}/MiB of compute",
+  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}; a transfer takes {} + {}/MiB of compute "
+                  "with {}",
                   format_seconds(d.pageout_latency_s), format_bytes(d.pageout_bytes_per_s),
                   format_seconds(d.pagein_latency_s), format_bytes(d.pagein_bytes_per_s), storage.cache,
-                  format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20))));
+                  format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20)),
+                  blas_threads()));
 
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";

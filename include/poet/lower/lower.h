@@ -29,14 +29,34 @@ struct LowerOptions {
 struct LoweredPlan {
   Plan plan;
   SimulationResult simulation;      // of `plan` under LowerOptions::simulation: the prediction
-  std::vector<BufferLife> buffers;  // simulation.buffers in plan order (memory_plan.h's in_plan_order)
+  // simulation.buffers in plan order, each freed while a transfer still touches it held
+  // until that transfer ends even if transfers ran kTransferMargins times slower than
+  // predicted (in_plan_order_until_transfers_end; the largest margin whose arena fits the
+  // budget's room), else plain plan order (memory_plan.h's in_plan_order).
+  std::vector<BufferLife> buffers;
   MemoryPlan memory;                // arena offsets of `buffers` (plan_memory_greedy)
   TransferPlanResult transfers;     // what the transfer planner moved; its `plan` left empty
 };
 
+// The buffers of `simulation` (of `plan`) in plan order, each freed while a transfer still
+// reads or fills it (a page-out in flight, a page-in freed unused) held to the first
+// instruction from which every compute starts, in the simulation, after that transfer
+// ends. An arena planned over these gives no compute the bytes of a transfer the
+// simulator had ended, so the executor never waits where the simulator sees no stall
+// (it waits before reusing bytes a transfer still touches, transfer_tracker.h). An arena
+// over plain plan order packs such bytes for the very next compute: traced on
+// resnet18_cifar, most of the time Capuchin's steps waited was computes of the forward
+// claiming the bytes of a page-out still in flight (docs/BENCHMARKS.md).
+std::vector<BufferLife> in_plan_order_until_transfers_end(const Plan& plan, const SimulationResult& simulation);
+
+// How much slower than predicted the transfers may run before a compute reuses their bytes,
+// tried in turn (the first whose arena fits): see lower().
+inline constexpr double kTransferMargins[] = {8, 4, 2, 1};
+
 // Throws InvalidPlan (naming the instruction) if the simulator rejects the plan, the
 // budget included. Cost: the transfer planner's simulations (transfer_planner.h), one
-// more, and the greedy memory plan.
+// more, and the greedy memory plan; for a plan that pages, up to four more of each (the
+// margins).
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, const Schedule& schedule, const LowerOptions& options = {});
 // The same from a plan already made (a plan file): the transfer planner runs if asked.
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options = {});

@@ -52,7 +52,8 @@ inline bool in_place_placement_ok(std::int64_t offset, std::int64_t bytes, std::
 // simulator's time order. The executor and a device run instructions in plan order and wait
 // for a transfer still touching bytes they reuse; in time order a page-in that waits for
 // the bus starts after the free of a later instruction, so an arena planned over time
-// order gives its bytes to a tensor still live in plan order. Plan every arena over these.
+// order gives its bytes to a tensor still live in plan order. Plan every arena over these
+// (lower() holds some longer still: lower.h's in_plan_order_until_transfers_end).
 std::vector<BufferLife> in_plan_order(std::vector<BufferLife> buffers);
 
 // A compute in place shares its input's bytes (BufferLife::in_place_of), so the planners

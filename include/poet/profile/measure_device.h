@@ -30,6 +30,12 @@ struct MeasureOptions {
 DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                              const std::function<void(std::string_view)>& log = {});
 
+// "OMP_NUM_THREADS=N" or that it is unset: the kernels' threads a profile is measured with.
+// They decide what a transfer takes from the compute (DeviceProfile::paging_cpu_*): with
+// a core left free the I/O thread took 0-0.6 us a transfer on the 2-core VM, with both
+// computing 6-15 us + 25-75 us/MiB (docs/BENCHMARKS.md).
+std::string blas_threads();
+
 // "host, CPU model, N cores, kernel, date": where a profile was measured.
 std::string describe_this_machine();
 
