@@ -113,7 +113,7 @@ class Importer {
   NodeId layer_norm(const NodeReader& n);
   NodeId pool(const NodeReader& n, OpKind op);
   std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
-  NodeId dropout(const NodeReader& n);
+  void dropout(const NodeReader& n);  // binds its output: a dropout node, or its input for ratio 0
   void pad(const NodeReader& n);
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);

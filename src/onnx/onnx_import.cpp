@@ -410,7 +410,7 @@ void Importer::import_node(const NodeReader& n) {
     if (n.get_int("axis", 1) != 1) unsupported(n, "poet's flatten keeps the batch axis only (axis 1)");
     return bind(n, make(n, OpKind::Flatten, {activation(n, 0)}));
   }
-  if (op == "Dropout") return bind(n, dropout(n));
+  if (op == "Dropout") return dropout(n);
   if (op == "GlobalAveragePool") {
     const NodeId x = activation(n, 0);
     Shape seen = g_.node(x).shape;
