@@ -176,6 +176,19 @@ TEST(OnnxImport, TrainingModeExportsImportAsEvalModeOnes) {
   EXPECT_EQ(trainable_parameters(vit_trained.forward), trainable_parameters(vit.forward));
 }
 
+// A dropout and a ReLU of global pooling's [N, C, 1, 1] output, before the flatten (Inception
+// v3's head in training mode): element-wise, of the shape ONNX gives their input, which
+// poet holds as [N, C].
+TEST(OnnxImport, ElementWiseNodesAfterGlobalPoolingKeepItsShape) {
+  const OnnxModel m = import_onnx(fixture("pooled_dropout_train.onnx"), {.batch_size = 2});
+  auto count = [&](OpKind op) {
+    return std::count_if(m.forward.nodes().begin(), m.forward.nodes().end(), [op](const Node& n) { return n.op == op; });
+  };
+  EXPECT_EQ(count(OpKind::Dropout), 1);
+  EXPECT_EQ(count(OpKind::ReLU), 1);
+  EXPECT_EQ(trainable_parameters(m.forward), 8 * 3 * 3 * 3 + 8 + 8 * 3 + 3);
+}
+
 // x.mean([2, 3]) (MnasNet, ShuffleNet) is global average pooling; a mean over other axes
 // outside layer norm's decomposition is named as unsupported.
 TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {

@@ -419,7 +419,7 @@ void Importer::dropout(const NodeReader& n) {
   if (p == 0.0f) return alias(n, 0);
   OpAttrs a;
   a.dropout_p = p;
-  bind(n, make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a}));
+  bind_elementwise(n, make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a}));
 }
 
 }  // namespace poet::onnx_import
