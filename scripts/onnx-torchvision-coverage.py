@@ -4,7 +4,8 @@ the initializers keep their dimensions, not their data) and runs `poet graph --o
 model, mode and opset: PyTorch's trainable parameter count, whether PyTorch exports it (or its error), and poet's
 count or its first error; for each, how many BatchNormalization and Dropout nodes the file has and how many
 batch_norm2d and dropout nodes poet's training graph has (poet's batch norm always normalises by the batch's
-statistics and its dropout always drops, so an equal count means each came through as a training node), and the
+statistics and its dropout always drops, so an equal count means each came through as a training node; a Dropout of
+ratio 0, which drops nothing, is no node in poet and is not counted in the file's), and the
 times of PyTorch's export and poet's import.
 
 A developer tool (Debian's python3-torch, python3-torchvision, python3-onnx).
@@ -33,6 +34,7 @@ import subprocess
 import time
 
 import onnx
+import onnx.numpy_helper
 import torch
 import torch.nn as nn
 import torchvision
@@ -89,7 +91,21 @@ def export_structure(model, sample, path, opset, training, fold):
         t.data_type = v.type.tensor_type.elem_type
         t.dims.extend(d.dim_value for d in v.type.tensor_type.shape.dim)
     onnx.save(m, path)
-    return collections.Counter(n.op_type for n in m.graph.node)
+    ops = collections.Counter(n.op_type for n in m.graph.node)
+    ops["Dropout of ratio 0"] = sum(dropout_ratio(m, n) == 0 for n in m.graph.node if n.op_type == "Dropout")
+    return ops
+
+
+def dropout_ratio(m, node):
+    """The ratio of a Dropout node: its attribute (before opset 12) or its input, a Constant node's value."""
+    for a in node.attribute:
+        if a.name == "ratio":
+            return a.f
+    if len(node.input) > 1 and node.input[1]:
+        for n in m.graph.node:
+            if n.op_type == "Constant" and n.output[0] == node.input[1]:
+                return float(onnx.numpy_helper.to_array(n.attribute[0].t))
+    return 0.5
 
 
 def poet_import(poet, path):
@@ -123,7 +139,7 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     names = args.models or torchvision.models.list_models(module=torchvision.models) + ["transformer_encoder"]
     print(f"{'model':22s} {'mode':8s} {'opset':>5s} {'PyTorch':>12s} {'nodes':>6s} {'export':>7s} {'import':>7s}  "
-          "BN file/poet  Dropout file/poet  poet", flush=True)
+          "BN file/poet  Dropout (ratio > 0) file/poet  poet", flush=True)
     for name in names:
         model, sample = make_model(name, args.no_stochastic_depth)
         params = sum(p.numel() for p in model.parameters())
@@ -143,11 +159,13 @@ def main():
                 os.remove(path)
                 row += f" {sum(ops.values()):6d} {export_s:6.1f}s {import_s:6.1f}s"
                 if poet_ops is None:
-                    print(f"{row}  {ops['BatchNormalization']:4d}/-  {ops['Dropout']:4d}/-  {ours}", flush=True)
+                    dropout = ops['Dropout'] - ops['Dropout of ratio 0']
+                    print(f"{row}  {ops['BatchNormalization']:4d}/-  {dropout:4d}/-  {ours}", flush=True)
                     continue
                 verdict = f"imports, parameters {ours:,} " + ("(equal)" if ours == params else "(DIFFER)")
+                dropout = ops['Dropout'] - ops['Dropout of ratio 0']
                 print(f"{row}  {ops['BatchNormalization']:4d}/{poet_ops['batch_norm2d']:<4d}"
-                      f"  {ops['Dropout']:4d}/{poet_ops['dropout']:<4d}  {verdict}", flush=True)
+                      f"  {dropout:4d}/{poet_ops['dropout']:<4d}  {verdict}", flush=True)
         del model
         gc.collect()
 
