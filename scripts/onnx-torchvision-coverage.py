@@ -19,8 +19,9 @@ Usage: scripts/onnx-torchvision-coverage.py POET_BINARY OUT_DIR [--opset N]... [
   --no-constant-folding: torch.onnx.export's do_constant_folding=False, which keeps a learned table gathered by a
   constant index (Swin's and MaxViT's relative position bias) as the table; torch's folding replaces it by the
   gathered copy, a larger initializer that poet can only take for a parameter of its own.
-  --no-stochastic-depth: the models built with stochastic_depth_prob=0 (ConvNeXt, EfficientNet, Swin, MaxViT), which
-  PyTorch 1.13 cannot export in training mode otherwise (its stochastic depth draws with bernoulli).
+  --no-stochastic-depth: every StochasticDepth module's probability set to 0, as stochastic_depth_prob=0 builds them
+  (ConvNeXt, EfficientNet, Swin, MaxViT), which PyTorch 1.13 cannot export in training mode otherwise (its stochastic
+  depth draws with bernoulli).
 Each model is built once and exported in every mode and opset asked for, one file at a time (deleted after its
 import); the script runs nothing in parallel.
 """
@@ -60,10 +61,13 @@ def make_model(name, no_stochastic_depth):
     if name == "transformer_encoder":
         return EncoderClassifier(), (16, 512)
     kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
-    if no_stochastic_depth:
-        kwargs["stochastic_depth_prob"] = 0.0  # a TypeError for a model without stochastic depth
     size = 299 if name == "inception_v3" else 224
-    return torchvision.models.get_model(name, **kwargs), (3, size, size)
+    model = torchvision.models.get_model(name, **kwargs)
+    if no_stochastic_depth:  # as stochastic_depth_prob=0, which maxvit_t's builder does not take
+        for m in model.modules():
+            if isinstance(m, torchvision.ops.StochasticDepth):
+                m.p = 0.0
+    return model, (3, size, size)
 
 
 def export_structure(model, sample, path, opset, training, fold):
