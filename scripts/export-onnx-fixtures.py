@@ -397,6 +397,35 @@ def write_structure(name, model, out_dir, training=torch.onnx.TrainingMode.PRESE
         json.dump({"model": name, "trainable_parameters": sum(p.numel() for p in model.parameters())}, f)
 
 
+class PooledDropout(nn.Module):
+    """Inception v3's head: dropout of the pooled [N, C, 1, 1] before the flatten (and a ReLU there too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.dropout = nn.Dropout(0.5)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.dropout(torch.relu(self.pool(self.conv(x)))), 1))
+
+
+def write_training_structures(out_dir):
+    """Training-mode exports (TrainingMode.TRAINING), structure only: the tiny ResNet's batch norm with its training
+    outputs (opset 13: five, the running and saved statistics; opset 17: training_mode 1 and three), and the tiny
+    ViT's dropouts, whose ratio is torchvision's default 0.0 (poet imports them as nothing); a dropout and a ReLU of
+    global pooling's [N, C, 1, 1] output (Inception v3's head)."""
+    torch.manual_seed(1234)
+    for name, model, example, opset in (("tiny_resnet_train_opset13", TinyResNet(), (3, 16, 16), 13),
+                                         ("tiny_resnet_train_opset17", TinyResNet(), (3, 16, 16), 17),
+                                         ("tiny_vit_train", tiny_vit(), (3, 8, 8), 17),
+                                         ("pooled_dropout_train", PooledDropout(), (3, 8, 8), 13)):
+        path = os.path.join(out_dir, name + ".onnx")
+        export(model, torch.rand(BATCH, *example), path, opset, torch.onnx.TrainingMode.TRAINING)
+        strip_weights(path)
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "onnx")
     os.makedirs(out_dir, exist_ok=True)
@@ -420,6 +449,7 @@ def main():
            14, torch.onnx.TrainingMode.TRAINING)
     write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)
     write_seq_first(out_dir)
+    write_training_structures(out_dir)
 
 
 if __name__ == "__main__":

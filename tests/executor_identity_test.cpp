@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "executor_harness.h"
+#include "poet/onnx/onnx_import.h"
 #include "work_limit.h"
 
 namespace poet::testing {
@@ -166,6 +167,27 @@ TEST(ExecutorIdentity, ComputingInPlaceChangesNoBit) {
     std::cout << fmt::format("[ in place ] {}: {} computes in place, arena {} B against {} B\n", model,
                              computed_in_place(in_place), in_place.memory.arena_bytes, apart.memory.arena_bytes);
     expect_bit_identical(one_step(g, std::move(apart)), one_step(g, std::move(in_place)), model);
+  }
+}
+
+// The additions of a fixed or learned tensor the ONNX importer makes: Swin's attention mask
+// (add_constant) and relative position bias (add_gathered), ViT's position embedding
+// (add_parameter), each computed over its input's bytes, the same bits as apart.
+TEST(ExecutorIdentity, ImportedAdditionsComputedInPlaceChangeNoBit) {
+  for (const auto& [fixture, op] : {std::pair{"tiny_swin", OpKind::AddConstant},
+                                    {"tiny_swin", OpKind::AddGathered},
+                                    {"tiny_vit", OpKind::AddParameter}}) {
+    const OnnxModel m = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/" + fixture + ".onnx", {.batch_size = 2});
+    const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+    const std::string what = fmt::format("{}'s {}", fixture, op_name(op));
+    LoweredPlan in_place = executable(g, checkpoint_all_schedule(g));
+    const auto of_op = std::count_if(in_place.buffers.begin(), in_place.buffers.end(), [&](const BufferLife& b) {
+      return b.in_place_of && g.node(b.node).op == op;
+    });
+    EXPECT_GT(of_op, 0) << what;
+    std::cout << fmt::format("[ in place ] {}: {} computed in place\n", what, of_op);
+    expect_bit_identical(one_step(g, without_in_place(g, checkpoint_all_schedule(g))), one_step(g, std::move(in_place)),
+                         what);
   }
 }
 

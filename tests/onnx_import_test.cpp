@@ -152,6 +152,43 @@ TEST(OnnxImport, TransformerPatternsBecomeOneNodeEach) {
   for (std::size_t v = 0; v < g.size(); ++v) EXPECT_EQ(back.nodes()[v].attrs, g.nodes()[v].attrs) << g.nodes()[v].name;
 }
 
+// Exported in training mode (TrainingMode.TRAINING): batch norm with its training outputs
+// (opset 13: the running and saved statistics, five outputs; opset 17: training_mode 1 and
+// three) is the same batch norm as in eval mode, a training node, with the same parameters;
+// torchvision's ViT, whose dropout is 0.0, writes dropouts of ratio 0, which drop nothing
+// and are no node, while the transformer's of 0.1 stay.
+TEST(OnnxImport, TrainingModeExportsImportAsEvalModeOnes) {
+  auto count = [](const Graph& g, OpKind op) {
+    return std::count_if(g.nodes().begin(), g.nodes().end(), [op](const Node& n) { return n.op == op; });
+  };
+  const OnnxModel eval = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  ASSERT_EQ(count(eval.forward, OpKind::BatchNorm2d), 6);
+  for (const char* file : {"tiny_resnet_train_opset13.onnx", "tiny_resnet_train_opset17.onnx"}) {
+    const OnnxModel trained = import_onnx(fixture(file), {.batch_size = 2});
+    EXPECT_EQ(count(trained.forward, OpKind::BatchNorm2d), 6) << file;
+    EXPECT_EQ(trainable_parameters(trained.forward), trainable_parameters(eval.forward)) << file;
+    EXPECT_EQ(trained.forward.fixed_memory().parameter_bytes, eval.forward.fixed_memory().parameter_bytes) << file;
+  }
+  const OnnxModel vit = import_onnx(fixture("tiny_vit.onnx"), {.batch_size = 2});
+  const OnnxModel vit_trained = import_onnx(fixture("tiny_vit_train.onnx"), {.batch_size = 2});
+  EXPECT_EQ(count(vit_trained.forward, OpKind::Dropout), 0) << "7 Dropout nodes of ratio 0 in the file";
+  EXPECT_EQ(vit_trained.forward.size(), vit.forward.size());
+  EXPECT_EQ(trainable_parameters(vit_trained.forward), trainable_parameters(vit.forward));
+}
+
+// A dropout and a ReLU of global pooling's [N, C, 1, 1] output, before the flatten (Inception
+// v3's head in training mode): element-wise, of the shape ONNX gives their input, which
+// poet holds as [N, C].
+TEST(OnnxImport, ElementWiseNodesAfterGlobalPoolingKeepItsShape) {
+  const OnnxModel m = import_onnx(fixture("pooled_dropout_train.onnx"), {.batch_size = 2});
+  auto count = [&](OpKind op) {
+    return std::count_if(m.forward.nodes().begin(), m.forward.nodes().end(), [op](const Node& n) { return n.op == op; });
+  };
+  EXPECT_EQ(count(OpKind::Dropout), 1);
+  EXPECT_EQ(count(OpKind::ReLU), 1);
+  EXPECT_EQ(trainable_parameters(m.forward), 8 * 3 * 3 * 3 + 8 + 8 * 3 + 3);
+}
+
 // x.mean([2, 3]) (MnasNet, ShuffleNet) is global average pooling; a mean over other axes
 // outside layer norm's decomposition is named as unsupported.
 TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {

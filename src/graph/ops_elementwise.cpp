@@ -124,7 +124,7 @@ OpDef gelu_erf() {
 
 // x + p, p's `features` elements repeated over x's leading axes (a position embedding
 // [seq, dim] added to every sample). dX is dY (it flows through); dp sums dY over the
-// repeats.
+// repeats. y[k] = x[k] + p[j] reads x at k alone: computable in place.
 OpDef add_parameter() {
   return {.op = OpKind::AddParameter,
           .name = "add_parameter",
@@ -139,7 +139,8 @@ OpDef add_parameter() {
           .flops = per_element<1>,
           .params = [](const OpArgs& a, const Shape&) { return a.features; },
           .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops,
-                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
+                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }},
+          .in_place = true};
 }
 
 // A multiply-add and a clamp; the gradient is 1/6 where 0 < y < 1: it reads the output.
@@ -191,7 +192,7 @@ OpDef mul_parameter() {
 // x + c with c a fixed tensor of shape attrs.dims (x's rank, size 1 where repeated), not
 // learned: Swin's shifted-window attention mask, which the file computes from constants.
 // Its values are the node's parameters, none trained (fixed memory, as PyTorch's buffers);
-// dX = dY.
+// dX = dY. y[k] = x[k] + c[j] reads x at k alone: computable in place.
 OpDef add_constant() {
   return {.op = OpKind::AddConstant,
           .name = "add_constant",
@@ -202,13 +203,15 @@ OpDef add_constant() {
           .flops = per_element<1>,
           .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
           .untrained = [](const Node& n) { return n.param_count; },
-          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops}};
+          .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops, .param_flops = grad_no_flops},
+          .in_place = true};
 }
 
 // x + t[index]: a learned table t of `features` values gathered by a fixed index tensor of
 // shape attrs.dims (x's rank, size 1 where repeated), as Swin's and MaxViT's relative
 // position bias. The parameters are t (trained), then the indices (fixed memory, held as
-// floats, exact below 2^24); dX = dY, and dt scatter-adds dY by the indices.
+// floats, exact below 2^24); dX = dY, and dt scatter-adds dY by the indices (reading
+// neither x nor y). y[k] = x[k] + t[index[j]] reads x at k alone: computable in place.
 OpDef add_gathered() {
   return {.op = OpKind::AddGathered,
           .name = "add_gathered",
@@ -222,7 +225,8 @@ OpDef add_gathered() {
           .params = [](const OpArgs& a, const Shape&) { return a.features + element_count(a.attrs.dims); },
           .untrained = [](const Node& n) { return element_count(n.attrs.dims); },
           .gradient = GradientRule{.flows_through = true, .input_flops = grad_no_flops,
-                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }}};
+                                   .param_flops = [](const Node& f, const Node&) { return elements(f.shape); }},
+          .in_place = true};
 }
 
 OpDef softmax_cross_entropy() {

@@ -90,6 +90,9 @@ class Importer {
   NodeId make(const NodeReader& n, OpKind op, std::vector<NodeId> inputs, OpArgs args = {});
   void set_parameters(const NodeReader& n, NodeId id, const std::vector<Weight>& weights);
   void bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_shape = std::nullopt);
+  // Binds an element-wise node of input 0, whose ONNX shape is its input's (global
+  // pooling's [N, C, 1, 1], which poet holds as [N, C], then Inception's dropout).
+  void bind_elementwise(const NodeReader& n, NodeId id);
   // Binds value `output` (of a later node a pattern took in) to node id.
   void bind_output(const NodeReader& n, const std::string& output, NodeId id,
                    std::optional<Shape> onnx_shape = std::nullopt);
@@ -113,7 +116,7 @@ class Importer {
   NodeId layer_norm(const NodeReader& n);
   NodeId pool(const NodeReader& n, OpKind op);
   std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
-  NodeId dropout(const NodeReader& n);
+  void dropout(const NodeReader& n);  // binds its output: a dropout node, or its input for ratio 0
   void pad(const NodeReader& n);
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);

@@ -305,6 +305,8 @@ void Importer::bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_sh
   bind_output(n, n.proto().output(0), id, std::move(onnx_shape));
 }
 
+void Importer::bind_elementwise(const NodeReader& n, NodeId id) { bind(n, id, value(n, 0).onnx_shape); }
+
 void Importer::bind_output(const NodeReader& n, const std::string& output, NodeId id, std::optional<Shape> onnx_shape) {
   const Shape seen = onnx_shape ? *onnx_shape : g_.node(id).shape;
   const auto it = inferred_.find(output);
@@ -397,10 +399,10 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Gemm") return bind(n, gemm(n));
   if (op == "MatMul") return bind(n, matmul(n));
   if (op == "Einsum") return bind(n, einsum(n));
-  if (op == "Relu") return bind(n, make(n, OpKind::ReLU, {activation(n, 0)}));
-  if (op == "Sigmoid") return bind(n, make(n, OpKind::Sigmoid, {activation(n, 0)}));
-  if (op == "Tanh") return bind(n, make(n, OpKind::Tanh, {activation(n, 0)}));
-  if (op == "Clip") return bind(n, clip(n));
+  if (op == "Relu") return bind_elementwise(n, make(n, OpKind::ReLU, {activation(n, 0)}));
+  if (op == "Sigmoid") return bind_elementwise(n, make(n, OpKind::Sigmoid, {activation(n, 0)}));
+  if (op == "Tanh") return bind_elementwise(n, make(n, OpKind::Tanh, {activation(n, 0)}));
+  if (op == "Clip") return bind_elementwise(n, clip(n));
   if (op == "Softmax") return bind(n, softmax(n));
   if (op == "BatchNormalization") return bind(n, batch_norm(n));
   if (op == "LayerNormalization") return bind(n, layer_norm(n));
@@ -410,7 +412,7 @@ void Importer::import_node(const NodeReader& n) {
     if (n.get_int("axis", 1) != 1) unsupported(n, "poet's flatten keeps the batch axis only (axis 1)");
     return bind(n, make(n, OpKind::Flatten, {activation(n, 0)}));
   }
-  if (op == "Dropout") return bind(n, dropout(n));
+  if (op == "Dropout") return dropout(n);
   if (op == "GlobalAveragePool") {
     const NodeId x = activation(n, 0);
     Shape seen = g_.node(x).shape;
@@ -430,7 +432,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Div" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, divide(n));
   if (op == "Mul" || op == "Div") return scale(n);
   if (op == "HardSigmoid") return hard_sigmoid(n);
-  if (op == "HardSwish") return bind(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
+  if (op == "HardSwish") return bind_elementwise(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
   if (op == "ReduceMean") return reduce_mean(n);
   if (op == "Reshape") {
     if (const auto id = reshape(n)) return bind(n, *id);

@@ -406,16 +406,20 @@ NodeId Importer::subtract(const NodeReader& n) {
   return make(n, OpKind::Add, {a, negated});
 }
 
-NodeId Importer::dropout(const NodeReader& n) {
+// A dropout of ratio 0 drops nothing and scales by 1 / (1 - 0): its output is its input,
+// bit for bit (torch writes them in training mode where a model's dropout is 0.0, as in
+// torchvision's ViT, and in Swin's attention even in eval mode), so it is no node.
+void Importer::dropout(const NodeReader& n) {
   float p = n.get_float("ratio", 0.5f);  // an attribute before opset 12, an input from it
   if (const ConstTensor* r = constant(n, 1)) {
     if (!r->is_float || r->elements() != 1 || !r->has_data) fail(n, "its ratio must be a float scalar");
     p = r->floats[0];
   }
   if (!(p >= 0.0f && p < 1.0f)) fail(n, fmt::format("its ratio {} is outside [0, 1)", p));
+  if (p == 0.0f) return alias(n, 0);
   OpAttrs a;
   a.dropout_p = p;
-  return make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a});
+  bind_elementwise(n, make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a}));
 }
 
 }  // namespace poet::onnx_import
