@@ -426,6 +426,16 @@ def write_training_structures(out_dir):
         strip_weights(path)
 
 
+def write_norm_momentum(out_dir):
+    """A batch norm with MNASNet's momentum (0.0003, written 0.9997 in ONNX's convention), structure only."""
+    torch.manual_seed(1234)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4, momentum=0.0003), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(4, 2))
+    path = os.path.join(out_dir, "norm_momentum.onnx")
+    export(model.eval(), torch.rand(BATCH, 3, 8, 8), path, 13)
+    strip_weights(path)
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data", "onnx")
     os.makedirs(out_dir, exist_ok=True)
@@ -450,6 +460,7 @@ def main():
     write_structure("vit_b_16", torchvision.models.vit_b_16(), out_dir)
     write_seq_first(out_dir)
     write_training_structures(out_dir)
+    write_norm_momentum(out_dir)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@
 #include <limits>
 #include <new>
 
+#include <nlohmann/json.hpp>
+
 #include "executor_harness.h"
+#include "poet/graph/graph_json.h"
 #include "poet/paging/file_pager.h"
 #include "poet/paging/memory_pager.h"
 #include "poet/util/error.h"
@@ -405,6 +408,39 @@ TEST(Executor, RecomputedBatchNormStatisticsUpdateRunningStatisticsOnce) {
   EXPECT_TRUE(moved);
 }
 
+// Each batch norm updates its running statistics with its own momentum (an imported
+// model's, MNASNet's 0.0003): the running mean, 0 before the step, becomes momentum x the
+// batch's mean, so a norm given 0.5 instead of PyTorch's 0.1 holds 5 times as much; the
+// other norms are untouched by the change.
+TEST(Executor, EachBatchNormUpdatesItsRunningStatisticsWithItsOwnMomentum) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  nlohmann::json j = graph_to_json(g);
+  NodeId norm = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()) && norm < 0; ++v)
+    if (g.node(v).op == OpKind::BatchNorm2d) norm = v;
+  ASSERT_GE(norm, 0);
+  j["nodes"][static_cast<std::size_t>(norm)]["attrs"]["momentum"] = 0.5;
+  const Graph changed = graph_from_json(j, "resnet18_cifar with one momentum changed");
+  ASSERT_EQ(changed.node(norm).attrs.momentum, 0.5);
+
+  runtime::Executor usual(g, executable(g, checkpoint_all_schedule(g)));
+  runtime::Executor faster(changed, executable(changed, checkpoint_all_schedule(changed)));
+  const Batch b = synthetic_batch(usual, 5);
+  usual.train_step(b.inputs, b.labels);
+  faster.train_step(b.inputs, b.labels);
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    if (g.node(v).op != OpKind::BatchNorm2d) continue;
+    const auto a = usual.parameters().values(v), c = faster.parameters().values(v);
+    const std::size_t channels = a.size() / 4;
+    for (std::size_t i = 2 * channels; i < 3 * channels; ++i) {  // the running means
+      if (v == norm) {
+        EXPECT_NEAR(c[i], 5 * a[i], 1e-5 * std::abs(5 * a[i]) + 1e-12) << "running mean " << i;
+      } else {
+        EXPECT_EQ(std::memcmp(&a[i], &c[i], sizeof(float)), 0) << "norm " << v << ", running mean " << i;
+      }
+    }
+  }
+}
 
 // Evaluation: the forward part of the plan in inference mode, changing nothing.
 

@@ -176,6 +176,21 @@ TEST(OnnxImport, TrainingModeExportsImportAsEvalModeOnes) {
   EXPECT_EQ(trainable_parameters(vit_trained.forward), trainable_parameters(vit.forward));
 }
 
+// A batch norm's momentum, in ONNX the share of the running statistics kept (torch writes
+// BatchNorm2d(momentum=0.0003), MNASNet's, as 0.9997), becomes the node's, in PyTorch's
+// sense: the share of a batch's statistics; without the attribute, PyTorch's 0.1.
+TEST(OnnxImport, BatchNormKeepsItsMomentum) {
+  const auto norm_momentum = [](const char* file) {
+    const OnnxModel m = import_onnx(fixture(file), {.batch_size = 2});
+    const auto norm = std::find_if(m.forward.nodes().begin(), m.forward.nodes().end(),
+                                   [](const Node& n) { return n.op == OpKind::BatchNorm2d; });
+    EXPECT_NE(norm, m.forward.nodes().end()) << file;
+    return norm == m.forward.nodes().end() ? -1.0 : norm->attrs.momentum;
+  };
+  EXPECT_NEAR(norm_momentum("norm_momentum.onnx"), 0.0003, 1e-7);
+  EXPECT_NEAR(norm_momentum("tiny_resnet.onnx"), 0.1, 1e-7);
+}
+
 // A dropout and a ReLU of global pooling's [N, C, 1, 1] output, before the flatten (Inception
 // v3's head in training mode): element-wise, of the shape ONNX gives their input, which
 // poet holds as [N, C].

@@ -36,6 +36,7 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.transpose_b != d.transpose_b) j["transpose_b"] = a.transpose_b;
   if (a.dropout_p != d.dropout_p) j["dropout_p"] = a.dropout_p;
   if (a.epsilon != d.epsilon) j["epsilon"] = a.epsilon;
+  if (a.momentum != d.momentum) j["momentum"] = a.momentum;
   if (a.dims != d.dims) j["dims"] = a.dims;
   if (a.axis != d.axis) j["axis"] = a.axis;
   if (a.begin != d.begin) j["begin"] = a.begin;
@@ -131,6 +132,10 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "epsilon" && value.is_number()) {
       a.epsilon = value.get<double>();
       if (!(a.epsilon > 0 && a.epsilon < 1)) r.fail(fmt::format("attrs.epsilon is {}; it must be in (0, 1)", a.epsilon));
+    }
+    else if (key == "momentum" && value.is_number()) {
+      a.momentum = value.get<double>();
+      if (!(a.momentum >= 0 && a.momentum <= 1)) r.fail(fmt::format("attrs.momentum is {}; it must be in [0, 1]", a.momentum));
     }
     // Transpose's permutation and reshape's target: a rank or a size within any tensor's.
     else if (key == "dims" && value.is_array() && value.size() <= 16) {

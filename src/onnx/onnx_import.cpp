@@ -29,6 +29,14 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
   if (!(a.epsilon > 0 && a.epsilon < 1))
     throw InputError(
         fmt::format("'{}': node '{}' ({}): epsilon {} is outside (0, 1)", path, n.label(), n.op_type(), a.epsilon));
+  // ONNX's momentum keeps that much of the running statistics (running = momentum running +
+  // (1 - momentum) batch), PyTorch's and poet's takes that much of the batch: torch exports
+  // BatchNorm2d(momentum=m) as 1 - m (MNASNet's 0.0003 as 0.9997).
+  const float kept = n.get_float("momentum", 0.9f);
+  if (!(kept >= 0 && kept <= 1))
+    throw InputError(
+        fmt::format("'{}': node '{}' ({}): momentum {} is outside [0, 1]", path, n.label(), n.op_type(), kept));
+  a.momentum = 1.0 - static_cast<double>(kept);
   return a;
 }
 

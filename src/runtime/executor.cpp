@@ -186,7 +186,7 @@ struct Executor::State {
     running.begin_step();
     run_instructions(compiled.instructions.size(), ctx);
     // Only now, with the whole backward done, does the step change the model.
-    running.commit(parameters, options.batch_norm_momentum);
+    running.commit(parameters);
     ++steps;
     apply_optimizer(options.optimizer, steps, parameters);
     return result(ctx);

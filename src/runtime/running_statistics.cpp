@@ -21,7 +21,8 @@ RunningStatistics::RunningStatistics(const Graph& g) : norm_of_stats_(g.size(), 
                       {.batch = x[0],
                        .channels = x[1],
                        .spatial = element_count(x) / (x[0] * x[1]),
-                       .eps = static_cast<float>(n.attrs.epsilon)}});
+                       .eps = static_cast<float>(n.attrs.epsilon)},
+                      static_cast<float>(n.attrs.momentum)});
     floats += 2 * x[1];
   }
   captured_.assign(static_cast<std::size_t>(floats), 0.0f);
@@ -37,14 +38,14 @@ void RunningStatistics::capture(NodeId v, std::span<const float> stats) {
   seen_[static_cast<std::size_t>(i)] = 1;
 }
 
-void RunningStatistics::commit(ParameterStore& parameters, float momentum) const {
+void RunningStatistics::commit(ParameterStore& parameters) const {
   for (std::size_t i = 0; i < norms_.size(); ++i) {
     const Norm& n = norms_[i];
     POET_CHECK(seen_[i], "a batch-norm statistics node was never computed in the step");
     const std::span<float> p = parameters.values(n.norm);  // gamma, beta, running mean, running variance
     const auto c = static_cast<std::size_t>(n.shape.channels);
     const auto batch = std::span<const float>(captured_).subspan(static_cast<std::size_t>(n.offset), 2 * c);
-    batch_norm_update_running_stats(n.shape, batch, momentum, p.subspan(2 * c, c), p.subspan(3 * c, c));
+    batch_norm_update_running_stats(n.shape, batch, n.momentum, p.subspan(2 * c, c), p.subspan(3 * c, c));
   }
 }
 

@@ -20,14 +20,16 @@ class RunningStatistics {
   void begin_step();
   // Keeps `stats` if v is a batch-norm statistics node seen for the first time this step.
   void capture(NodeId v, std::span<const float> stats);
-  // running = (1 - momentum) running + momentum batch, for every batch norm.
-  void commit(ParameterStore& parameters, float momentum) const;
+  // running = (1 - momentum) running + momentum batch, for every batch norm (its node's
+  // momentum: PyTorch's 0.1 unless an imported model says otherwise).
+  void commit(ParameterStore& parameters) const;
 
  private:
   struct Norm {
     NodeId norm = -1;         // the BatchNorm2d node, owner of the running statistics
     std::int64_t offset = 0;  // of its captured statistics, 2 floats per channel
     kernels::BatchNormShape shape;
+    float momentum = 0.1f;
   };
   std::vector<Norm> norms_;
   std::vector<std::int32_t> norm_of_stats_;  // per node: index into norms_, or -1

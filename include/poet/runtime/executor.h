@@ -30,7 +30,6 @@ namespace poet::runtime {
 struct ExecutorOptions {
   std::uint64_t seed = 0;  // initial parameters and dropout masks
   OptimizerConfig optimizer;
-  float batch_norm_momentum = 0.1f;  // running = (1 - m) running + m batch
   // Where paged tensors go; not owned, must outlive the executor. None: an in-memory
   // pager of the executor's own (memory_pager.h).
   Pager* pager = nullptr;
