@@ -86,19 +86,37 @@ TEST(EvictionHeuristic, LargeGraphsGetAScheduleWithinOnePercentOfTheBound) {
   EXPECT_EQ(r.variables, 0);  // no MILP was built
 }
 
+// A training graph on m4 with checkpoint-all's fixed memory and activation peak (strict
+// accounting): budget(N) is `poet solve --ram-budget N%`'s.
+struct OnM4 {
+  Graph g;
+  GraphCosts costs;
+  std::int64_t fixed = 0, activation_peak = 0;
+  std::int64_t budget(int percent) const { return fixed + activation_peak * percent / 100; }
+};
+
+OnM4 on_m4(Graph g) {
+  OnM4 m{std::move(g), {}, 0, 0};
+  m.costs = estimate_costs(m.g, builtin_platform("m4"));
+  SimulationOptions strict;
+  strict.count_parameters = true;
+  const auto ckpt = simulate(m.g, m.costs, plan_from_schedule(checkpoint_all_schedule(m.g), m.g), strict);
+  m.fixed = ckpt.fixed_bytes;
+  m.activation_peak = ckpt.peak_activation_bytes;
+  return m;
+}
+
 TEST(EvictionHeuristic, TightBudgetsDoNotPileRecomputationsIntoOneStage) {
   // mobilenet_v2 on m4 (463 nodes), strict accounting, 30% of its activation peak: without
   // the guard the greedy recomputes a whole chain of tensors in one backward stage (40 MB
   // against 16 MB), where nothing is left to evict. With it: 4.20 J (1.136 x compute-once).
-  const Graph g = build_model_training_graph("mobilenet_v2", {}, BackwardMode::Autodiff);
-  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+  const auto [g, costs, fixed, peak] = on_m4(build_model_training_graph("mobilenet_v2", {}, BackwardMode::Autodiff));
   SimulationOptions strict;
   strict.count_parameters = true;
-  const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), strict);
   SolveOptions o;
   o.mode = SolveMode::RematOnly;
-  o.ram_budget_bytes = ckpt.fixed_bytes + ckpt.peak_activation_bytes * 3 / 10;
-  const auto s = solve_internal::eviction_schedule(g, costs, o, o.ram_budget_bytes - ckpt.fixed_bytes, true);
+  o.ram_budget_bytes = fixed + peak * 3 / 10;
+  const auto s = solve_internal::eviction_schedule(g, costs, o, o.ram_budget_bytes - fixed, true);
   ASSERT_TRUE(s);
   const auto r = simulate(g, costs, plan_from_schedule(*s, g), strict);
   EXPECT_LE(r.peak_bytes, o.ram_budget_bytes);
@@ -118,13 +136,9 @@ MiniResnet mini_resnet_at_half() {
   OnnxImportOptions import;
   import.batch_size = 8;
   const OnnxModel model = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import);
-  MiniResnet m{build_training_graph(model.forward, BackwardMode::Autodiff), {}, 0};
-  m.costs = estimate_costs(m.g, builtin_platform("m4"));
-  SimulationOptions strict;
-  strict.count_parameters = true;
-  const auto ckpt = simulate(m.g, m.costs, plan_from_schedule(checkpoint_all_schedule(m.g), m.g), strict);
-  m.budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes / 2;
-  return m;
+  OnM4 m = on_m4(build_training_graph(model.forward, BackwardMode::Autodiff));
+  const std::int64_t budget = m.budget(50);
+  return {std::move(m.g), std::move(m.costs), budget};
 }
 
 TEST(EvictionHeuristic, AStuckPassStartsAgainAndSmallInputsAreKeptForARecomputation) {
@@ -193,13 +207,9 @@ TEST(EvictionHeuristic, RecomputesATensorEarlyWhereItsInputsAreThereAnyway) {
   // output, long gone there, so the first convolution ran again; recomputed a few stages
   // earlier, in the weight gradient's stage that reads that output anyway, a mask costs one
   // cheap pass. The heuristic then meets the covering bound: proven optimal (HiGHS agrees).
-  const Graph g = build_model_training_graph("mcu_cnn", {}, BackwardMode::Autodiff);
-  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
-  SimulationOptions strict;
-  strict.count_parameters = true;
-  const auto ckpt = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), strict);
-  const std::int64_t budget = ckpt.fixed_bytes + ckpt.peak_activation_bytes * 9 / 10;
-  const SolveResult r = solve_with(g, costs, SolveMode::RematAndPaging, budget, true);
+  const OnM4 m = on_m4(build_model_training_graph("mcu_cnn", {}, BackwardMode::Autodiff));
+  const Graph& g = m.g;
+  const SolveResult r = solve_with(g, m.costs, SolveMode::RematAndPaging, m.budget(90), true);
   ASSERT_TRUE(r.simulation && r.schedule) << r.message;
   EXPECT_EQ(r.status, SolveStatus::Optimal);
   EXPECT_LE(r.objective, r.best_bound * (1 + 1e-9));
