@@ -119,6 +119,17 @@ Gaps tensor_gaps(const Graph& g) {
   return out;
 }
 
+// Per tensor, the last node that reads it (itself when none does).
+std::vector<std::size_t> last_readers(const Graph& g) {
+  const auto users = g.users();
+  std::vector<std::size_t> last(g.size());
+  for (std::size_t x = 0; x < g.size(); ++x) {
+    last[x] = x;
+    for (NodeId u : users[x]) last[x] = std::max(last[x], static_cast<std::size_t>(u));
+  }
+  return last;
+}
+
 struct CoveringProblem {
   std::vector<double> cost, upper;
   std::vector<Row> rows;
@@ -143,7 +154,6 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   const std::vector<Gap>& gaps = tensor_gaps.gaps;
   const std::vector<std::vector<std::size_t>>& gaps_at = tensor_gaps.at;
   const std::size_t n = g.size();
-  const auto users = g.users();
   double max_bytes = 1;
   for (const auto& c : costs.nodes) max_bytes = std::max(max_bytes, static_cast<double>(c.bytes));
   const auto mem = [&](std::size_t i) { return static_cast<double>(costs.nodes[i].bytes) / max_bytes; };
@@ -201,9 +211,7 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   // Each tensor's last reader, and the bytes of its readers that a cover may recompute.
   // Kept past its last reader for several recomputations, a tensor is still one tensor:
   // each recomputation holds its share of the bytes, in proportion to its own.
-  std::vector<std::size_t> last_reader(n, 0);
-  for (std::size_t x = 0; x < n; ++x)
-    for (NodeId u : users[x]) last_reader[x] = std::max(last_reader[x], static_cast<std::size_t>(u));
+  const std::vector<std::size_t> last_reader = last_readers(g);
   std::vector<char> has_gap(n, 0);
   for (const Gap& gap : gaps) has_gap[gap.tensor] = 1;
   std::vector<double> readers_bytes(n, 0);
@@ -416,12 +424,7 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
       if (stage_has_room_to_recompute(g, costs, room, tensor, input_too, activation_budget, kRoomNodeLimit)) break;
     return room;
   };
-  const auto users = g.users();
-  const auto last_reader = [&](std::size_t x) {
-    std::size_t last = x;
-    for (NodeId u : users[x]) last = std::max(last, static_cast<std::size_t>(u));
-    return last;
-  };
+  const std::vector<std::size_t> last_reader = last_readers(g);
 
   std::optional<CoveringBound> out;
   for (std::size_t round = 0; round < kRounds; ++round) {
@@ -479,7 +482,7 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
       for (std::size_t input : p.recomputed_inputs[static_cast<std::size_t>(c)]) {
         if (!inputs_checked.insert({k, input}).second) continue;
         const std::size_t both = latest_room(rooms.relieved_until[k] + 1, x.previous_use, x.tensor, input);
-        const std::size_t alone = latest_room(x.next_use - 1, std::max(both, last_reader(input)), input, std::nullopt);
+        const std::size_t alone = latest_room(x.next_use - 1, std::max(both, last_reader[input]), input, std::nullopt);
         // From this stage on the input is held, or (recomputed with x) x relieves nothing.
         const std::size_t held_from = std::max(both, alone);
         if (held_from >= x.next_use) continue;
