@@ -181,8 +181,9 @@ TEST(ExecutorIdentity, ImportedAdditionsComputedInPlaceChangeNoBit) {
     const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
     const std::string what = fmt::format("{}'s {}", fixture, op_name(op));
     LoweredPlan in_place = executable(g, checkpoint_all_schedule(g));
+    const OpKind added = op;  // clang before 16 cannot capture a structured binding
     const auto of_op = std::count_if(in_place.buffers.begin(), in_place.buffers.end(), [&](const BufferLife& b) {
-      return b.in_place_of && g.node(b.node).op == op;
+      return b.in_place_of && g.node(b.node).op == added;
     });
     EXPECT_GT(of_op, 0) << what;
     std::cout << fmt::format("[ in place ] {}: {} computed in place\n", what, of_op);
