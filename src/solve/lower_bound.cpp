@@ -1,6 +1,7 @@
 #include "poet/solve/lower_bound.h"
 
 #include "lower_bound_covering.h"
+#include "proven_bound.h"
 
 namespace poet {
 
@@ -14,23 +15,31 @@ constexpr long kCoveringNodeLimit = 1000;
 // vgg16 and vgg16_cifar (m4, 90% and 70%) 400 take the bound to the optimum in under 0.3 s.
 constexpr std::size_t kMaxRoomChecks = 400;
 
-LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds) {
-  LowerBound out;
-  out.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
+namespace solve_internal {
+
+ProvenBound proven_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds) {
+  ProvenBound out;
+  out.bound.value = o.objective == SolveObjective::Energy ? costs.total_compute_energy_j : costs.total_compute_time_s;
   if (!o.problem_bounds) return out;
-  const auto covering =
-      solve_internal::covering_lower_bound(g, costs, o, o.ram_budget_bytes - counted_fixed_bytes(g, o.counting()), kCoveringNodeLimit,
-                                           kMaxRoomChecks, seconds);
+  auto covering = covering_lower_bound(g, costs, o, o.ram_budget_bytes - counted_fixed_bytes(g, o.counting()),
+                                       kCoveringNodeLimit, kMaxRoomChecks, seconds);
   if (!covering) {
-    out.infeasible = true;
-    out.source = BoundSource::Covering;
+    out.bound.infeasible = true;
+    out.bound.source = BoundSource::Covering;
     return out;
   }
-  if (covering->bound > out.value) {
-    out.value = covering->bound;
-    out.source = BoundSource::Covering;
+  if (covering->bound > out.bound.value) {
+    out.bound.value = covering->bound;
+    out.bound.source = BoundSource::Covering;
   }
+  out.cover = std::move(covering->cover);
   return out;
+}
+
+}  // namespace solve_internal
+
+LowerBound lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o, double seconds) {
+  return solve_internal::proven_bound(g, costs, o, seconds).bound;
 }
 
 }  // namespace poet

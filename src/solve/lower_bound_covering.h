@@ -12,6 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
+
+#include "restoration.h"
 
 #include "poet/solve/solve.h"
 
@@ -21,6 +24,9 @@ struct CoveringBound {
   double bound = 0;    // energy (J) or time (s), as the objective; compute-once included
   bool proven = true;  // false: CBC stopped at a limit, and `bound` is its best proven bound
   int columns = 0, rows = 0;
+  // The restorations of the cover that gave the bound (CBC's best, unless none was found):
+  // often a schedule's worth, which the eviction heuristic completes (eviction_heuristic.h).
+  std::vector<Restoration> cover;
 };
 
 // `activation_budget`: the bytes the MILP's memory rows allow (the budget less fixed memory).
