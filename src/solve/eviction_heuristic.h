@@ -17,23 +17,42 @@
 // nothing idle left starts again without the recomputations into that stage. Memory is
 // counted exactly as the MILP counts it, so a schedule it returns is a valid MIP start.
 //
-// `guard_peaks`: skip a recomputation that would push the stage that recomputes it over the
-// budget. Without the guard, tight budgets can pile a whole network's recomputations into
-// one stage and fail (mobilenet_v2 at 30%); with it, a looser budget can end costlier
-// (resnet18_cifar m4 40%: 0.583 J against 0.576 J). Callers try both.
+// How a run differs (callers try several; one greedy choice does not suit every budget and
+// deadline):
+// - `guard_peaks`: skip a recomputation that would push the stage that recomputes it over
+//   the budget. Without the guard, tight budgets can pile a whole network's recomputations
+//   into one stage and fail (mobilenet_v2 at 30%); with it, a looser budget can end
+//   costlier (resnet18_cifar m4 40%: 0.583 J against 0.576 J).
+// - `first`: evictions every greedy pass makes before its own choices: the restorations of
+//   a covering solution (restoration.h), whose cost is the lower bound's. Where they leave
+//   a stage over the budget the greedy choices go on from there; where they are more than
+//   needed, the pass undoes them as it undoes its own.
+// - `deadline_after_memory`: evict as if there were no deadline, then meet it by trading
+//   page-ins for recomputations (or for keeping the tensor resident), the least cost added
+//   per second saved first. Where paging is cheap in energy but slow (a72: 0.15 W against
+//   50 J/s of computing), choices that each fit the slack left as they come spend it on the
+//   first page-outs and leave none for the stages after.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "restoration.h"
 #include "poet/schedule/schedule.h"
 #include "poet/solve/solve.h"
 
 namespace poet::solve_internal {
 
+struct EvictionChoices {
+  bool guard_peaks = false;
+  bool deadline_after_memory = false;
+  std::vector<Restoration> first;
+};
+
 // Nothing when every idle tensor has been evicted and a stage is still over the budget,
 // or when the schedule found misses the deadline.
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
-                                          std::int64_t activation_budget, bool guard_peaks);
+                                          std::int64_t activation_budget, const EvictionChoices& choices);
 
 }  // namespace poet::solve_internal

@@ -13,6 +13,7 @@
 #include "guarded_solve.h"
 #include "milp_model.h"
 #include "neighbourhood_search.h"
+#include "proven_bound.h"
 #include "solution_file.h"
 #include "starts.h"
 #include "poet/budget/budget.h"
@@ -107,13 +108,24 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   // are found; CBC's, when it runs, may raise it.
   auto bound_found = std::async(std::launch::async, [&] {
     const auto bound_began = Clock::now();
-    LowerBound b = lower_bound(g, costs, o, std::max(0.1, o.time_limit_s / 4));
+    solve_internal::ProvenBound b = solve_internal::proven_bound(g, costs, o, std::max(0.1, o.time_limit_s / 4));
     result.bound_time_s = seconds_since(bound_began);
     return b;
   });
-  const std::vector<solve_internal::StartSchedule> starts = solve_internal::start_schedules(g, costs, o, sim, fixed_bytes);
+  std::vector<solve_internal::StartSchedule> starts = solve_internal::start_schedules(g, costs, o, sim, fixed_bytes);
   result.starts_time_s = seconds_since(began);
-  const LowerBound bound = bound_found.get();
+  const solve_internal::ProvenBound proven = bound_found.get();
+  const LowerBound& bound = proven.bound;
+  // The heuristic again from the bound's cover, where no start reaches the bound: the
+  // cover costs what the bound says, and often needs little to become a schedule.
+  if (starts.empty() || starts.front().objective > bound.value * (1 + 1e-12)) {
+    const auto cover_began = Clock::now();
+    for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
+      starts.push_back(std::move(s));
+    std::stable_sort(starts.begin(), starts.end(),
+                     [](const auto& a, const auto& b) { return a.objective < b.objective; });
+    result.starts_time_s += seconds_since(cover_began);
+  }
   result.best_bound = bound.value;
   result.bound_source = bound.source;
   if (bound.infeasible && starts.empty()) {

@@ -12,65 +12,99 @@
 namespace poet::solve_internal {
 namespace {
 
-bool meets_deadline(const Schedule& s, const GraphCosts& costs, const SolveOptions& o) {
-  return !o.deadline_s || milp_time_s(s, costs, o.accounting, 0, s.stages) <= *o.deadline_s * (1 + 1e-12);
-}
+// Gathers the schedules that fit the problem, each judged by the simulator.
+class Starts {
+ public:
+  Starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o, const SimulationOptions& simulation,
+         std::int64_t fixed_bytes)
+      : g_(g), costs_(costs), o_(o), budgeted_(simulation), fixed_bytes_(fixed_bytes) {
+    budgeted_.ram_budget_bytes = o.ram_budget_bytes;
+  }
+
+  SimulationResult judge(const Schedule& s) const {
+    return simulate_for_budget(g_, costs_, plan_from_schedule(s, g_), budgeted_);
+  }
+
+  void consider(Schedule s) {
+    drop_unread_page_outs(s);
+    if (o_.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
+    // The heuristic's variants often agree: one copy each (the method is part of a schedule).
+    if (std::any_of(out_.begin(), out_.end(), [&](const StartSchedule& kept) { return kept.schedule == s; })) return;
+    if (o_.deadline_s && milp_time_s(s, costs_, o_.accounting, 0, s.stages) > *o_.deadline_s * (1 + 1e-12)) return;
+    SimulationResult r = judge(s);
+    if (o_.mode == SolveMode::PagingOnly && r.recomputes > 0) return;
+    // Reference accounting: the budget is the MILP's count, which the heuristic keeps and
+    // the baselines are stricter than; strict: what the simulator counts.
+    if (strict() && r.peak_bytes > o_.ram_budget_bytes) return;
+    const double objective = o_.objective == SolveObjective::Energy ? r.total_energy_j() : r.compute_time_s;
+    out_.push_back({std::move(s), std::move(r), objective});
+  }
+
+  // The eviction heuristic counts memory per stage as the MILP does (the simulator makes
+  // computes wait for page-outs in flight to match); where the simulator still finds it
+  // over the budget (a stage's transient peak), it tries again with less.
+  void evict(SolveMode mode, const EvictionChoices& choices) {
+    SolveOptions restricted = o_;
+    restricted.mode = mode;
+    for (std::int64_t target = o_.ram_budget_bytes - fixed_bytes_, attempt = 0; attempt < 4 && target > 0; ++attempt) {
+      const auto s = eviction_schedule(g_, costs_, restricted, target, choices);
+      if (!s) return;
+      const std::int64_t peak = strict() ? judge(*s).peak_bytes : o_.ram_budget_bytes;  // reference: the MILP's count
+      if (peak <= o_.ram_budget_bytes) return consider(*s);
+      target -= peak - o_.ram_budget_bytes;
+    }
+  }
+
+  std::vector<StartSchedule> cheapest_first() && {
+    std::stable_sort(out_.begin(), out_.end(), [](const auto& a, const auto& b) { return a.objective < b.objective; });
+    return std::move(out_);
+  }
+
+  const SimulationOptions& budgeted() const { return budgeted_; }
+
+ private:
+  bool strict() const { return o_.accounting == Accounting::Strict; }
+
+  const Graph& g_;
+  const GraphCosts& costs_;
+  const SolveOptions& o_;
+  SimulationOptions budgeted_;
+  std::int64_t fixed_bytes_;
+  std::vector<StartSchedule> out_;
+};
 
 }  // namespace
 
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes) {
-  const bool strict = o.accounting == Accounting::Strict;
-  SimulationOptions budgeted = simulation;
-  budgeted.ram_budget_bytes = o.ram_budget_bytes;
-  const auto judge = [&](const Schedule& s) { return simulate_for_budget(g, costs, plan_from_schedule(s, g), budgeted); };
-  std::vector<StartSchedule> out;
-  const auto consider = [&](Schedule s) {
-    drop_unread_page_outs(s);
-    if (o.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
-    // The heuristic's variants often agree: one copy each (the method is part of a schedule).
-    if (std::any_of(out.begin(), out.end(), [&](const StartSchedule& kept) { return kept.schedule == s; })) return;
-    if (!meets_deadline(s, costs, o)) return;
-    SimulationResult r = judge(s);
-    if (o.mode == SolveMode::PagingOnly && r.recomputes > 0) return;
-    // Reference accounting: the budget is the MILP's count, which the heuristic keeps and
-    // the baselines are stricter than; strict: what the simulator counts.
-    if (strict && r.peak_bytes > o.ram_budget_bytes) return;
-    const double objective = o.objective == SolveObjective::Energy ? r.total_energy_j() : r.compute_time_s;
-    out.push_back({std::move(s), std::move(r), objective});
-  };
-
-  // The eviction heuristic counts memory per stage as the MILP does (the simulator makes
-  // computes wait for page-outs in flight to match); where the simulator still finds it
-  // over the budget (a stage's transient peak), it tries again with less. In POET's mode it also runs restricted to recomputation and
-  // to paging, and each with and without its guard on stage peaks: one greedy choice does
-  // not suit every budget and deadline.
+  Starts starts(g, costs, o, simulation, fixed_bytes);
+  // In POET's mode the heuristic also runs restricted to recomputation and to paging, and
+  // each with and without its guard on stage peaks: one greedy choice does not suit every
+  // budget and deadline.
   std::vector<SolveMode> modes = {o.mode};
   if (o.mode == SolveMode::RematAndPaging) modes.insert(modes.end(), {SolveMode::RematOnly, SolveMode::PagingOnly});
-  for (const SolveMode mode : modes) {
-    SolveOptions restricted = o;
-    restricted.mode = mode;
-    for (const bool guard_peaks : {false, true}) {
-      if (guard_peaks && mode == SolveMode::PagingOnly) continue;  // the guard weighs recomputations only
-      for (std::int64_t target = o.ram_budget_bytes - fixed_bytes, attempt = 0; attempt < 4 && target > 0; ++attempt) {
-        const auto s = eviction_schedule(g, costs, restricted, target, guard_peaks);
-        if (!s) break;
-        const std::int64_t peak = strict ? judge(*s).peak_bytes : o.ram_budget_bytes;  // reference: the MILP's count
-        if (peak <= o.ram_budget_bytes) {
-          consider(*s);
-          break;
-        }
-        target -= peak - o.ram_budget_bytes;
-      }
-    }
-  }
+  for (const SolveMode mode : modes)
+    for (const bool guard_peaks : {false, true})
+      if (!guard_peaks || mode != SolveMode::PagingOnly)  // the guard weighs recomputations only
+        starts.evict(mode, {.guard_peaks = guard_peaks, .deadline_after_memory = false, .first = {}});
   // The baselines take the budget as the simulator counts it.
   if (o.mode != SolveMode::RematOnly)
-    if (auto r = capuchin_for_budget(g, costs, budgeted); r.found()) consider(std::move(*r.schedule));
+    if (auto r = capuchin_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
   if (o.mode != SolveMode::PagingOnly)
-    if (auto r = dtr_for_budget(g, costs, budgeted); r.found()) consider(std::move(*r.schedule));
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.objective < b.objective; });
-  return out;
+    if (auto r = dtr_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
+  return std::move(starts).cheapest_first();
+}
+
+std::vector<StartSchedule> cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                                        const SimulationOptions& simulation, std::int64_t fixed_bytes,
+                                        const std::vector<Restoration>& cover) {
+  if (cover.empty()) return {};
+  Starts starts(g, costs, o, simulation, fixed_bytes);
+  for (const bool guard_peaks : {false, true})
+    for (const bool after_memory : {false, true})
+      if (!after_memory || o.deadline_s)
+        starts.evict(o.mode, {.guard_peaks = guard_peaks, .deadline_after_memory = after_memory, .first = cover});
+  return std::move(starts).cheapest_first();
 }
 
 }  // namespace poet::solve_internal

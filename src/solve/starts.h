@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "restoration.h"
 #include "poet/schedule/schedule.h"
 #include "poet/simulate/simulator.h"
 #include "poet/solve/solve.h"
@@ -21,5 +22,12 @@ struct StartSchedule {
 // respect the mode; cheapest first. `fixed_bytes`: what the budget holds besides activations.
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes);
+
+// The eviction heuristic's schedules from a covering solution's restorations (the lower
+// bound's, eviction_heuristic.h: `first`), with and without its guard on stage peaks, and
+// with a deadline also meeting it after the memory. The same checks; cheapest first.
+std::vector<StartSchedule> cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
+                                        const SimulationOptions& simulation, std::int64_t fixed_bytes,
+                                        const std::vector<Restoration>& cover);
 
 }  // namespace poet::solve_internal
