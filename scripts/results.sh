@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the sweeps behind docs/RESULTS.md: every method at every budget for the
-# paper's models on the paper's devices, plus the remat/paging ablation. About 40 minutes
-# on 2 cores. Usage: scripts/results.sh [output-dir] (default docs/results).
+# paper's models on the paper's devices, plus the remat/paging ablation. Usage:
+# scripts/results.sh [output-dir] (default docs/results).
+# It takes hours now (42 minutes on 2026-11-23, when POET's answer on the large graphs was
+# its starts): POET's solves (poet, poet_remat, poet_paging) and Checkmate's take their full
+# minute wherever they do not prove optimality. Measured 2026-11-26 on 2 cores: the first of
+# the 16 sweeps, resnet18_cifar on m0, was at 33 of its 109 tasks after 301 s (its estimate:
+# 994 s in all), so about 4.5 hours for the 16.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
