@@ -69,9 +69,8 @@ class EvictionSearch {
         time_price_(o.deadline_s && o.objective == SolveObjective::Energy
                         ? costs.total_compute_energy_j / std::max(costs.total_compute_time_s, 1e-30)
                         : 0.0),
-        n_(g.size()),
-        computed_(n_), ram_(n_), aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_), stored_from_(n_), users_(n_),
-        unique_inputs_(n_), in_place_(n_, n_) {
+        n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_),
+        stored_from_(n_), users_(n_), unique_inputs_(n_), in_place_(n_, n_) {
     for (std::size_t k = 0; k < n_; ++k) {
       // As the MILP counts it: in strict accounting only.
       if (const auto over = in_place_input(g, static_cast<NodeId>(k)); over && o.accounting == Accounting::Strict)
@@ -231,9 +230,7 @@ class EvictionSearch {
     for (std::size_t k : order) {
       apply(evictions_[k], false);
       materialize();
-      const std::vector<std::int64_t> peaks = stage_peaks();
-      if (std::any_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p > budget_; }))
-        apply(evictions_[k], true);
+      if (!every_stage_fits()) apply(evictions_[k], true);
     }
     materialize();
   }
@@ -285,6 +282,12 @@ class EvictionSearch {
         if (!strict()) ram_.at(q, i) = 1;
       }
     }
+  }
+
+  // Whether the materialized schedule keeps every stage within the budget.
+  bool every_stage_fits() const {
+    const std::vector<std::int64_t> peaks = stage_peaks();
+    return std::all_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p <= budget_; });
   }
 
   // The most activation memory each stage holds at once, as the MILP's U rows count it.
@@ -395,9 +398,7 @@ class EvictionSearch {
         const Grid computed = computed_;
         const std::vector<std::multiset<Stage>> paged = paged_;
         replace_page_in(candidates[k].tensor, candidates[k].use, candidates[k].keep);
-        const std::vector<std::int64_t> peaks = stage_peaks();
-        traded = schedule_time() < time &&
-                 std::all_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p <= budget_; });
+        traded = schedule_time() < time && every_stage_fits();
         if (!traded) {
           if (candidates[k].keep) unfit_keeps.insert({candidates[k].tensor, candidates[k].use});
           computed_ = computed;
@@ -413,25 +414,23 @@ class EvictionSearch {
   // Drops x's page-in for stage q, and keeps x resident until q instead or recomputes it there.
   void replace_page_in(std::size_t x, Stage q, bool keep) {
     paged_[x].erase(paged_[x].find(q));
+    if (!keep) recompute_for(x, q);
     materialize();
-    if (!keep) {
-      Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
-      add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
-      apply(e, true);
-      materialize();
-    }
+  }
+
+  // Recomputes x in stage q, with the inputs that needs (as the schedule stands now).
+  void recompute_for(std::size_t x, Stage q) {
+    materialize();
+    Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
+    add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
+    apply(e, true);
   }
 
   // The other way round: recompute a paged tensor where it is paged in, from inputs resident,
   // recomputed or paged in themselves (a ReLU from its convolution's output, paged anyway).
   bool recompute_instead_of_paging() {
     if (o_.mode == SolveMode::PagingOnly) return false;
-    return try_without_each_page_in([&](std::size_t x, Stage q) {
-      materialize();
-      Eviction e{.tensor = x, .next_use = q, .page = false, .recomputed = {}, .paged_in = {}};
-      add_recomputation(x, q, bytes(x) / kSmallInputShare, e);
-      apply(e, true);
-    });
+    return try_without_each_page_in([&](std::size_t x, Stage q) { recompute_for(x, q); });
   }
 
   // A page-in the swaps made can bridge a gap that now fits in RAM (a tensor paged in for a
@@ -466,9 +465,7 @@ class EvictionSearch {
   bool keep_if_cheaper(const Grid& computed_before, const std::vector<std::multiset<Stage>>& paged_before,
                        double& current) {
     materialize();
-    const std::vector<std::int64_t> peaks = stage_peaks();
-    const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p <= budget_; }) &&
-                      (!o_.deadline_s || schedule_time() <= *o_.deadline_s);
+    const bool fits = every_stage_fits() && (!o_.deadline_s || schedule_time() <= *o_.deadline_s);
     const double cost = schedule_cost();
     if (fits && cost < current * (1 - 1e-12)) {
       current = cost;

@@ -122,8 +122,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     const auto cover_began = Clock::now();
     for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
       starts.push_back(std::move(s));
-    std::stable_sort(starts.begin(), starts.end(),
-                     [](const auto& a, const auto& b) { return a.objective < b.objective; });
+    solve_internal::sort_cheapest_first(starts);
     result.starts_time_s += seconds_since(cover_began);
   }
   result.best_bound = bound.value;

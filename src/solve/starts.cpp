@@ -21,10 +21,6 @@ class Starts {
     budgeted_.ram_budget_bytes = o.ram_budget_bytes;
   }
 
-  SimulationResult judge(const Schedule& s) const {
-    return simulate_for_budget(g_, costs_, plan_from_schedule(s, g_), budgeted_);
-  }
-
   void consider(Schedule s) {
     drop_unread_page_outs(s);
     if (o_.mode == SolveMode::RematOnly && s.M_out.count() > 0) return;
@@ -56,13 +52,17 @@ class Starts {
   }
 
   std::vector<StartSchedule> cheapest_first() && {
-    std::stable_sort(out_.begin(), out_.end(), [](const auto& a, const auto& b) { return a.objective < b.objective; });
+    sort_cheapest_first(out_);
     return std::move(out_);
   }
 
   const SimulationOptions& budgeted() const { return budgeted_; }
 
  private:
+  SimulationResult judge(const Schedule& s) const {
+    return simulate_for_budget(g_, costs_, plan_from_schedule(s, g_), budgeted_);
+  }
+
   bool strict() const { return o_.accounting == Accounting::Strict; }
 
   const Graph& g_;
@@ -74,6 +74,10 @@ class Starts {
 };
 
 }  // namespace
+
+void sort_cheapest_first(std::vector<StartSchedule>& starts) {
+  std::stable_sort(starts.begin(), starts.end(), [](const auto& a, const auto& b) { return a.objective < b.objective; });
+}
 
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes) {

@@ -23,6 +23,9 @@ struct StartSchedule {
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes);
 
+// Sorts starts cheapest first (stable: among equals, the order found).
+void sort_cheapest_first(std::vector<StartSchedule>& starts);
+
 // The eviction heuristic's schedules from a covering solution's restorations (the lower
 // bound's, eviction_heuristic.h: `first`), with and without its guard on stage peaks, and
 // with a deadline also meeting it after the memory. The same checks; cheapest first.
