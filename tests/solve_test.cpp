@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "poet/backward/backward.h"
+#include "poet/budget/budget.h"
 #include "poet/util/error.h"
 #include "hand_graph.h"
 #include "work_limit.h"
@@ -122,6 +123,31 @@ TEST(Solve, CheckmateMinimizesTimeWithoutPaging) {
   EXPECT_EQ(checkmate.simulation->pageins + checkmate.simulation->pageouts, 0u);
   // POET's optimum, which may also page and optimizes energy, is never more energy.
   EXPECT_LE(optimum_of(ref), checkmate.simulation->total_energy_j() * (1 + 1e-4));
+}
+
+// --gap: a start already within the asked gap of the bound is the answer, reported optimal,
+// and CBC is not run (scripts/results.sh asks for 1%: the sweeps then take what they need).
+TEST(Solve, AStartWithinTheAskedGapEndsTheSolve) {
+  const Graph g = build_model_training_graph("mcu_cnn", {}, BackwardMode::Autodiff);
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+  SolveOptions o;
+  o.ram_budget_bytes = budget_scale(g, costs, SimulationOptions{}).bytes_at(40);
+  testing::limit_by_work(o, kMaxNodes);
+  o.progress = false;
+  o.heuristic_only = true;
+  const SolveResult starts = solve(g, costs, o);
+  ASSERT_TRUE(starts.simulation) << starts.message;
+  ASSERT_GT(starts.gap, 1e-3) << "the instance needs starts that leave a gap";
+
+  // With the default gap the same solve runs CBC and searches windows (12 minutes here under
+  // this work limit, on a busy machine).
+  o.heuristic_only = false;
+  o.relative_gap = starts.gap * 1.001;
+  const SolveResult r = solve(g, costs, o);
+  EXPECT_EQ(r.status, SolveStatus::Optimal) << r.message;
+  EXPECT_EQ(r.nodes + r.windows_solved, 0);
+  EXPECT_NEAR(r.objective, starts.objective, 1e-12 * starts.objective);
+  EXPECT_LE(r.gap, o.relative_gap);
 }
 
 TEST(Solve, InfeasibleBudgetSaysTheSmallestThatCouldWork) {

@@ -116,9 +116,13 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   result.starts_time_s = seconds_since(began);
   const solve_internal::ProvenBound proven = bound_found.get();
   const LowerBound& bound = proven.bound;
-  // The heuristic again from the bound's cover, where no start reaches the bound: the
+  // A start this close to the bound is reported optimal (o.relative_gap): nothing more is run.
+  const auto within_gap = [&](double bound_value) {
+    return !starts.empty() && starts.front().objective * (1 - o.relative_gap) <= bound_value * (1 + 1e-12);
+  };
+  // The heuristic again from the bound's cover, where no start is within the gap: the
   // cover costs what the bound says, and often needs little to become a schedule.
-  if (starts.empty() || starts.front().objective > bound.value * (1 + 1e-12)) {
+  if (!within_gap(bound.value)) {
     const auto cover_began = Clock::now();
     for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
       starts.push_back(std::move(s));
@@ -143,7 +147,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   };
   std::vector<Candidate> candidates;
   std::vector<std::optional<double>> start_milp_objectives(starts.size());
-  const bool start_reaches_bound = !starts.empty() && starts.front().objective <= result.best_bound * (1 + 1e-12);
+  const bool start_within_gap = within_gap(result.best_bound);
   if (!o.heuristic_only) {
     // Counted before the model is built: on a large graph building it takes longer than the
     // limit, and a model too large for CBC is not solved whole (the windows below build their own).
@@ -186,6 +190,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                      o.solution_path));
       candidates.push_back(
           {model->schedule(x), model->objective_value(x) * scale, false, model->objective_value(x) * scale});
+    } else if (start_within_gap) {
+      result.message = fmt::format("the best start ({}) is within the {:.2g}% gap asked of the bound; CBC not run",
+                                   starts.front().schedule.method, 100 * o.relative_gap);
     } else if (too_large) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
@@ -193,7 +200,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                    starts.empty() ? std::string("no start was found either")
                                                   : "the best start (" + starts.front().schedule.method + ") stands",
                                    std::ceil(static_cast<double>(columns) / kCbcColumnsPerSecond));
-    } else if (!start_reaches_bound) {  // a start at the bound is optimal already
+    } else {
       if (!starts.empty() && o.progress)
         fmt::print(stderr, "  start: {} {:.6g} ({} bound {:.6g}); CBC has up to {:.0f} s\n",
                    starts.front().schedule.method, starts.front().objective, bound_source_name(result.bound_source),
@@ -250,7 +257,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       } catch (const InvalidPlan&) {
       }
     }
-    if (o.solution_path.empty() && (too_large || cbc_left_gap) && from && !start_reaches_bound) {
+    if (o.solution_path.empty() && (too_large || cbc_left_gap) && from && !start_within_gap) {
       // Unbuilt, the search also runs from the best start of another method when it is
       // nearly as cheap: windows do not move a schedule far, and the cheapest start is not
       // always the one whose neighbourhood holds the best schedule (docs/BENCHMARKS.md).
@@ -289,7 +296,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     }
   }
   for (std::size_t k = 0; k < starts.size(); ++k)
-    candidates.push_back({starts[k].schedule, starts[k].objective, k == 0 && start_reaches_bound, start_milp_objectives[k]});
+    candidates.push_back({starts[k].schedule, starts[k].objective, k == 0 && start_within_gap, start_milp_objectives[k]});
   if (candidates.empty()) {
     if (result.message.empty())
       result.message = o.heuristic_only ? "neither the eviction heuristic nor Capuchin or DTR found a schedule for this "

@@ -56,6 +56,7 @@ StrategyResult solver(const Graph& g, const GraphCosts& costs, const StrategyReq
   o.mode = mode;
   o.objective = objective;
   o.time_limit_s = request.time_limit_s;
+  o.relative_gap = request.relative_gap;
   o.max_nodes = request.max_nodes;
   o.progress = request.progress;
   SolveResult r = solve(g, costs, o);

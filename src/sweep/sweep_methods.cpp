@@ -55,6 +55,7 @@ SweepRow run_sweep_task(const Graph& g, const GraphCosts& costs, const SweepTask
   request.budget.ram_budget_bytes = task.budget_bytes;
   if (task.deadline_multiple > 0) request.deadline_s = task.deadline_multiple * costs.total_compute_time_s;
   request.time_limit_s = settings.time_limit_s;
+  request.relative_gap = settings.relative_gap;
   request.max_nodes = settings.max_nodes;
   const auto began = std::chrono::steady_clock::now();
   fill_from(row, schedule_for_budget(task.method, g, costs, request));

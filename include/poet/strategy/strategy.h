@@ -23,6 +23,7 @@ struct StrategyRequest {
   SimulationOptions budget = {};  // ram_budget_bytes and what counts against it
   std::optional<double> deadline_s = std::nullopt;  // the solvers' deadline; none: no deadline
   double time_limit_s = 60;          // of a solve
+  double relative_gap = 1e-4;        // a solve stops once its proven gap is this small
   std::optional<long> max_nodes = std::nullopt;  // a solve's work limit (SolveOptions::max_nodes)
   bool progress = false;             // a solve's progress lines on stderr
 };

@@ -41,6 +41,7 @@ struct SweepRow {
 struct SweepSettings {
   int jobs = 2;               // methods run in this many processes at once
   double time_limit_s = 60;   // per POET / Checkmate solve
+  double relative_gap = 1e-4; // a POET / Checkmate solve stops once its proven gap is this small
   std::optional<long> max_nodes;  // per solve: CBC's work limit (SolveOptions::max_nodes)
   bool progress = true;       // a progress bar on stderr
 };
