@@ -29,6 +29,7 @@ expect 2 "unknown model 'resnet19'" -- graph --model resnet19
 expect 2 "unknown platform 'pi5'" -- graph --platform pi5
 expect 2 "--batch-size" -- graph --batch-size 0
 expect 2 "backward" -- graph --backward magic
+expect 2 "--gap: '2' is not a number from 0 to 1" -- sweep --model linear --gap 2
 expect 0 "wrote " -- graph --model lenet5 --json "$tmp/lenet5.json"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
 echo '{"format":"poet-graph","version":1,"nodes":[' > "$tmp/broken.json"

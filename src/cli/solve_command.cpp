@@ -87,7 +87,7 @@ void add_solve_command(CLI::App& app) {
       ->check(number_in(0.001, 1e6));
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();

@@ -58,7 +58,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--gap", opts->settings.relative_gap,
                   "Proven relative gap at which a POET or Checkmate solve stops (e.g. 0.01: within 1% of optimal)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0, 1));
   cmd->add_option("-o,--output-dir", opts->output_dir,
                   "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
@@ -87,7 +87,9 @@ void add_sweep_command(CLI::App& app) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw IoError(fmt::format("--output-dir: cannot create '{}': {}", dir, ec.message()));
-    fmt::print(stderr, "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a {:.2g}% gap\n",
+    fmt::print(stderr,
+               "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "
+               "{:.2g}% gap\n",
                tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
                opts->settings.time_limit_s, 100 * opts->settings.relative_gap);
 
