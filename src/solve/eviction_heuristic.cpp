@@ -329,6 +329,19 @@ class EvictionSearch {
     return peak;
   }
 
+  // What the schedule decided (which stages compute and which page in what), to try a
+  // change and go back.
+  struct Decisions {
+    Grid computed;
+    std::vector<std::multiset<Stage>> paged;
+  };
+  Decisions decisions() const { return {computed_, paged_}; }
+  void restore(const Decisions& d) {
+    computed_ = d.computed;
+    paged_ = d.paged;
+    materialize();
+  }
+
   // The greedy pass decides one eviction at a time, so a tensor can end up recomputed for
   // several later recomputations (a convolution's output, once for its batch norm's and
   // once for its own gradient's), each cheaper than paging it alone, though one page-out
@@ -348,14 +361,13 @@ class EvictionSearch {
     for (std::size_t x : tensors) {
       const std::vector<Stage> stages = recomputed_in(x);
       if (stages.empty()) continue;
-      const Grid computed = computed_;
-      const std::vector<std::multiset<Stage>> paged = paged_;
+      const Decisions before = decisions();
       for (Stage q : stages) {
         computed_.at(q, x) = 0;
         paged_[x].insert(q);
       }
       drop_recomputations_feeding_nothing();
-      improved |= keep_if_cheaper(computed, paged, current);
+      improved |= keep_if_cheaper(before, current);
     }
     return improved;
   }
@@ -395,15 +407,13 @@ class EvictionSearch {
       const double time = schedule_time();
       bool traded = false;
       for (std::size_t k = 0; k < candidates.size() && !traded; ++k) {
-        const Grid computed = computed_;
-        const std::vector<std::multiset<Stage>> paged = paged_;
+        const Decisions before = decisions();
         replace_page_in(candidates[k].tensor, candidates[k].use, candidates[k].keep);
+        materialize();
         traded = schedule_time() < time && every_stage_fits();
         if (!traded) {
           if (candidates[k].keep) unfit_keeps.insert({candidates[k].tensor, candidates[k].use});
-          computed_ = computed;
-          paged_ = paged;
-          materialize();
+          restore(before);
         }
       }
       if (!traded) return false;
@@ -411,11 +421,11 @@ class EvictionSearch {
     return true;
   }
 
-  // Drops x's page-in for stage q, and keeps x resident until q instead or recomputes it there.
+  // Drops x's page-in for stage q, and keeps x resident until q instead or recomputes it
+  // there (materialize() then keeps in RAM what is neither paged nor recomputed).
   void replace_page_in(std::size_t x, Stage q, bool keep) {
     paged_[x].erase(paged_[x].find(q));
     if (!keep) recompute_for(x, q);
-    materialize();
   }
 
   // Recomputes x in stage q, with the inputs that needs (as the schedule stands now).
@@ -430,31 +440,27 @@ class EvictionSearch {
   // recomputed or paged in themselves (a ReLU from its convolution's output, paged anyway).
   bool recompute_instead_of_paging() {
     if (o_.mode == SolveMode::PagingOnly) return false;
-    return try_without_each_page_in([&](std::size_t x, Stage q) { recompute_for(x, q); });
+    return try_replacing_each_page_in(false);
   }
 
   // A page-in the swaps made can bridge a gap that now fits in RAM (a tensor paged in for a
   // recomputation, then again for its next reader, where keeping it between them fits):
   // keep it resident instead where every stage still fits.
   bool keep_instead_of_paging() {
-    return try_without_each_page_in([](std::size_t, Stage) {});
+    return try_replacing_each_page_in(true);
   }
 
-  // For each page-in in turn: drop it, let `instead(tensor, stage)` bridge the gap otherwise
-  // (materialize() keeps in RAM what is neither paged nor recomputed), and keep the change
-  // where it fits and costs less.
-  template <typename Instead>
-  bool try_without_each_page_in(Instead instead) {
+  // For each page-in in turn: replace it (replace_page_in) and keep the change where it
+  // fits and costs less.
+  bool try_replacing_each_page_in(bool keep) {
     bool improved = false;
     double current = schedule_cost();
     for (std::size_t x = 0; x < n_; ++x) {
       const std::vector<Stage> uses(paged_[x].begin(), paged_[x].end());
       for (Stage q : uses) {
-        const Grid computed = computed_;
-        const std::vector<std::multiset<Stage>> paged = paged_;
-        paged_[x].erase(paged_[x].find(q));
-        instead(x, q);
-        improved |= keep_if_cheaper(computed, paged, current);
+        const Decisions before = decisions();
+        replace_page_in(x, q, keep);
+        improved |= keep_if_cheaper(before, current);
       }
     }
     return improved;
@@ -462,8 +468,7 @@ class EvictionSearch {
 
   // Materializes the change just made, and keeps it where every stage fits, the deadline
   // holds and it costs less than `current`; else restores the schedule before it.
-  bool keep_if_cheaper(const Grid& computed_before, const std::vector<std::multiset<Stage>>& paged_before,
-                       double& current) {
+  bool keep_if_cheaper(const Decisions& before, double& current) {
     materialize();
     const bool fits = every_stage_fits() && (!o_.deadline_s || schedule_time() <= *o_.deadline_s);
     const double cost = schedule_cost();
@@ -471,9 +476,7 @@ class EvictionSearch {
       current = cost;
       return true;
     }
-    computed_ = computed_before;
-    paged_ = paged_before;
-    materialize();
+    restore(before);
     return false;
   }
 

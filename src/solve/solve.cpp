@@ -116,21 +116,21 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   result.starts_time_s = seconds_since(began);
   const solve_internal::ProvenBound proven = bound_found.get();
   const LowerBound& bound = proven.bound;
+  result.best_bound = bound.value;
+  result.bound_source = bound.source;
   // A start this close to the bound is reported optimal (o.relative_gap): nothing more is run.
-  const auto within_gap = [&](double bound_value) {
-    return !starts.empty() && starts.front().objective * (1 - o.relative_gap) <= bound_value * (1 + 1e-12);
+  const auto best_start_within_gap = [&] {
+    return !starts.empty() && starts.front().objective * (1 - o.relative_gap) <= result.best_bound * (1 + 1e-12);
   };
   // The heuristic again from the bound's cover, where no start is within the gap: the
   // cover costs what the bound says, and often needs little to become a schedule.
-  if (!within_gap(bound.value)) {
+  if (!best_start_within_gap()) {
     const auto cover_began = Clock::now();
     for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
       starts.push_back(std::move(s));
     solve_internal::sort_cheapest_first(starts);
     result.starts_time_s += seconds_since(cover_began);
   }
-  result.best_bound = bound.value;
-  result.bound_source = bound.source;
   if (bound.infeasible && starts.empty()) {
     result.status = SolveStatus::Infeasible;
     result.message = "no schedule meets the budget and the deadline: even restoring the fewest tensors by the cheapest "
@@ -147,7 +147,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   };
   std::vector<Candidate> candidates;
   std::vector<std::optional<double>> start_milp_objectives(starts.size());
-  const bool start_within_gap = within_gap(result.best_bound);
+  const bool start_within_gap = best_start_within_gap();
   if (!o.heuristic_only) {
     // Counted before the model is built: on a large graph building it takes longer than the
     // limit, and a model too large for CBC is not solved whole (the windows below build their own).
