@@ -18,6 +18,11 @@ bool SparseMatrix::get(std::size_t t, NodeId i) const {
 
 void SparseMatrix::set(std::size_t t, NodeId i, bool value) {
   auto& r = rows_.at(t);
+  // Schedules are mostly written in ascending node order: an append needs no search.
+  if (value && (r.empty() || r.back() < i)) {
+    r.push_back(i);
+    return;
+  }
   const auto it = std::lower_bound(r.begin(), r.end(), i);
   const bool present = it != r.end() && *it == i;
   if (value && !present) r.insert(it, i);

@@ -286,8 +286,9 @@ class EvictionSearch {
 
   // Whether the materialized schedule keeps every stage within the budget.
   bool every_stage_fits() const {
-    const std::vector<std::int64_t> peaks = stage_peaks();
-    return std::all_of(peaks.begin(), peaks.end(), [&](std::int64_t p) { return p <= budget_; });
+    for (Stage t = 0; t < n_; ++t)
+      if (stage_peak(t) > budget_) return false;
+    return true;
   }
 
   // The most activation memory each stage holds at once, as the MILP's U rows count it.
@@ -470,9 +471,9 @@ class EvictionSearch {
   // holds and it costs less than `current`; else restores the schedule before it.
   bool keep_if_cheaper(const Decisions& before, double& current) {
     materialize();
-    const bool fits = every_stage_fits() && (!o_.deadline_s || schedule_time() <= *o_.deadline_s);
+    // The cost first: it is the cheaper test, and most changes tried fail it.
     const double cost = schedule_cost();
-    if (fits && cost < current * (1 - 1e-12)) {
+    if (cost < current * (1 - 1e-12) && (!o_.deadline_s || schedule_time() <= *o_.deadline_s) && every_stage_fits()) {
       current = cost;
       return true;
     }
@@ -488,16 +489,15 @@ class EvictionSearch {
     return out;
   }
 
+  // A recomputation feeds only later nodes of its stage: one sweep down from each stage's
+  // own node finds every one left feeding nothing, however long the chain behind it.
   void drop_recomputations_feeding_nothing() {
-    for (bool dropped = true; dropped;) {
-      dropped = false;
-      for (Stage t = 0; t < n_; ++t)
-        for (std::size_t j = 0; j < t; ++j)
-          if (computed_.at(t, j) && std::none_of(users_[j].begin(), users_[j].end(), [&](std::size_t k) {
-                return k <= t && computed_.at(t, k);
-              }))
-            computed_.at(t, j) = 0, dropped = true;
-    }
+    for (Stage t = 0; t < n_; ++t)
+      for (std::size_t j = t; j-- > 0;)
+        if (computed_.at(t, j) && std::none_of(users_[j].begin(), users_[j].end(), [&](std::size_t k) {
+              return k <= t && computed_.at(t, k);
+            }))
+          computed_.at(t, j) = 0;
   }
 
   // The objective of the materialized schedule: every computation and transfer.
