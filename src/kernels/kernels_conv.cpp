@@ -44,8 +44,15 @@ struct ColumnRange {
 };
 
 ColumnRange inside_columns(const Conv2dShape& s, int j) {
+  const std::int64_t shift = s.pad_w - std::int64_t{j} * s.dilation;
+  if (s.stride == 1) {
+    // Without the divisions: im2col calls this per tap and image (1.3% of a resnet18_cifar
+    // step in perf with them).
+    const std::int64_t ow = s.in_w + 2 * s.pad_w - s.span_w() + 1;
+    return {std::clamp<std::int64_t>(shift, 0, ow), std::clamp<std::int64_t>(s.in_w + shift, 0, ow)};
+  }
   const auto first_at_least = [&](std::int64_t x) {  // the least ox with ox stride - pad_w + j dilation >= x
-    const std::int64_t need = x + s.pad_w - std::int64_t{j} * s.dilation;
+    const std::int64_t need = x + shift;
     return need <= 0 ? 0 : (need + s.stride - 1) / s.stride;
   };
   const std::int64_t ow = s.out_w();

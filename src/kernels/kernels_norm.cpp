@@ -7,15 +7,17 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 
 #include "kernel_checks.h"
 #include "parallel_for.h"
+#include "quad.h"
 
 namespace poet::kernels {
 namespace {
 
 using detail::expect_size;
+using detail::load_quad;
+using detail::Quad;
 
 struct Moments {
   float mean, inv_std;
@@ -59,20 +61,11 @@ void for_channel(const BatchNormShape& s, std::int64_t c, Visit visit) {
 // backward 15% of a resnet18_cifar step: docs/BENCHMARKS.md.)
 constexpr std::int64_t kSumLanes = 8, kSumBlock = 256;
 
-// Four floats as one value (GCC's vector extension, an SSE register on baseline x86-64):
-// term is called on four elements at once, the lanes k < 4 and k >= 4 of a block kept in
-// two of them, so lane k stays lane k. Written element by element into float lanes, GCC
-// vectorized the loop over the block instead, with shuffles per element (batch norm's input
-// gradient took 0.51 ms on 32 x 16 x 1024 at one thread: docs/BENCHMARKS.md). (Eight
-// floats as one value change the ABI of a call without AVX: GCC warns, and stored them.)
-using Quad = float __attribute__((vector_size(4 * sizeof(float))));
+// term is called on four elements at once (Quad), the lanes k < 4 and k >= 4 of a block
+// kept in two Quads. Written element by element into float lanes, GCC vectorized the loop
+// over the block instead, with shuffles per element (batch norm's input gradient took 0.51
+// ms on 32 x 16 x 1024 at one thread, now 0.19: bench/norm_kernels.cpp, docs/BENCHMARKS.md).
 static_assert(kSumLanes == 8, "the lanes are two Quads");
-
-Quad load_quad(const float* p) {
-  Quad v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 template <std::size_t N, typename Term, typename... In>
 std::array<double, N> channel_sums(const BatchNormShape& s, std::int64_t c, Term term, const In*... in) {
