@@ -301,7 +301,13 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
       float* out = rows + (c * s.kernel_w + j) * plane;
       const ColumnRange inside = inside_columns(s, j);
       if (s.stride > 1) {
-        // Slots no kernel row reads (a phase with fewer rows) are left as they are.
+        // Slots past a phase's rows (a phase with fewer rows) are zeroed: no kernel row reads
+        // them, but the stacked weight gradient multiplies them by zeros, which must not
+        // meet a NaN.
+        for (std::int64_t phase = 0; phase < s.stride; ++phase) {
+          const std::int64_t rows_of_phase = (padded_rows(s) - phase + s.stride - 1) / s.stride;
+          std::fill(out + (phase * phase_rows(s) + rows_of_phase) * ow, out + (phase + 1) * phase_rows(s) * ow, 0.0f);
+        }
         for (std::int64_t r = 0; r < padded_rows(s); ++r) {
           float* out_row = out + row_slot(s, r) * ow;
           const std::int64_t iy = r - s.pad_h;
@@ -422,6 +428,36 @@ bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
   return by_kernel_rows(s) && s.in_channels_per_group() < 16;
 }
 
+// The weight gradient by stacked kernel rows, from 16 input channels (where the product per
+// kernel row above was slower than one over the im2col) to fewer than 32 output channels
+// (where oneDNN's product over the im2col has 16 columns, its slowest: one thread, batch 32,
+// loaded machine, resnet18_cifar's 16 -> 16 at 32x32 2.84 -> 2.59 ms; with 32 or 64
+// output channels slower, 32 -> 32 at 16x16 1.78 -> 2.14 ms). Kernel row i = phase + stride q
+// reads the rows of its phase (im2row) from slot q on: its gradient [out channels, in
+// channels x kernel_w] is dY shifted down q rows times those rows, transposed. The kernel
+// rows of a phase are taken in one product: dY copied once per q, shifted, into a stack
+// [(q, out channel), phase rows x out_w] (zeros around), times the phase's rows: M = kernel
+// rows x out channels, N = in channels x kernel_w, K = the phase's positions. That replaces
+// the im2col (kernel area copies of x) by im2row and the stack (kernel_w copies of x,
+// kernel_h of dY), and oneDNN's product with 16 rows or columns by a squarer one.
+// The sum keeps the kernel rows in phase order (stacked_position).
+bool weight_gradient_stacked(const Conv2dShape& s) {
+  return by_kernel_rows(s) && s.in_channels_per_group() >= 16 && s.out_channels_per_group() < 32;
+}
+
+std::int64_t phases(const Conv2dShape& s) { return std::min<std::int64_t>(s.stride, s.kernel_h); }
+std::int64_t kernel_rows_in_phase(const Conv2dShape& s, std::int64_t phase) {
+  return (s.kernel_h - phase + s.stride - 1) / s.stride;
+}
+std::int64_t stacked_position(const Conv2dShape& s, std::int64_t i) {
+  std::int64_t position = i / s.stride;
+  for (std::int64_t phase = 0; phase < i % s.stride; ++phase) position += kernel_rows_in_phase(s, phase);
+  return position;
+}
+std::int64_t stack_elements(const Conv2dShape& s) {
+  return s.kernel_h * s.out_channels_per_group() * phase_rows(s) * s.out_w();
+}
+
 // One worker's buffer: x's im2col or im2row (forward, weight gradient), and dy's
 // (input_gradient_as_convolution) or the columns col2im reads (input gradient).
 std::int64_t cols_elements(const Conv2dShape& s) {
@@ -432,7 +468,9 @@ std::int64_t cols_elements(const Conv2dShape& s) {
     return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
   }
   const std::int64_t input_gradient = input_gradient_as_convolution(s) ? kernel_rows_elements(t) : columns;
-  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s) : columns;
+  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s)
+                                       : weight_gradient_stacked(s)      ? kernel_rows_elements(s) + stack_elements(s)
+                                                                         : columns;
   return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
 }
 std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
@@ -444,13 +482,13 @@ std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * pat
 // taken transposed, summed, and transposed once at the end.
 bool weight_gradient_transposed(const Conv2dShape& s) {
   const std::int64_t cout = s.out_channels_per_group();
-  return images_in_parallel(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
+  return images_in_parallel(s) && !weight_gradient_stacked(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
 }
 
 // Whether the image groups' weight-gradient sums are kept apart from the gradient and
 // combined at the end (their layout differs from it) or the first group sums into it.
 bool separate_weight_sums(const Conv2dShape& s) {
-  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s);
+  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s) || weight_gradient_stacked(s);
 }
 
 // Weights rearranged for a pass: by kernel row (by_kernel_rows), flipped
@@ -514,19 +552,46 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
   }
 }
 
+// One image's group's weight gradient by stacked kernel rows (weight_gradient_stacked), from
+// its rows (im2row), added (beta 1) to or written (beta 0) into sum, laid out per group and
+// kernel row i at stacked_position as [out channels, in channels x kernel_w]. stack: the
+// worker's buffer of stack_elements.
+void add_weight_gradient_stacked(const Conv2dShape& s, const float* dy, const float* rows, float* stack,
+                                 std::int64_t g, float beta, float* sum) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), ow = s.out_w(), p = positions(s);
+  const std::int64_t t = phase_rows(s) * ow;  // K: a phase's rows
+  std::int64_t position = 0;
+  for (std::int64_t phase = 0; phase < phases(s); ++phase) {
+    const std::int64_t count = kernel_rows_in_phase(s, phase);
+    for (std::int64_t q = 0; q < count; ++q)
+      for (std::int64_t co = 0; co < cout; ++co) {
+        float* to = stack + (q * cout + co) * t;
+        std::fill(to, to + q * ow, 0.0f);
+        std::copy(dy + co * p, dy + (co + 1) * p, to + q * ow);
+        std::fill(to + q * ow + p, to + t, 0.0f);
+      }
+    gemm(false, true, count * cout, k, t, 1.0f, stack, t, rows + phase * t, rows_plane(s), beta,
+         sum + (g * s.kernel_h + position) * cout * k, k);
+    position += count;
+  }
+}
+
 // Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
 // in an image group's sum when the sums are kept apart (separate_weight_sums). The layout
 // is decided once, outside the loop over the entries.
 struct PartialSumLayout {
-  bool by_kernel_rows, transposed;
+  bool by_kernel_rows, stacked, transposed;
   explicit PartialSumLayout(const Conv2dShape& s)
-      : by_kernel_rows(weight_gradient_by_kernel_rows(s)), transposed(weight_gradient_transposed(s)) {}
+      : by_kernel_rows(weight_gradient_by_kernel_rows(s) || weight_gradient_stacked(s)),
+        stacked(weight_gradient_stacked(s)),
+        transposed(weight_gradient_transposed(s)) {}
 
   std::int64_t index(const Conv2dShape& s, std::int64_t g, std::int64_t co, std::int64_t kk) const {
     const std::int64_t cout = s.out_channels_per_group();
     if (!by_kernel_rows) return (g * patch_size(s) + kk) * cout + co;  // transposed: [g][kk][co]
     const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
-                       j = kk % s.kernel_w, k = row_shifts(s), at = (g * s.kernel_h + i) * cout * k;
+                       j = kk % s.kernel_w, k = row_shifts(s),
+                       at = (g * s.kernel_h + (stacked ? stacked_position(s, i) : i)) * cout * k;
     return transposed ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;
   }
 };
@@ -648,6 +713,11 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
           if (weight_gradient_by_kernel_rows(s)) {
             im2row(s, x.data() + at.x, buffer);
             add_weight_gradient_by_kernel_rows(s, dy.data() + at.y, buffer, g, beta, sum);
+            continue;
+          }
+          if (weight_gradient_stacked(s)) {
+            im2row(s, x.data() + at.x, buffer);
+            add_weight_gradient_stacked(s, dy.data() + at.y, buffer, buffer + kernel_rows_elements(s), g, beta, sum);
             continue;
           }
           const float* cols = columns(s, x.data() + at.x, buffer);
