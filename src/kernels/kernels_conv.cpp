@@ -19,6 +19,7 @@
 #include "gemm.h"
 #include "kernel_checks.h"
 #include "parallel_for.h"
+#include "quad.h"
 
 namespace poet::kernels {
 namespace {
@@ -431,13 +432,14 @@ bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
 // The weight gradient by stacked kernel rows, from 16 input channels (where the product per
 // kernel row above was slower than one over the im2col) to fewer than 32 output channels
 // (where oneDNN's product over the im2col has 16 columns, its slowest: one thread, batch 32,
-// loaded machine, resnet18_cifar's 16 -> 16 at 32x32 2.84 -> 2.59 ms; with 32 or 64
-// output channels slower, 32 -> 32 at 16x16 1.78 -> 2.14 ms). Kernel row i = phase + stride q
+// loaded machine, resnet18_cifar's 16 -> 16 at 32x32 2.84 -> 2.07 ms; with 32 or 64
+// output channels slower, 32 -> 32 at 16x16 1.83 -> 1.92 ms, 64 -> 64 at 8x8 1.76 -> 2.38
+// ms, 32 -> 64 stride 2 1.23 -> 1.65 ms). Kernel row i = phase + stride q
 // reads the rows of its phase (im2row) from slot q on: its gradient [out channels, in
 // channels x kernel_w] is dY shifted down q rows times those rows, transposed. The kernel
 // rows of a phase are taken in one product: dY copied once per q, shifted, into a stack
-// [(q, out channel), phase rows x out_w] (zeros around), times the phase's rows: M = kernel
-// rows x out channels, N = in channels x kernel_w, K = the phase's positions. That replaces
+// [(q, out channel), phase rows x out_w] (zeros around), times the phase's rows: kernel rows
+// x out channels by in channels x kernel_w, summed over the phase's positions. That replaces
 // the im2col (kernel area copies of x) by im2row and the stack (kernel_w copies of x,
 // kernel_h of dY), and oneDNN's product with 16 rows or columns by a squarer one.
 // The sum keeps the kernel rows in phase order (stacked_position).
@@ -552,27 +554,54 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
   }
 }
 
+// to[r][c] = from[c][r] for r < rows, c < cols (row strides ld_from, ld_to): by 4 x 4 blocks
+// of Quads (four loads, eight shuffles, four stores), the edges one by one. A transposition
+// element by element cost about what the stacked product saves.
+void transpose(const float* from, std::int64_t ld_from, std::int64_t cols, std::int64_t rows, float* to,
+               std::int64_t ld_to) {
+  using detail::Quad;
+  using detail::QuadMask;
+  const std::int64_t cols4 = cols / 4 * 4, rows4 = rows / 4 * 4;
+  for (std::int64_t c = 0; c < cols4; c += 4)
+    for (std::int64_t r = 0; r < rows4; r += 4) {
+      const float* f = from + c * ld_from + r;
+      const Quad a = detail::load_quad(f), b = detail::load_quad(f + ld_from), e = detail::load_quad(f + 2 * ld_from),
+                 d = detail::load_quad(f + 3 * ld_from);
+      const Quad ab_low = __builtin_shuffle(a, b, QuadMask{0, 4, 1, 5}), ab_high = __builtin_shuffle(a, b, QuadMask{2, 6, 3, 7});
+      const Quad ed_low = __builtin_shuffle(e, d, QuadMask{0, 4, 1, 5}), ed_high = __builtin_shuffle(e, d, QuadMask{2, 6, 3, 7});
+      detail::store_quad(to + r * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{0, 1, 4, 5}));
+      detail::store_quad(to + (r + 1) * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{2, 3, 6, 7}));
+      detail::store_quad(to + (r + 2) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{0, 1, 4, 5}));
+      detail::store_quad(to + (r + 3) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{2, 3, 6, 7}));
+    }
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = c < cols4 ? rows4 : 0; r < rows; ++r) to[r * ld_to + c] = from[c * ld_from + r];
+}
+
 // One image's group's weight gradient by stacked kernel rows (weight_gradient_stacked), from
-// its rows (im2row), added (beta 1) to or written (beta 0) into sum, laid out per group and
-// kernel row i at stacked_position as [out channels, in channels x kernel_w]. stack: the
-// worker's buffer of stack_elements.
+// its rows (im2row), added (beta 1) to or written (beta 0) into sum. The stack is built
+// transposed, [phase positions][(q, out channel)], dY transposed into its column block q
+// from row q out_w on: the product is then rows x stack, both operands as oneDNN reads them
+// fastest (48 x 48 x 1088, one thread, loaded machine: 43 us against 63 us with the stack
+// [(q, out channel)][positions] taken transposed). Per group, phase and in-channel shift
+// (ci, j), the sum holds the phase's kernel rows' gradients as [(q, out channel)], at the
+// phase's first kernel row's stacked_position. stack: the worker's buffer of stack_elements.
 void add_weight_gradient_stacked(const Conv2dShape& s, const float* dy, const float* rows, float* stack,
                                  std::int64_t g, float beta, float* sum) {
   const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), ow = s.out_w(), p = positions(s);
   const std::int64_t t = phase_rows(s) * ow;  // K: a phase's rows
-  std::int64_t position = 0;
   for (std::int64_t phase = 0; phase < phases(s); ++phase) {
-    const std::int64_t count = kernel_rows_in_phase(s, phase);
-    for (std::int64_t q = 0; q < count; ++q)
-      for (std::int64_t co = 0; co < cout; ++co) {
-        float* to = stack + (q * cout + co) * t;
-        std::fill(to, to + q * ow, 0.0f);
-        std::copy(dy + co * p, dy + (co + 1) * p, to + q * ow);
-        std::fill(to + q * ow + p, to + t, 0.0f);
-      }
-    gemm(false, true, count * cout, k, t, 1.0f, stack, t, rows + phase * t, rows_plane(s), beta,
-         sum + (g * s.kernel_h + position) * cout * k, k);
-    position += count;
+    const std::int64_t width = kernel_rows_in_phase(s, phase) * cout;  // N: (q, out channel)
+    for (std::int64_t q = 0; q * cout < width; ++q) {
+      const auto zero_rows = [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r) std::fill_n(stack + r * width + q * cout, cout, 0.0f);
+      };
+      zero_rows(0, q * ow);
+      transpose(dy, p, cout, p, stack + q * ow * width + q * cout, width);
+      zero_rows(q * ow + p, t);
+    }
+    gemm(false, false, k, width, t, 1.0f, rows + phase * t, rows_plane(s), stack, width, beta,
+         sum + (g * s.kernel_h + stacked_position(s, phase)) * cout * k, width);
   }
 }
 
@@ -590,8 +619,13 @@ struct PartialSumLayout {
     const std::int64_t cout = s.out_channels_per_group();
     if (!by_kernel_rows) return (g * patch_size(s) + kk) * cout + co;  // transposed: [g][kk][co]
     const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
-                       j = kk % s.kernel_w, k = row_shifts(s),
-                       at = (g * s.kernel_h + (stacked ? stacked_position(s, i) : i)) * cout * k;
+                       j = kk % s.kernel_w, k = row_shifts(s);
+    if (stacked) {  // [g][phase][(ci, j)][(q, co)]
+      const std::int64_t phase = i % s.stride, width = kernel_rows_in_phase(s, phase) * cout;
+      return (g * s.kernel_h + stacked_position(s, phase)) * cout * k + (ci * s.kernel_w + j) * width +
+             i / s.stride * cout + co;
+    }
+    const std::int64_t at = (g * s.kernel_h + i) * cout * k;
     return transposed ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;
   }
 };

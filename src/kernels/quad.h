@@ -23,6 +23,8 @@ inline Quad load_quad(const float* p) {
   return v;
 }
 
+inline void store_quad(float* p, Quad v) { std::memcpy(p, &v, sizeof v); }
+
 // Lane k of a comparison (all ones or all zeros) as bit k.
 inline unsigned bits_of(QuadMask m) {
 #if defined(__SSE2__)
