@@ -460,9 +460,27 @@ std::int64_t stack_elements(const Conv2dShape& s) {
   return s.kernel_h * s.out_channels_per_group() * phase_rows(s) * s.out_w();
 }
 
+// The weight gradient as dW^T [K, Cout_g] = cols dY^T rather than dY cols^T: oneDNN's sgemm
+// is slow with few rows (at Cout 16, K 144, 1,024 positions: 60 us against 28 us an image,
+// one thread; Cout 32: 23 against 20 us; Cout 64: equal; Cout 6, K 25: 2 against 7 us), so
+// for the small convolutions with 16 to 63 output channels, fewer than K, the products are
+// taken transposed, summed, and transposed once at the end. dY is transposed first, into
+// the worker's buffer after the im2col (dy_transposed_elements): the product is then
+// cols dYt, both operands as oneDNN's sgemm reads them fastest (one thread, loaded
+// machine: K 288, Cout 32, 256 positions 43.7 -> 40.4 us, K 144 23.6 -> 20.3 us; a Quad
+// transposition of dY about 1 us).
+bool weight_gradient_transposed(const Conv2dShape& s) {
+  const std::int64_t cout = s.out_channels_per_group();
+  return images_in_parallel(s) && !weight_gradient_stacked(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
+}
+
+std::int64_t dy_transposed_elements(const Conv2dShape& s) {
+  return weight_gradient_transposed(s) ? s.out_channels_per_group() * positions(s) : 0;
+}
+
 // One worker's buffer: x's im2col or im2row (forward, weight gradient), and dy's
 // (input_gradient_as_convolution) or the columns col2im reads (input gradient).
-std::int64_t cols_elements(const Conv2dShape& s) {
+std::int64_t patches_elements(const Conv2dShape& s) {
   if (reads_input_directly(s)) return 0;
   const std::int64_t columns = patch_size(s) * positions(s);
   const Conv2dShape t = swapped_channels(s);
@@ -475,17 +493,9 @@ std::int64_t cols_elements(const Conv2dShape& s) {
                                                                          : columns;
   return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
 }
+// One worker's buffer: its patches, then dY transposed (weight_gradient_transposed).
+std::int64_t cols_elements(const Conv2dShape& s) { return patches_elements(s) + dy_transposed_elements(s); }
 std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
-
-// The weight gradient as dW^T [K, Cout_g] = cols dY^T rather than dY cols^T: oneDNN's sgemm
-// is slow with few rows (at Cout 16, K 144, 1,024 positions: 60 us against 28 us an image,
-// one thread; Cout 32: 23 against 20 us; Cout 64: equal; Cout 6, K 25: 2 against 7 us), so
-// for the small convolutions with 16 to 63 output channels, fewer than K, the products are
-// taken transposed, summed, and transposed once at the end.
-bool weight_gradient_transposed(const Conv2dShape& s) {
-  const std::int64_t cout = s.out_channels_per_group();
-  return images_in_parallel(s) && !weight_gradient_stacked(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
-}
 
 // Whether the image groups' weight-gradient sums are kept apart from the gradient and
 // combined at the end (their layout differs from it) or the first group sums into it.
@@ -756,7 +766,9 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
           }
           const float* cols = columns(s, x.data() + at.x, buffer);
           if (transposed) {
-            gemm(false, true, k, cout, p, 1.0f, cols, p, dy.data() + at.y, p, beta, sum + at.weight, cout);
+            float* dy_t = buffer + patches_elements(s);
+            transpose(dy.data() + at.y, p, cout, p, dy_t, cout);
+            gemm(false, false, k, cout, p, 1.0f, cols, p, dy_t, cout, beta, sum + at.weight, cout);
           } else {
             gemm(false, true, cout, k, p, 1.0f, dy.data() + at.y, p, cols, p, beta, sum + at.weight, k);
           }
