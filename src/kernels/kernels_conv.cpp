@@ -437,9 +437,9 @@ bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
 // ms, 32 -> 64 stride 2 1.23 -> 1.65 ms). Kernel row i = phase + stride q
 // reads the rows of its phase (im2row) from slot q on: its gradient [out channels, in
 // channels x kernel_w] is dY shifted down q rows times those rows, transposed. The kernel
-// rows of a phase are taken in one product: dY copied once per q, shifted, into a stack
-// [(q, out channel), phase rows x out_w] (zeros around), times the phase's rows: kernel rows
-// x out channels by in channels x kernel_w, summed over the phase's positions. That replaces
+// rows of a phase are taken in one product: the phase's rows times dY shifted down q rows
+// for each q side by side (the stack, add_weight_gradient_stacked): in channels x kernel_w
+// by kernel rows x out channels, summed over the phase's positions. That replaces
 // the im2col (kernel area copies of x) by im2row and the stack (kernel_w copies of x,
 // kernel_h of dY), and oneDNN's product with 16 rows or columns by a squarer one.
 // The sum keeps the kernel rows in phase order (stacked_position).
