@@ -1,6 +1,7 @@
 // Convolution: worked examples and gradients for plain, grouped, depthwise and 1x1 shapes.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kernel_gradcheck.h"
@@ -145,6 +146,56 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 6, .out_channels = 2, .kernel_h = 2,
                         .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false});
+}
+
+// The weight gradient against its definition, in double, on the paths that build operands
+// of their own: by stacked kernel rows (from 16 input channels to fewer than 32 output
+// channels: strides 1 to 3, phases with fewer rows than others, 11 and 13 padded rows), and
+// transposed with dY transposed (16 to 63 output channels: over im2col by kernel rows,
+// dilated, and 1x1 reading x directly); groups, sizes that are not multiples of 4 or 8, and
+// 5 images in uneven groups. The scratch starts as NaN, which no product may meet.
+TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
+  const Conv2dShape shapes[] = {
+      {.batch = 5, .in_channels = 16, .in_h = 9, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
+       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 3, .in_channels = 17, .in_h = 11, .in_w = 10, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+       .stride = 3, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 4, .in_channels = 32, .in_h = 6, .in_w = 5, .out_channels = 6, .kernel_h = 3, .kernel_w = 2,
+       .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false},
+      {.batch = 2, .in_channels = 16, .in_h = 8, .in_w = 9, .out_channels = 31, .kernel_h = 4, .kernel_w = 3,
+       .stride = 2, .pad_h = 2, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 5, .in_channels = 16, .in_h = 5, .in_w = 7, .out_channels = 33, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 3, .in_channels = 3, .in_h = 9, .in_w = 7, .out_channels = 20, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = false, .dilation = 2},
+      {.batch = 3, .in_channels = 40, .in_h = 3, .in_w = 5, .out_channels = 18, .kernel_h = 1, .kernel_w = 1,
+       .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true}};
+  for (const Conv2dShape& s : shapes) {
+    const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group();
+    const std::vector<float> x = random_values(s.batch * s.in_channels * s.in_h * s.in_w, 7),
+                             dy = random_values(s.batch * s.out_channels * s.out_h() * s.out_w(), 8);
+    std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> dweight(s.out_channels * cin * s.kernel_h * s.kernel_w), dbias(s.bias ? s.out_channels : 0);
+    conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
+    for (std::int64_t o = 0; o < s.out_channels; ++o)
+      for (std::int64_t c = 0; c < cin; ++c)
+        for (std::int64_t i = 0; i < s.kernel_h; ++i)
+          for (std::int64_t j = 0; j < s.kernel_w; ++j) {
+            double want = 0;
+            for (std::int64_t n = 0; n < s.batch; ++n)
+              for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+                for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
+                  const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation,
+                                     ix = ox * s.stride - s.pad_w + j * s.dilation;
+                  if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
+                  want += static_cast<double>(dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox]) *
+                          x[((n * s.in_channels + o / cout * cin + c) * s.in_h + iy) * s.in_w + ix];
+                }
+            ASSERT_NEAR(dweight[((o * cin + c) * s.kernel_h + i) * s.kernel_w + j], want, 1e-4)
+                << s.in_channels << " -> " << s.out_channels << ", stride " << s.stride << ", weight (" << o << ", "
+                << c << ", " << i << ", " << j << ")";
+          }
+  }
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {

@@ -12,6 +12,7 @@
 
 #include "kernel_checks.h"
 #include "parallel_for.h"
+#include "quad.h"
 #include "poet/util/error.h"
 
 namespace poet::kernels {
@@ -59,7 +60,10 @@ void relu6_forward(std::span<const float> x, std::span<float> y) {
 
 namespace {
 
-// Each block a thread takes is a whole number of mask bytes.
+// Each block a thread takes is a whole number of mask bytes. passes is called on four
+// elements at once (a Quad, giving a QuadMask) for whole bytes, and on one for the tail:
+// element by element, the bits took 2.2% of a resnet18_cifar step (perf), now a compare
+// and a movemask per four.
 template <typename Passes>
 void mask_of(const char* kernel, std::span<const float> y, std::span<std::uint8_t> mask, Passes passes) {
   const auto n = static_cast<std::int64_t>(y.size());
@@ -68,9 +72,9 @@ void mask_of(const char* kernel, std::span<const float> y, std::span<std::uint8_
                                                                                    std::int64_t end) {
     const std::int64_t whole = std::min(end, n / 8);  // bytes with all 8 elements
     for (std::int64_t byte = begin; byte < whole; ++byte) {
-      unsigned bits = 0;
-      for (int k = 0; k < 8; ++k) bits |= (passes(in[8 * byte + k]) ? 1u : 0u) << k;
-      out[byte] = static_cast<std::uint8_t>(bits);
+      const unsigned low = detail::bits_of(passes(detail::load_quad(in + 8 * byte)));
+      const unsigned high = detail::bits_of(passes(detail::load_quad(in + 8 * byte + 4)));
+      out[byte] = static_cast<std::uint8_t>(low | high << 4);
     }
     for (std::int64_t byte = std::max(begin, whole); byte < end; ++byte) {
       unsigned bits = 0;
@@ -94,12 +98,12 @@ std::int64_t mask_bytes(std::int64_t elements) { return (elements + 7) / 8; }
 
 // y > 0 exactly where x > 0.
 void relu_mask(std::span<const float> y, std::span<std::uint8_t> mask) {
-  mask_of("relu_mask", y, mask, [](float out) { return out > 0.0f; });
+  mask_of("relu_mask", y, mask, [](auto out) { return out > 0.0f; });
 }
 
 // 0 < y < 6 exactly where the input was inside the linear part.
 void relu6_mask(std::span<const float> y, std::span<std::uint8_t> mask) {
-  mask_of("relu6_mask", y, mask, [](float out) { return (out > 0.0f) & (out < 6.0f); });
+  mask_of("relu6_mask", y, mask, [](auto out) { return (out > 0.0f) & (out < 6.0f); });
 }
 
 void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> mask, std::span<float> dx) {

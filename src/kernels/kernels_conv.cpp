@@ -19,6 +19,7 @@
 #include "gemm.h"
 #include "kernel_checks.h"
 #include "parallel_for.h"
+#include "quad.h"
 
 namespace poet::kernels {
 namespace {
@@ -44,8 +45,15 @@ struct ColumnRange {
 };
 
 ColumnRange inside_columns(const Conv2dShape& s, int j) {
+  const std::int64_t shift = s.pad_w - std::int64_t{j} * s.dilation;
+  if (s.stride == 1) {
+    // Without the divisions: im2col calls this per tap and image (1.3% of a resnet18_cifar
+    // step in perf with them).
+    const std::int64_t ow = s.in_w + 2 * s.pad_w - s.span_w() + 1;
+    return {std::clamp<std::int64_t>(shift, 0, ow), std::clamp<std::int64_t>(s.in_w + shift, 0, ow)};
+  }
   const auto first_at_least = [&](std::int64_t x) {  // the least ox with ox stride - pad_w + j dilation >= x
-    const std::int64_t need = x + s.pad_w - std::int64_t{j} * s.dilation;
+    const std::int64_t need = x + shift;
     return need <= 0 ? 0 : (need + s.stride - 1) / s.stride;
   };
   const std::int64_t ow = s.out_w();
@@ -294,7 +302,13 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
       float* out = rows + (c * s.kernel_w + j) * plane;
       const ColumnRange inside = inside_columns(s, j);
       if (s.stride > 1) {
-        // Slots no kernel row reads (a phase with fewer rows) are left as they are.
+        // Slots past a phase's rows (a phase with fewer rows) are zeroed: no kernel row reads
+        // them, but the stacked weight gradient multiplies them by zeros, which must not
+        // meet a NaN.
+        for (std::int64_t phase = 0; phase < s.stride; ++phase) {
+          const std::int64_t rows_of_phase = (padded_rows(s) - phase + s.stride - 1) / s.stride;
+          std::fill(out + (phase * phase_rows(s) + rows_of_phase) * ow, out + (phase + 1) * phase_rows(s) * ow, 0.0f);
+        }
         for (std::int64_t r = 0; r < padded_rows(s); ++r) {
           float* out_row = out + row_slot(s, r) * ow;
           const std::int64_t iy = r - s.pad_h;
@@ -415,9 +429,58 @@ bool weight_gradient_by_kernel_rows(const Conv2dShape& s) {
   return by_kernel_rows(s) && s.in_channels_per_group() < 16;
 }
 
+// The weight gradient by stacked kernel rows, from 16 input channels (where the product per
+// kernel row above was slower than one over the im2col) to fewer than 32 output channels
+// (where oneDNN's product over the im2col has 16 columns, its slowest: one thread, batch 32,
+// loaded machine, resnet18_cifar's 16 -> 16 at 32x32 2.84 -> 2.07 ms; with 32 or 64
+// output channels slower, 32 -> 32 at 16x16 1.83 -> 1.92 ms, 64 -> 64 at 8x8 1.76 -> 2.38
+// ms, 32 -> 64 stride 2 1.23 -> 1.65 ms). Kernel row i = phase + stride q
+// reads the rows of its phase (im2row) from slot q on: its gradient [out channels, in
+// channels x kernel_w] is dY shifted down q rows times those rows, transposed. The kernel
+// rows of a phase are taken in one product: the phase's rows times dY shifted down q rows
+// for each q side by side (the stack, add_weight_gradient_stacked): in channels x kernel_w
+// by kernel rows x out channels, summed over the phase's positions. That replaces
+// the im2col (kernel area copies of x) by im2row and the stack (kernel_w copies of x,
+// kernel_h of dY), and oneDNN's product with 16 rows or columns by a squarer one.
+// The sum keeps the kernel rows in phase order (stacked_position).
+bool weight_gradient_stacked(const Conv2dShape& s) {
+  return by_kernel_rows(s) && s.in_channels_per_group() >= 16 && s.out_channels_per_group() < 32;
+}
+
+std::int64_t phases(const Conv2dShape& s) { return std::min<std::int64_t>(s.stride, s.kernel_h); }
+std::int64_t kernel_rows_in_phase(const Conv2dShape& s, std::int64_t phase) {
+  return (s.kernel_h - phase + s.stride - 1) / s.stride;
+}
+std::int64_t stacked_position(const Conv2dShape& s, std::int64_t i) {
+  std::int64_t position = i / s.stride;
+  for (std::int64_t phase = 0; phase < i % s.stride; ++phase) position += kernel_rows_in_phase(s, phase);
+  return position;
+}
+std::int64_t stack_elements(const Conv2dShape& s) {
+  return s.kernel_h * s.out_channels_per_group() * phase_rows(s) * s.out_w();
+}
+
+// The weight gradient as dW^T [K, Cout_g] = cols dY^T rather than dY cols^T: oneDNN's sgemm
+// is slow with few rows (at Cout 16, K 144, 1,024 positions: 60 us against 28 us an image,
+// one thread; Cout 32: 23 against 20 us; Cout 64: equal; Cout 6, K 25: 2 against 7 us), so
+// for the small convolutions with 16 to 63 output channels, fewer than K, the products are
+// taken transposed, summed, and transposed once at the end. dY is transposed first, into
+// the worker's buffer after the im2col (dy_transposed_elements): the product is then
+// cols dYt, both operands as oneDNN's sgemm reads them fastest (one thread, loaded
+// machine: K 288, Cout 32, 256 positions 43.7 -> 40.4 us, K 144 23.6 -> 20.3 us; a Quad
+// transposition of dY about 1 us).
+bool weight_gradient_transposed(const Conv2dShape& s) {
+  const std::int64_t cout = s.out_channels_per_group();
+  return images_in_parallel(s) && !weight_gradient_stacked(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
+}
+
+std::int64_t dy_transposed_elements(const Conv2dShape& s) {
+  return weight_gradient_transposed(s) ? s.out_channels_per_group() * positions(s) : 0;
+}
+
 // One worker's buffer: x's im2col or im2row (forward, weight gradient), and dy's
 // (input_gradient_as_convolution) or the columns col2im reads (input gradient).
-std::int64_t cols_elements(const Conv2dShape& s) {
+std::int64_t patches_elements(const Conv2dShape& s) {
   if (reads_input_directly(s)) return 0;
   const std::int64_t columns = patch_size(s) * positions(s);
   const Conv2dShape t = swapped_channels(s);
@@ -425,25 +488,19 @@ std::int64_t cols_elements(const Conv2dShape& s) {
     return input_gradient_as_convolution(s) ? std::max(columns, patch_size(t) * positions(t)) : columns;
   }
   const std::int64_t input_gradient = input_gradient_as_convolution(s) ? kernel_rows_elements(t) : columns;
-  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s) : columns;
+  const std::int64_t weight_gradient = weight_gradient_by_kernel_rows(s) ? kernel_rows_elements(s)
+                                       : weight_gradient_stacked(s)      ? kernel_rows_elements(s) + stack_elements(s)
+                                                                         : columns;
   return std::max({kernel_rows_elements(s), input_gradient, weight_gradient});
 }
+// One worker's buffer: its patches, then dY transposed (weight_gradient_transposed).
+std::int64_t cols_elements(const Conv2dShape& s) { return patches_elements(s) + dy_transposed_elements(s); }
 std::int64_t weight_elements(const Conv2dShape& s) { return s.out_channels * patch_size(s); }
-
-// The weight gradient as dW^T [K, Cout_g] = cols dY^T rather than dY cols^T: oneDNN's sgemm
-// is slow with few rows (at Cout 16, K 144, 1,024 positions: 60 us against 28 us an image,
-// one thread; Cout 32: 23 against 20 us; Cout 64: equal; Cout 6, K 25: 2 against 7 us), so
-// for the small convolutions with 16 to 63 output channels, fewer than K, the products are
-// taken transposed, summed, and transposed once at the end.
-bool weight_gradient_transposed(const Conv2dShape& s) {
-  const std::int64_t cout = s.out_channels_per_group();
-  return images_in_parallel(s) && cout >= 16 && cout < 64 && cout < patch_size(s);
-}
 
 // Whether the image groups' weight-gradient sums are kept apart from the gradient and
 // combined at the end (their layout differs from it) or the first group sums into it.
 bool separate_weight_sums(const Conv2dShape& s) {
-  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s);
+  return weight_gradient_transposed(s) || weight_gradient_by_kernel_rows(s) || weight_gradient_stacked(s);
 }
 
 // Weights rearranged for a pass: by kernel row (by_kernel_rows), flipped
@@ -507,19 +564,78 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
   }
 }
 
+// to[r][c] = from[c][r] for r < rows, c < cols (row strides ld_from, ld_to): by 4 x 4 blocks
+// of Quads (four loads, eight shuffles, four stores), the edges one by one. A transposition
+// element by element cost about what the stacked product saves.
+void transpose(const float* from, std::int64_t ld_from, std::int64_t cols, std::int64_t rows, float* to,
+               std::int64_t ld_to) {
+  using detail::Quad;
+  using detail::QuadMask;
+  const std::int64_t cols4 = cols / 4 * 4, rows4 = rows / 4 * 4;
+  for (std::int64_t c = 0; c < cols4; c += 4)
+    for (std::int64_t r = 0; r < rows4; r += 4) {
+      const float* f = from + c * ld_from + r;
+      const Quad a = detail::load_quad(f), b = detail::load_quad(f + ld_from), e = detail::load_quad(f + 2 * ld_from),
+                 d = detail::load_quad(f + 3 * ld_from);
+      const Quad ab_low = __builtin_shuffle(a, b, QuadMask{0, 4, 1, 5}), ab_high = __builtin_shuffle(a, b, QuadMask{2, 6, 3, 7});
+      const Quad ed_low = __builtin_shuffle(e, d, QuadMask{0, 4, 1, 5}), ed_high = __builtin_shuffle(e, d, QuadMask{2, 6, 3, 7});
+      detail::store_quad(to + r * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{0, 1, 4, 5}));
+      detail::store_quad(to + (r + 1) * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{2, 3, 6, 7}));
+      detail::store_quad(to + (r + 2) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{0, 1, 4, 5}));
+      detail::store_quad(to + (r + 3) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{2, 3, 6, 7}));
+    }
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = c < cols4 ? rows4 : 0; r < rows; ++r) to[r * ld_to + c] = from[c * ld_from + r];
+}
+
+// One image's group's weight gradient by stacked kernel rows (weight_gradient_stacked), from
+// its rows (im2row), added (beta 1) to or written (beta 0) into sum. The stack is built
+// transposed, [phase positions][(q, out channel)], dY transposed into its column block q
+// from row q out_w on: the product is then rows x stack, both operands as oneDNN reads them
+// fastest (48 x 48 x 1088, one thread, loaded machine: 43 us against 63 us with the stack
+// [(q, out channel)][positions] taken transposed). Per group, phase and in-channel shift
+// (ci, j), the sum holds the phase's kernel rows' gradients as [(q, out channel)], at the
+// phase's first kernel row's stacked_position. stack: the worker's buffer of stack_elements.
+void add_weight_gradient_stacked(const Conv2dShape& s, const float* dy, const float* rows, float* stack,
+                                 std::int64_t g, float beta, float* sum) {
+  const std::int64_t cout = s.out_channels_per_group(), k = row_shifts(s), ow = s.out_w(), p = positions(s);
+  const std::int64_t t = phase_rows(s) * ow;  // K: a phase's rows
+  for (std::int64_t phase = 0; phase < phases(s); ++phase) {
+    const std::int64_t width = kernel_rows_in_phase(s, phase) * cout;  // N: (q, out channel)
+    for (std::int64_t q = 0; q * cout < width; ++q) {
+      const auto zero_rows = [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t r = begin; r < end; ++r) std::fill_n(stack + r * width + q * cout, cout, 0.0f);
+      };
+      zero_rows(0, q * ow);
+      transpose(dy, p, cout, p, stack + q * ow * width + q * cout, width);
+      zero_rows(q * ow + p, t);
+    }
+    gemm(false, false, k, width, t, 1.0f, rows + phase * t, rows_plane(s), stack, width, beta,
+         sum + (g * s.kernel_h + stacked_position(s, phase)) * cout * k, width);
+  }
+}
+
 // Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
 // in an image group's sum when the sums are kept apart (separate_weight_sums). The layout
 // is decided once, outside the loop over the entries.
 struct PartialSumLayout {
-  bool by_kernel_rows, transposed;
+  bool by_kernel_rows, stacked, transposed;
   explicit PartialSumLayout(const Conv2dShape& s)
-      : by_kernel_rows(weight_gradient_by_kernel_rows(s)), transposed(weight_gradient_transposed(s)) {}
+      : by_kernel_rows(weight_gradient_by_kernel_rows(s) || weight_gradient_stacked(s)),
+        stacked(weight_gradient_stacked(s)),
+        transposed(weight_gradient_transposed(s)) {}
 
   std::int64_t index(const Conv2dShape& s, std::int64_t g, std::int64_t co, std::int64_t kk) const {
     const std::int64_t cout = s.out_channels_per_group();
     if (!by_kernel_rows) return (g * patch_size(s) + kk) * cout + co;  // transposed: [g][kk][co]
     const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
-                       j = kk % s.kernel_w, k = row_shifts(s), at = (g * s.kernel_h + i) * cout * k;
+                       j = kk % s.kernel_w, k = row_shifts(s);
+    if (stacked) {  // [g][phase][(ci, j)][(q, co)]
+      const std::int64_t phase = i % s.stride, width = kernel_rows_in_phase(s, phase) * cout;
+      return (g * s.kernel_h + stacked_position(s, phase)) * cout * k + (ci * s.kernel_w + j) * width +
+             i / s.stride * cout + co;
+    }
+    const std::int64_t at = (g * s.kernel_h + i) * cout * k;
     return transposed ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;
   }
 };
@@ -643,9 +759,16 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
             add_weight_gradient_by_kernel_rows(s, dy.data() + at.y, buffer, g, beta, sum);
             continue;
           }
+          if (weight_gradient_stacked(s)) {
+            im2row(s, x.data() + at.x, buffer);
+            add_weight_gradient_stacked(s, dy.data() + at.y, buffer, buffer + kernel_rows_elements(s), g, beta, sum);
+            continue;
+          }
           const float* cols = columns(s, x.data() + at.x, buffer);
           if (transposed) {
-            gemm(false, true, k, cout, p, 1.0f, cols, p, dy.data() + at.y, p, beta, sum + at.weight, cout);
+            float* dy_t = buffer + patches_elements(s);
+            transpose(dy.data() + at.y, p, cout, p, dy_t, cout);
+            gemm(false, false, k, cout, p, 1.0f, cols, p, dy_t, cout, beta, sum + at.weight, cout);
           } else {
             gemm(false, true, cout, k, p, 1.0f, dy.data() + at.y, p, cols, p, beta, sum + at.weight, k);
           }

@@ -10,11 +10,14 @@
 
 #include "kernel_checks.h"
 #include "parallel_for.h"
+#include "quad.h"
 
 namespace poet::kernels {
 namespace {
 
 using detail::expect_size;
+using detail::load_quad;
+using detail::Quad;
 
 struct Moments {
   float mean, inv_std;
@@ -47,46 +50,58 @@ void for_channel(const BatchNormShape& s, std::int64_t c, Visit visit) {
   }
 }
 
-// The sums of f(i) (an array of N floats) over channel c's elements, in a fixed order, so
-// every call gives the same bits. Blocks of at most kSumBlock elements of a plane are summed
-// in float, in kSumLanes interleaved partial sums (vector lanes, combined pairwise), and
-// the blocks' sums added in double: rounding error bounded by the block, not the channel,
-// which can hold tens of thousands of elements. Sums taken together read the channel once;
-// each is the same bits as taken alone. (Summing every element in double, four partial
-// sums, made batch norm's backward 15% of a resnet18_cifar step: docs/BENCHMARKS.md.)
+// The sums of term(values) over channel c's elements, in a fixed order, so every call gives
+// the same bits. term takes the inputs' values at one index (x, or dy and x) and returns
+// N terms. Blocks of at most kSumBlock elements of a plane are summed in float, in
+// kSumLanes interleaved partial sums (element k of a block in lane k mod kSumLanes, the
+// block's tail in lane 0; the lanes combined pairwise), and the blocks' sums added in
+// double: rounding error bounded by the block, not the channel, which can hold tens of
+// thousands of elements. Sums taken together read the channel once; each is the same bits
+// as taken alone. (Summing every element in double, four partial sums, made batch norm's
+// backward 15% of a resnet18_cifar step: docs/BENCHMARKS.md.)
 constexpr std::int64_t kSumLanes = 8, kSumBlock = 256;
 
-template <std::size_t N, typename F>
-std::array<double, N> channel_sums(const BatchNormShape& s, std::int64_t c, F f) {
+// term is called on four elements at once (Quad), the lanes k < 4 and k >= 4 of a block
+// kept in two Quads. Written element by element into float lanes, GCC vectorized the loop
+// over the block instead, with shuffles per element (batch norm's input gradient took 0.51
+// ms on 32 x 16 x 1024 at one thread, now 0.19: bench/norm_kernels.cpp, docs/BENCHMARKS.md).
+static_assert(kSumLanes == 8, "the lanes are two Quads");
+
+template <std::size_t N, typename Term, typename... In>
+std::array<double, N> channel_sums(const BatchNormShape& s, std::int64_t c, Term term, const In*... in) {
   std::array<double, N> total{};
   for (std::int64_t n = 0; n < s.batch; ++n) {
     const std::int64_t base = (n * s.channels + c) * s.spatial;
     for (std::int64_t begin = 0; begin < s.spatial; begin += kSumBlock) {
       const std::int64_t end = std::min(begin + kSumBlock, s.spatial);
-      float lane[N][kSumLanes] = {};
+      std::array<Quad, N> low{}, high{};  // lanes 0-3 and 4-7
       std::int64_t i = begin;
-      for (; i + kSumLanes <= end; i += kSumLanes)
-        for (std::int64_t k = 0; k < kSumLanes; ++k) {
-          const std::array<float, N> v = f(base + i + k);
-          for (std::size_t j = 0; j < N; ++j) lane[j][k] += v[j];
+      for (; i + kSumLanes <= end; i += kSumLanes) {
+        const std::array<Quad, N> a = term(load_quad(in + base + i)...), b = term(load_quad(in + base + i + 4)...);
+        for (std::size_t j = 0; j < N; ++j) {
+          low[j] += a[j];
+          high[j] += b[j];
         }
+      }
       for (; i < end; ++i) {
-        const std::array<float, N> v = f(base + i);
-        for (std::size_t j = 0; j < N; ++j) lane[j][0] += v[j];
+        const std::array<float, N> v = term(in[base + i]...);
+        for (std::size_t j = 0; j < N; ++j) low[j][0] += v[j];
       }
       for (std::size_t j = 0; j < N; ++j) {
-        for (std::int64_t width = kSumLanes / 2; width > 0; width /= 2)
-          for (std::int64_t k = 0; k < width; ++k) lane[j][k] += lane[j][k + width];
-        total[j] += static_cast<double>(lane[j][0]);
+        const Quad q = low[j] + high[j];  // width 4: lane k += lane k + 4
+        total[j] += static_cast<double>((q[0] + q[2]) + (q[1] + q[3]));  // widths 2, 1
       }
     }
   }
   return total;
 }
 
-template <typename F>
-double channel_sum(const BatchNormShape& s, std::int64_t c, F f) {
-  return channel_sums<1>(s, c, [&](std::int64_t i) { return std::array<float, 1>{f(i)}; })[0];
+// The sums of dy and of dy xhat over channel c (batch norm's parameter gradient, and its
+// input gradient's two means).
+std::array<double, 2> gradient_sums(const BatchNormShape& s, std::int64_t c, const float* dy, const float* x,
+                                    Moments m) {
+  return channel_sums<2>(
+      s, c, [&](auto g, auto v) { return std::array{g, g * ((v - m.mean) * m.inv_std)}; }, dy, x);
 }
 
 void check_batch_norm(const char* kernel, const BatchNormShape& s, std::span<const float> x,
@@ -111,12 +126,15 @@ void batch_norm_stats(const BatchNormShape& s, std::span<const float> x, std::sp
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     // Two passes: the mean first, then the squared deviations, which stay accurate when
     // the mean is large against the spread.
-    const double mean = channel_sum(s, c, [&](std::int64_t i) { return x[i]; }) / count;
+    const double mean = channel_sums<1>(s, c, [](auto v) { return std::array{v}; }, x.data())[0] / count;
     const auto mean_f = static_cast<float>(mean);
-    const double squares = channel_sum(s, c, [&](std::int64_t i) {
-      const float d = x[i] - mean_f;
-      return d * d;
-    });
+    const double squares = channel_sums<1>(
+        s, c,
+        [&](auto v) {
+          const auto d = v - mean_f;
+          return std::array{d * d};
+        },
+        x.data())[0];
     store(stats, c, mean, squares / count, s.eps);
   });
 }
@@ -143,10 +161,9 @@ void batch_norm_backward_input(const BatchNormShape& s, std::span<const float> d
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     const Moments m = moments_of(stats, c);
     const float scale = gamma[c];
-    const auto [sum_g, sum_g_xhat] = channel_sums<2>(s, c, [&](std::int64_t i) {
-      const float g = dy[i] * scale;
-      return std::array<float, 2>{g, g * ((x[i] - m.mean) * m.inv_std)};
-    });
+    // The sums of g = dy scale and of g xhat, as scale times dy's (gradient_sums).
+    const auto [sum_dy, sum_dy_xhat] = gradient_sums(s, c, dy.data(), x.data(), m);
+    const double sum_g = scale * sum_dy, sum_g_xhat = scale * sum_dy_xhat;
     // dx = inv_std (g - mean(g) - xhat mean(g xhat)): the means in double, per channel; the
     // per-element part in float, so that it vectorizes (a double division per element
     // made this loop 8% of a resnet18_cifar step).
@@ -165,10 +182,7 @@ void batch_norm_backward_params(const BatchNormShape& s, std::span<const float> 
   expect_size("batch_norm_backward_params", "dgamma", dgamma, s.channels);
   expect_size("batch_norm_backward_params", "dbeta", dbeta, s.channels);
   detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
-    const Moments m = moments_of(stats, c);
-    const auto [sum_dy, sum_dy_xhat] = channel_sums<2>(s, c, [&](std::int64_t i) {
-      return std::array<float, 2>{dy[i], dy[i] * ((x[i] - m.mean) * m.inv_std)};
-    });
+    const auto [sum_dy, sum_dy_xhat] = gradient_sums(s, c, dy.data(), x.data(), moments_of(stats, c));
     dgamma[c] = static_cast<float>(sum_dy_xhat);
     dbeta[c] = static_cast<float>(sum_dy);
   });
