@@ -570,19 +570,18 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
 void transpose(const float* from, std::int64_t ld_from, std::int64_t cols, std::int64_t rows, float* to,
                std::int64_t ld_to) {
   using detail::Quad;
-  using detail::QuadMask;
   const std::int64_t cols4 = cols / 4 * 4, rows4 = rows / 4 * 4;
   for (std::int64_t c = 0; c < cols4; c += 4)
     for (std::int64_t r = 0; r < rows4; r += 4) {
       const float* f = from + c * ld_from + r;
       const Quad a = detail::load_quad(f), b = detail::load_quad(f + ld_from), e = detail::load_quad(f + 2 * ld_from),
                  d = detail::load_quad(f + 3 * ld_from);
-      const Quad ab_low = __builtin_shuffle(a, b, QuadMask{0, 4, 1, 5}), ab_high = __builtin_shuffle(a, b, QuadMask{2, 6, 3, 7});
-      const Quad ed_low = __builtin_shuffle(e, d, QuadMask{0, 4, 1, 5}), ed_high = __builtin_shuffle(e, d, QuadMask{2, 6, 3, 7});
-      detail::store_quad(to + r * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{0, 1, 4, 5}));
-      detail::store_quad(to + (r + 1) * ld_to + c, __builtin_shuffle(ab_low, ed_low, QuadMask{2, 3, 6, 7}));
-      detail::store_quad(to + (r + 2) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{0, 1, 4, 5}));
-      detail::store_quad(to + (r + 3) * ld_to + c, __builtin_shuffle(ab_high, ed_high, QuadMask{2, 3, 6, 7}));
+      const Quad ab_low = __builtin_shufflevector(a, b, 0, 4, 1, 5), ab_high = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+      const Quad ed_low = __builtin_shufflevector(e, d, 0, 4, 1, 5), ed_high = __builtin_shufflevector(e, d, 2, 6, 3, 7);
+      detail::store_quad(to + r * ld_to + c, __builtin_shufflevector(ab_low, ed_low, 0, 1, 4, 5));
+      detail::store_quad(to + (r + 1) * ld_to + c, __builtin_shufflevector(ab_low, ed_low, 2, 3, 6, 7));
+      detail::store_quad(to + (r + 2) * ld_to + c, __builtin_shufflevector(ab_high, ed_high, 0, 1, 4, 5));
+      detail::store_quad(to + (r + 3) * ld_to + c, __builtin_shufflevector(ab_high, ed_high, 2, 3, 6, 7));
     }
   for (std::int64_t c = 0; c < cols; ++c)
     for (std::int64_t r = c < cols4 ? rows4 : 0; r < rows; ++r) to[r * ld_to + c] = from[c * ld_from + r];
