@@ -564,29 +564,6 @@ void add_weight_gradient_by_kernel_rows(const Conv2dShape& s, const float* dy, c
   }
 }
 
-// to[r][c] = from[c][r] for r < rows, c < cols (row strides ld_from, ld_to): by 4 x 4 blocks
-// of Quads (four loads, eight shuffles, four stores), the edges one by one. A transposition
-// element by element cost about what the stacked product saves.
-void transpose(const float* from, std::int64_t ld_from, std::int64_t cols, std::int64_t rows, float* to,
-               std::int64_t ld_to) {
-  using detail::Quad;
-  const std::int64_t cols4 = cols / 4 * 4, rows4 = rows / 4 * 4;
-  for (std::int64_t c = 0; c < cols4; c += 4)
-    for (std::int64_t r = 0; r < rows4; r += 4) {
-      const float* f = from + c * ld_from + r;
-      const Quad a = detail::load_quad(f), b = detail::load_quad(f + ld_from), e = detail::load_quad(f + 2 * ld_from),
-                 d = detail::load_quad(f + 3 * ld_from);
-      const Quad ab_low = __builtin_shufflevector(a, b, 0, 4, 1, 5), ab_high = __builtin_shufflevector(a, b, 2, 6, 3, 7);
-      const Quad ed_low = __builtin_shufflevector(e, d, 0, 4, 1, 5), ed_high = __builtin_shufflevector(e, d, 2, 6, 3, 7);
-      detail::store_quad(to + r * ld_to + c, __builtin_shufflevector(ab_low, ed_low, 0, 1, 4, 5));
-      detail::store_quad(to + (r + 1) * ld_to + c, __builtin_shufflevector(ab_low, ed_low, 2, 3, 6, 7));
-      detail::store_quad(to + (r + 2) * ld_to + c, __builtin_shufflevector(ab_high, ed_high, 0, 1, 4, 5));
-      detail::store_quad(to + (r + 3) * ld_to + c, __builtin_shufflevector(ab_high, ed_high, 2, 3, 6, 7));
-    }
-  for (std::int64_t c = 0; c < cols; ++c)
-    for (std::int64_t r = c < cols4 ? rows4 : 0; r < rows; ++r) to[r * ld_to + c] = from[c * ld_from + r];
-}
-
 // One image's group's weight gradient by stacked kernel rows (weight_gradient_stacked), from
 // its rows (im2row), added (beta 1) to or written (beta 0) into sum. The stack is built
 // transposed, [phase positions][(q, out channel)], dY transposed into its column block q
@@ -606,7 +583,7 @@ void add_weight_gradient_stacked(const Conv2dShape& s, const float* dy, const fl
         for (std::int64_t r = begin; r < end; ++r) std::fill_n(stack + r * width + q * cout, cout, 0.0f);
       };
       zero_rows(0, q * ow);
-      transpose(dy, p, cout, p, stack + q * ow * width + q * cout, width);
+      detail::transpose_by_quads(dy, p, cout, p, stack + q * ow * width + q * cout, width);
       zero_rows(q * ow + p, t);
     }
     gemm(false, false, k, width, t, 1.0f, rows + phase * t, rows_plane(s), stack, width, beta,
@@ -766,7 +743,7 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
           const float* cols = columns(s, x.data() + at.x, buffer);
           if (transposed) {
             float* dy_t = buffer + patches_elements(s);
-            transpose(dy.data() + at.y, p, cout, p, dy_t, cout);
+            detail::transpose_by_quads(dy.data() + at.y, p, cout, p, dy_t, cout);
             gemm(false, false, k, cout, p, 1.0f, cols, p, dy_t, cout, beta, sum + at.weight, cout);
           } else {
             gemm(false, true, cout, k, p, 1.0f, dy.data() + at.y, p, cols, p, beta, sum + at.weight, k);
