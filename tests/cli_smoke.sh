@@ -40,6 +40,9 @@ expect 0 "Usage" -- graph --help
 expect 0 "peak RAM" -- simulate --model lenet5 --platform m4
 expect 0 '"total_energy_j"' -- simulate --model lenet5 --platform m4 --json
 expect 2 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
+# Over the budget, the error says by how much and what to change.
+expect 2 "or more, or choose a --strategy that recomputes or pages" -- simulate --model lenet5 --ram-budget 98%
+expect 2 "no schedule fits in less than" -- plan --model lenet5 --ram-budget 1B
 # Any strategy makes the schedule plan, simulate and show work on; one that cannot fit says why.
 expect 0 "1 recomputations" -- simulate --model lenet5 --ram-budget 97% --strategy poet
 expect 2 "--strategy chen_sqrt found no schedule" -- plan --model lenet5 --ram-budget 50% --strategy chen_sqrt
@@ -48,6 +51,7 @@ expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
 expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
+expect 2 "or more, or make a schedule for this budget" -- plan --model lenet5 --schedule "$tmp/s.json" --ram-budget 98%
 expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes" -- simulate --schedule "$tmp/s.json"
 printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"

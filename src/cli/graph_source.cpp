@@ -97,6 +97,24 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   return std::move(*r.schedule);
 }
 
+void ScheduleSource::require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const {
+  if (!options.ram_budget_bytes || r.peak_bytes <= *options.ram_budget_bytes) return;
+  const std::int64_t budget = *options.ram_budget_bytes;
+  const std::string what = fmt::format(
+      "RAM budget exceeded: {} needs {} at its peak, {} over --ram-budget {}",
+      schedule_file.empty() ? fmt::format("the {} schedule", strategy) : fmt::format("schedule '{}'", schedule_file),
+      format_bytes_exact(r.peak_bytes), format_bytes_exact(r.peak_bytes - budget), format_bytes_exact(budget));
+  const BudgetFloor least = smallest_workable_budget(g, options);
+  if (budget < least.bytes)
+    throw InputError(fmt::format("{}; no schedule fits in less than {} (what computing '{}' needs with its inputs): "
+                                 "raise --ram-budget to that or more",
+                                 what, format_bytes_exact(least.bytes), g.node(least.node).name));
+  throw InputError(fmt::format("{}; raise --ram-budget to {} or more, or {}", what, format_bytes_exact(r.peak_bytes),
+                               schedule_file.empty()
+                                   ? "choose a --strategy that recomputes or pages (poet combines both)"
+                                   : "make a schedule for this budget (poet solve --ram-budget ... -o FILE)"));
+}
+
 void BudgetOptions::add_options(CLI::App& cmd) {
   cmd.add_option("--ram-budget", ram_budget,
                  "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak");

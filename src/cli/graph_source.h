@@ -51,6 +51,9 @@ struct ScheduleSource {
   // The schedule file, else the strategy's schedule for the budget `options` gives
   // (InputError when it finds none, with its reason).
   Schedule load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
+  // Throws InputError when `r` (simulate_for_budget's, of this source's schedule) needs more
+  // than the budget of `options`: by how much, and what to do about it.
+  void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;
 };
 
 // The optimizers a command line can name ("sgd", "momentum", "adam"), and the one a name

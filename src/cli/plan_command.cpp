@@ -35,6 +35,7 @@ void add_plan_command(CLI::App& app) {
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule schedule = opts->schedule.load(g, costs, options);
+    opts->schedule.require_fits(g, simulate_for_budget(g, costs, plan_from_schedule(schedule, g), options), options);
     const LoweredPlan lowered = lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
     const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {

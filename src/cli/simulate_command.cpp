@@ -79,7 +79,11 @@ void add_simulate_command(CLI::App& app) {
     }
     const Plan plan = opts->plan_file.empty() ? plan_from_schedule(opts->schedule.load(g, costs, options), g)
                                               : load_plan_text(opts->plan_file, g);
-    const SimulationResult r = simulate(g, costs, plan, options);
+    // A plan file's own order is judged as it is (the simulator names its first instruction
+    // over the budget); a schedule's error says what to change.
+    const SimulationResult r =
+        opts->plan_file.empty() ? simulate_for_budget(g, costs, plan, options) : simulate(g, costs, plan, options);
+    if (opts->plan_file.empty()) opts->schedule.require_fits(g, r, options);
     if (opts->json)
       fmt::print("{}\n", simulation_to_json(r, options).dump(2));
     else
