@@ -22,10 +22,11 @@ namespace {
 // not at all). Each transfer wakes the thread twice, to submit the next request and to take
 // the device's answer, for a few tens of microseconds of CPU; at nice 0, with the kernels
 // on every core, it waited for a compute thread's time slice at each wake-up and the
-// transfer queue fell behind the plan. resnet18_cifar at 2 threads, Capuchin 50%, its step
-// over checkpoint-all's in the same run, 5 runs each: 1.22-1.31x at nice 0, 1.15-1.25x at
-// -10, 1.17x predicted (docs/BENCHMARKS.md). The thread sleeps most of a step, so the
-// kernels lose no more than the CPU it needs.
+// transfer queue fell behind the plan. resnet18_cifar at 2 threads, Capuchin 50% and 70%,
+// 8 runs each: the stepping thread blocked on transfers 0.4-4.6 ms a step (median 1.6 ms)
+// at nice 0 and 0.1-1.3 ms (median 0.5 ms) at -10, and Capuchin 50%'s step over
+// checkpoint-all's went from 4.3-9.7 ms to 3.8-5.2 ms (docs/BENCHMARKS.md). The thread
+// sleeps most of a step, so the kernels lose no more than the CPU it needs.
 constexpr int kIoThreadNice = -10;
 
 void raise_io_thread_priority() {
