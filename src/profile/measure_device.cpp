@@ -166,16 +166,18 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.method = fmt::format(
       "compute: each node's kernel run through the runtime in passes over the graph in order, as a step runs them, "
       "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
-      "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for, while passes over "
-      "the graph's kernels run on another thread, as in a step), latency and "
-      "throughput fitted by least squares of the relative error; compute a transfer takes: those passes' median "
-      "time beside each size's transfers against alone, per transfer, fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
+      "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for, while the graph's "
+      "slowest kernel runs on another thread, as in a step), latency and "
+      "throughput fitted by least squares of the relative error; compute a transfer takes: the load's median "
+      "time beside each size's transfers against alone just before, the median of {} such pairs, per transfer, "
+      "fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
       options.nodes.warmup, options.nodes.repeats, blas_threads(),
       rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "
                          "time",
                          rapl->describe(), cpu_power)
            : fmt::format("median time x {} W (--cpu-power; {})", cpu_power, no_rapl),
-      options.storage.directory, sizes.size(), options.storage.repeats, storage.cache, d.memory_power_w);
+      options.storage.directory, sizes.size(), options.storage.repeats, kLoadPairsPerSize, storage.cache,
+      d.memory_power_w);
   d.validate();
   return d;
 }

@@ -228,45 +228,58 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<std::byte>(i * 131 + k);
     out_samples.clear();
     in_samples.clear();
-    // The load's runs with no transfers beside them, just before this size's: the baseline
-    // of what they take from it, taken again for each size as a shared machine drifts.
-    double load_alone_s = 0;
-    if (load.running()) {
-      const Clock::time_point from = Clock::now();
-      load.wait_for_runs_since(from, kLoadRunsPerSize);
-      load_alone_s = summarize(load.durations_within(from, Clock::now())).median;
-    }
-    const Clock::time_point phase_began = Clock::now();
-    int transfers = 0;
-    // The first round is a warm-up. With a load, the rounds go on until enough of its runs
-    // fell within them to see what they take from it.
-    for (int r = 0; r < options.repeats + 1 ||
-                    (load.running() && static_cast<int>(load.durations_within(phase_began, Clock::now()).size()) <
-                                           kLoadRunsPerSize);
-         ++r) {
-      Clock::time_point start = Clock::now();
-      pager.start_page_out(node, buffer);
-      pager.wait(node);
-      const double out_s = seconds_since(start);
-      if (!pager.uses_direct_io()) dropped = drop_cached_pages(pager.path()) && dropped;
-      start = Clock::now();
-      pager.start_page_in(node, buffer);
-      pager.wait(node);
-      const double in_s = seconds_since(start);
-      transfers += 2;
-      if (r == 0) continue;
-      out_samples.push_back(out_s);
-      in_samples.push_back(in_s);
+    // With a load, kLoadPairsPerSize pairs of phases: the load's runs alone, then beside
+    // this size's transfers. Each pair gives what a transfer took from the load against the
+    // baseline just before it, and the size's figure is the median over the pairs: this VM
+    // switches between speeds some tenths apart within seconds, and one baseline taken
+    // before a switch made a single size's figure 3-4x the others' (the per-MiB charge of
+    // three profiles in a row came out 0, 83 and 0 us).
+    std::vector<double> lost_in_pairs;
+    int timed_rounds = 0;
+    const int pairs = load.running() ? kLoadPairsPerSize : 1;
+    for (int pair = 0; pair < pairs; ++pair) {
+      double load_alone_s = 0;
+      if (load.running()) {
+        const Clock::time_point from = Clock::now();
+        load.wait_for_runs_since(from, kLoadRunsPerSize);
+        load_alone_s = summarize(load.durations_within(from, Clock::now())).median;
+      }
+      const Clock::time_point phase_began = Clock::now();
+      int transfers = 0;
+      // The first round of the first pair is a warm-up. The transfers are timed over the
+      // pairs; with a load, each pair's rounds go on until enough of its runs fell within
+      // them to see what they take from it.
+      const int rounds_wanted = (options.repeats - timed_rounds + (pairs - pair) - 1) / (pairs - pair) + (pair == 0);
+      for (int r = 0; r < rounds_wanted ||
+                      (load.running() && static_cast<int>(load.durations_within(phase_began, Clock::now()).size()) <
+                                             kLoadRunsPerSize);
+           ++r) {
+        Clock::time_point start = Clock::now();
+        pager.start_page_out(node, buffer);
+        pager.wait(node);
+        const double out_s = seconds_since(start);
+        if (!pager.uses_direct_io()) dropped = drop_cached_pages(pager.path()) && dropped;
+        start = Clock::now();
+        pager.start_page_in(node, buffer);
+        pager.wait(node);
+        const double in_s = seconds_since(start);
+        transfers += 2;
+        if (pair == 0 && r == 0) continue;
+        out_samples.push_back(out_s);
+        in_samples.push_back(in_s);
+        ++timed_rounds;
+      }
+      if (load.running()) {
+        // A run of the load took `with` beside transfers at `rate` a second: each took
+        // (with - alone) / (rate x with) of compute from it.
+        const double phase_s = seconds_since(phase_began);
+        const double with_s = summarize(load.durations_within(phase_began, Clock::now())).median;
+        const double rate = static_cast<double>(transfers) / std::max(phase_s, 1e-12);
+        lost_in_pairs.push_back((with_s - load_alone_s) / std::max(rate * with_s, 1e-12));
+      }
     }
     StorageSample s{.bytes = sizes[k]};
-    if (load.running()) {
-      // A run of the load took `with` beside transfers at `rate` a second: each took
-      // (with - alone) / (rate x with) of compute from it.
-      const double phase_s = seconds_since(phase_began);
-      const double with_s = summarize(load.durations_within(phase_began, Clock::now())).median;
-      const double rate = static_cast<double>(transfers) / std::max(phase_s, 1e-12);
-      s.compute_lost_s = std::max(0.0, (with_s - load_alone_s) / std::max(rate * with_s, 1e-12));
-    }
+    if (!lost_in_pairs.empty()) s.compute_lost_s = std::max(0.0, summarize(lost_in_pairs).median);
     const SampleSummary out = summarize(out_samples), in = summarize(in_samples);
     s.pageout_s = out.median, s.pageout_spread_s = out.spread;
     s.pagein_s = in.median, s.pagein_spread_s = in.spread;

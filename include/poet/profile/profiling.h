@@ -96,9 +96,10 @@ struct StorageTiming {
 // `directory`, waiting for each transfer, while `compute_load` runs. With a load, it also
 // times the load's runs, for each size kLoadRunsPerSize with no transfers and then as many
 // within the size's transfers (which go on until that many whole runs fell within them),
-// and fits what a transfer takes from the load (PagingCpuFit). Throws IoError if the file
-// cannot be made.
+// kLoadPairsPerSize times, the median over those pairs, and fits what a transfer takes
+// from the load (PagingCpuFit). Throws IoError if the file cannot be made.
 constexpr int kLoadRunsPerSize = 5;
+constexpr int kLoadPairsPerSize = 5;
 StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const StorageTimingOptions& options,
                            const std::function<void(const StorageSample&)>& progress = {});
 
