@@ -58,6 +58,41 @@ void MilpModel::add_row(Row row) {
   rows_.push_back(std::move(row));
 }
 
+// A stage's memory rows without U: the running sum of what its steps add, at most the
+// budget. Pinned terms are constants, absent ones nothing (as in add_row); steps whose sums
+// have the same columns differ only in their constants, so each run of them is one row,
+// with the largest.
+void MilpModel::add_memory_rows(const std::vector<Row>& added, double budget) {
+  Row sum{{}, {}, -INFINITY, budget};
+  double constant = 0, largest = -INFINITY;
+  const auto flush = [&] {
+    if (largest == -INFINITY) return;
+    Row row = sum;
+    row.upper = budget - largest;
+    add_row(std::move(row));
+    largest = -INFINITY;
+  };
+  for (const Row& step : added) {
+    for (std::size_t k = 0; k < step.columns.size(); ++k) {
+      const int column = step.columns[k];
+      if (column == kPinnedOne) {
+        constant += step.values[k];
+      } else if (column >= 0) {
+        flush();  // the sum's columns change: the steps before are one row
+        const auto at = std::find(sum.columns.begin(), sum.columns.end(), column);
+        if (at == sum.columns.end()) {
+          sum.columns.push_back(column);
+          sum.values.push_back(step.values[k]);
+        } else {
+          sum.values[static_cast<std::size_t>(at - sum.columns.begin())] += step.values[k];
+        }
+      }
+    }
+    largest = std::max(largest, constant);
+  }
+  flush();
+}
+
 int MilpModel::at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const {
   if (t < begin_ || t - begin_ >= grid.size() || i >= grid[t - begin_].size()) return -1;
   return grid[t - begin_][i];
@@ -87,6 +122,11 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
     if (in_place_input(g, k) == i) in_place_edge[static_cast<std::size_t>(k)] = e;
   }
   const bool whole = begin_ == 0 && end_ == n_;
+  // A window that pins most tensors to an incumbent writes each step's memory as a sum of
+  // its few free columns and a constant, without U: else every step of every stage adds a
+  // U column and a row (a tensor window over resnet50's 562 stages: 166,000 columns, of
+  // which CBC solved none in the time a window gets).
+  const bool memory_without_u = w.free_tensors.has_value();
   const bool entry_fixed = w.entry == Window::Boundary::Fixed, exit_fixed = w.exit == Window::Boundary::Fixed;
 
   // The tensors with columns.
@@ -191,7 +231,7 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       out_[s][i] = add_column(fmt::format("Mout_{}_{}", t, i), 0, paging ? 1 : 0,
                               cost((energy ? c.pageout_energy_j : 0) + per_s * pageout_s(i)), true);
     }
-    for (std::size_t k = 0; k <= t; ++k)
+    for (std::size_t k = 0; k <= t && !memory_without_u; ++k)
       if (in_[k])
         u_[s][k] = add_column(fmt::format("U_{}_{}", t, k), 0, static_cast<double>(activation_budget) / max_bytes, 0, false);
     for (std::size_t e = 0; e < edges_.size(); ++e) {
@@ -272,30 +312,47 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
       const std::size_t e = in_place_edge[k];
       if (e == kNoEdge || free_[s][e] == kAbsent) return;
       row.columns.push_back(free_[s][e]);
-      row.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
+      row.values.push_back(-mem(static_cast<std::size_t>(edges_[e].first)));
     };
-    Row start{{u_[s][chain[0]], r(t, chain[0])}, {1, -mem(chain[0])}, 0, 0};
-    release_in_place(start, chain[0]);
+    // What each step adds to the memory in use (a release adds minus the bytes): the first
+    // step also what is resident at the stage's start.
+    std::vector<Row> added(chain.size());
+    added[0] = {{r(t, chain[0])}, {mem(chain[0])}, 0, 0};
+    release_in_place(added[0], chain[0]);
     for (std::size_t i = 0; i < t; ++i) {
       if (!in_[i]) continue;
-      start.columns.push_back(s_ram(t, i));
-      start.values.push_back(-mem(i));
+      added[0].columns.push_back(s_ram(t, i));
+      added[0].values.push_back(mem(i));
       if (strict) {  // a page-in holds its buffer from the start of its stage
-        start.columns.push_back(m_in(t, i));
-        start.values.push_back(-mem(i));
+        added[0].columns.push_back(m_in(t, i));
+        added[0].values.push_back(mem(i));
       }
     }
-    add_row(std::move(start));
     for (std::size_t j = 0; j + 1 < chain.size(); ++j) {
       const std::size_t k = chain[j], next = chain[j + 1];
-      Row step{{u_[s][next], u_[s][k], r(t, next)}, {1, -1, -mem(next)}, 0, 0};
+      Row& step = added[j + 1];
+      step = {{r(t, next)}, {mem(next)}, 0, 0};
       for (std::size_t e = 0; e < edges_.size(); ++e)
         if (static_cast<std::size_t>(edges_[e].second) == k && free_[s][e] != kAbsent && e != in_place_edge[k]) {
           step.columns.push_back(free_[s][e]);
-          step.values.push_back(mem(static_cast<std::size_t>(edges_[e].first)));
+          step.values.push_back(-mem(static_cast<std::size_t>(edges_[e].first)));
         }
       release_in_place(step, next);
-      add_row(std::move(step));
+    }
+    if (memory_without_u) {
+      add_memory_rows(added, static_cast<double>(activation_budget) / max_bytes);
+    } else {  // U[first] = added[0]; U[next] = U[previous] + added[next]
+      for (std::size_t j = 0; j < chain.size(); ++j) {
+        Row& row = added[j];
+        for (double& v : row.values) v = -v;
+        row.columns.insert(row.columns.begin(), u_[s][chain[j]]);
+        row.values.insert(row.values.begin(), 1);
+        if (j > 0) {
+          row.columns.insert(row.columns.begin() + 1, u_[s][chain[j - 1]]);
+          row.values.insert(row.values.begin() + 1, -1);
+        }
+        add_row(std::move(row));
+      }
     }
     // FREE[t][e] = 1 exactly when the consumer k runs in stage t, the input i is not kept
     // into the next stage, and no later consumer of i runs in stage t.

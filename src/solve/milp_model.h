@@ -113,6 +113,7 @@ class MilpModel {
   static constexpr int kAbsent = -1, kPinnedOne = -2;
   int add_column(std::string name, double lower, double upper, double cost, bool integer);
   void add_row(Row row);
+  void add_memory_rows(const std::vector<Row>& added, double budget);
   int at(const std::vector<std::vector<int>>& grid, std::size_t t, std::size_t i) const;  // kAbsent outside
   int r(std::size_t t, std::size_t i) const { return i <= t ? at(r_, t, i) : -1; }
   int s_ram(std::size_t t, std::size_t i) const { return i < t ? at(ram_, t, i) : -1; }
