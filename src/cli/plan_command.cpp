@@ -6,6 +6,7 @@
 #include "device_output.h"
 #include "graph_source.h"
 #include "poet/lower/lower.h"
+#include "poet/simulate/simulator.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -35,8 +36,16 @@ void add_plan_command(CLI::App& app) {
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule schedule = opts->schedule.load(g, costs, options);
-    opts->schedule.require_fits(g, simulate_for_budget(g, costs, plan_from_schedule(schedule, g), options), options);
-    const LoweredPlan lowered = lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
+    const LoweredPlan lowered = [&] {
+      try {
+        return lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
+      } catch (const InvalidPlan&) {
+        // Over the budget, the error says by how much and what to change, not only the
+        // first instruction over it.
+        opts->schedule.require_fits(g, simulate_for_budget(g, costs, plan_from_schedule(schedule, g), options), options);
+        throw;
+      }
+    }();
     const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {
       const TransferPlanResult& t = lowered.transfers;

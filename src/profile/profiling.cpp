@@ -249,7 +249,9 @@ StorageTiming time_storage(const std::vector<std::int64_t>& sizes, const Storage
       // The first round of the first pair is a warm-up. The transfers are timed over the
       // pairs; with a load, each pair's rounds go on until enough of its runs fell within
       // them to see what they take from it.
-      const int rounds_wanted = (options.repeats - timed_rounds + (pairs - pair) - 1) / (pairs - pair) + (pair == 0);
+      // The timed rounds left, shared out evenly (rounded up) over the pairs left.
+      const int pairs_left = pairs - pair;
+      const int rounds_wanted = (options.repeats - timed_rounds + pairs_left - 1) / pairs_left + (pair == 0 ? 1 : 0);
       for (int r = 0; r < rounds_wanted ||
                       (load.running() && static_cast<int>(load.durations_within(phase_began, Clock::now()).size()) <
                                              kLoadRunsPerSize);
