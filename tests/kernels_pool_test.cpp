@@ -96,6 +96,65 @@ TEST(KernelMaxPool2d, BackwardThroughIndicesEqualsFindingTheMaximaAgainBitForBit
   }
 }
 
+// Each window on its own, in row-major order: its maximum (std::max from the first
+// element) and the position of its first maximum (strictly greater to move on).
+struct WindowResult {
+  std::vector<float> max;
+  std::vector<std::uint8_t> position;
+};
+
+WindowResult one_window_at_a_time(const Pool2dShape& s, const std::vector<float>& x) {
+  WindowResult r;
+  for (std::int64_t plane = 0; plane < s.batch * s.channels; ++plane)
+    for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+      for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
+        const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
+        const auto value = [&](std::int64_t iy, std::int64_t ix) {
+          return x[static_cast<std::size_t>((plane * s.in_h + iy) * s.in_w + ix)];
+        };
+        const std::int64_t y0 = std::max<std::int64_t>(top, 0), x0 = std::max<std::int64_t>(left, 0);
+        float most = value(y0, x0), best = most;
+        std::int64_t position = (y0 - top) * s.kernel_w + x0 - left;
+        for (std::int64_t iy = y0; iy < std::min(top + s.kernel_h, s.in_h); ++iy)
+          for (std::int64_t ix = x0; ix < std::min(left + s.kernel_w, s.in_w); ++ix) {
+            most = std::max(most, value(iy, ix));
+            if (value(iy, ix) > best) best = value(iy, ix), position = (iy - top) * s.kernel_w + ix - left;
+          }
+        r.max.push_back(most);
+        r.position.push_back(static_cast<std::uint8_t>(position));
+      }
+  return r;
+}
+
+// The kernels take a row's windows that the image's edges do not cut together: the same
+// bits as one window at a time, with ties, NaNs (kept only where a window starts with one),
+// signed zeros, rows longer than the kernels' 256-column blocks, and rows whose every
+// window the edges cut.
+TEST(KernelMaxPool2d, RowsAtOnceGiveTheBitsOfOneWindowAtATime) {
+  const std::vector<Pool2dShape> shapes{
+      {.batch = 1, .channels = 2, .in_h = 5, .in_w = 601, .kernel_h = 3, .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1},
+      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1},
+      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride = 2, .pad_h = 1, .pad_w = 0},
+      {.batch = 1, .channels = 1, .in_h = 6, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 2, .ceil_mode = true},
+      {.batch = 1, .channels = 1, .in_h = 2, .in_w = 2, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1}};
+  for (const Pool2dShape& s : shapes) {
+    std::vector<float> x = random_values(in_size(s), 5, -2.0f, 2.0f);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = std::round(x[i]);  // five values: ties in most windows
+      if (i % 7 == 3) x[i] = std::nanf("");
+      if (i % 11 == 5) x[i] = -0.0f;
+    }
+    const WindowResult expected = one_window_at_a_time(s, x);
+    std::vector<float> y(out_size(s));
+    std::vector<std::uint8_t> indices(out_size(s));
+    max_pool2d_forward(s, x, y);
+    max_pool2d_indices(s, x, std::span(indices));
+    EXPECT_EQ(0, std::memcmp(y.data(), expected.max.data(), y.size() * sizeof(float)))
+        << s.in_h << "x" << s.in_w << ", " << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride;
+    EXPECT_EQ(indices, expected.position) << s.in_h << "x" << s.in_w;
+  }
+}
+
 // ceil_mode (SqueezeNet's and GoogLeNet's pools): the output size rounds up, PyTorch's
 // rule, and the last window overhangs the image, clipped to it.
 TEST(KernelMaxPool2d, CeilModeAddsAPartialWindowWithItsGradient) {
