@@ -81,13 +81,22 @@ Columns interior_columns(const Pool2dShape& s) {
   return {begin, end};
 }
 
-// Calls edge(window, ox) for each output column of row oy whose window the image's edge cuts,
-// then interior(window of the row's first interior column, columns) once for the rest.
-template <typename Edge, typename Interior>
-void for_each_row_part(const Pool2dShape& s, std::int64_t oy, const Columns& inside, Edge edge, Interior interior) {
-  for (std::int64_t ox = 0; ox < inside.begin; ++ox) edge(window_at(s, oy, ox), ox);
-  if (inside.begin < inside.end) interior(window_at(s, oy, inside.begin));
-  for (std::int64_t ox = inside.end; ox < s.out_w(); ++ox) edge(window_at(s, oy, ox), ox);
+// Every output row of every plane (the planes on the threads): out[ox] = edge(plane's
+// input, window) for each column whose window the image's edge cuts, and interior(plane's
+// input, window of the row's first interior column, row's output) once for the rest.
+template <typename T, typename Edge, typename Interior>
+void by_rows(const Pool2dShape& s, const float* x, T* y, Edge edge, Interior interior) {
+  const std::int64_t area = s.in_h * s.in_w, oh = s.out_h(), ow = s.out_w();
+  const Columns inside = interior_columns(s);
+  detail::parallel_for(s.batch * s.channels, oh * ow * s.kernel_h * s.kernel_w, [&](std::int64_t plane) {
+    const float* p = x + plane * area;
+    for (std::int64_t oy = 0; oy < oh; ++oy) {
+      T* out = y + (plane * oh + oy) * ow;
+      for (std::int64_t ox = 0; ox < inside.begin; ++ox) out[ox] = edge(p, window_at(s, oy, ox));
+      if (inside.begin < inside.end) interior(p, window_at(s, oy, inside.begin), inside, out);
+      for (std::int64_t ox = inside.end; ox < ow; ++ox) out[ox] = edge(p, window_at(s, oy, ox));
+    }
+  });
 }
 
 // out[c] = the maximum of the window of interior column begin + c, for c in [0, columns),
@@ -108,28 +117,20 @@ void interior_maxima(const Pool2dShape& s, const float* p, const Window& w, std:
 
 void max_pool2d_forward(const Pool2dShape& s, std::span<const float> x, std::span<float> y) {
   check_pool("max_pool2d_forward", s, x, y);
-  const std::int64_t area = s.in_h * s.in_w, oh = s.out_h(), ow = s.out_w();
-  const Columns inside = interior_columns(s);
   // The maximum itself, not the argmax's element: the same value (std::max keeps the first
   // of equals, and NaNs, as argmax does), taken with maxss where argmax's selects had become
   // branches once the code around changed (lenet5: the forward pool 4% -> 16% of a step).
-  detail::parallel_for(s.batch * s.channels, oh * ow * s.kernel_h * s.kernel_w, [&](std::int64_t plane) {
-    const float* p = x.data() + plane * area;
-    for (std::int64_t oy = 0; oy < oh; ++oy) {
-      float* out = y.data() + (plane * oh + oy) * ow;
-      for_each_row_part(
-          s, oy, inside,
-          [&](const Window& w, std::int64_t ox) {
-            float most = p[w.y0 * s.in_w + w.x0];
-            for (std::int64_t iy = w.y0; iy < w.y1; ++iy)
-              for (std::int64_t ix = w.x0; ix < w.x1; ++ix) most = std::max(most, p[iy * s.in_w + ix]);
-            out[ox] = most;
-          },
-          [&](const Window& w) {
-            interior_maxima(s, p, w, inside.begin, inside.end - inside.begin, out + inside.begin);
-          });
-    }
-  });
+  by_rows(
+      s, x.data(), y.data(),
+      [&](const float* p, const Window& w) {
+        float most = p[w.y0 * s.in_w + w.x0];
+        for (std::int64_t iy = w.y0; iy < w.y1; ++iy)
+          for (std::int64_t ix = w.x0; ix < w.x1; ++ix) most = std::max(most, p[iy * s.in_w + ix]);
+        return most;
+      },
+      [&](const float* p, const Window& w, const Columns& inside, float* out) {
+        interior_maxima(s, p, w, inside.begin, inside.end - inside.begin, out + inside.begin);
+      });
 }
 
 namespace {
@@ -149,8 +150,6 @@ void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::spa
   expect_size("max_pool2d_indices", "x", x, s.batch * s.channels * s.in_h * s.in_w);
   expect_size("max_pool2d_indices", "indices", indices, s.batch * s.channels * s.out_h() * s.out_w());
   check_index_type<Index>("max_pool2d_indices", s);
-  const std::int64_t area = s.in_h * s.in_w, oh = s.out_h(), ow = s.out_w();
-  const Columns inside = interior_columns(s);
   // The interior columns a block at a time, in two passes that vectorize: each window's
   // maximum as max_pool2d_forward takes it, then the first position holding a value equal
   // to it, found by going through the positions from the last to the first. That is
@@ -159,36 +158,30 @@ void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::spa
   // so the first place stays). One pass with argmax's selects of a value and a position
   // per column did not vectorize and took 2.4x the time of the one-window-at-a-time loop.
   constexpr std::int64_t kBlock = 256;
-  detail::parallel_for(s.batch * s.channels, oh * ow * s.kernel_h * s.kernel_w, [&](std::int64_t plane) {
-    const float* p = x.data() + plane * area;
-    for (std::int64_t oy = 0; oy < oh; ++oy) {
-      Index* out = indices.data() + (plane * oh + oy) * ow;
-      for_each_row_part(
-          s, oy, inside,
-          [&](const Window& w, std::int64_t ox) {
-            const std::int64_t at = argmax(s, p, w), row = at / s.in_w;
-            out[ox] = static_cast<Index>((row - w.top) * s.kernel_w + (at - row * s.in_w - w.left));
-          },
-          [&](const Window& w) {
-            float most[kBlock];
-            std::int32_t first[kBlock];
-            for (std::int64_t begin = inside.begin; begin < inside.end; begin += kBlock) {
-              const std::int64_t columns = std::min(inside.end - begin, kBlock);
-              interior_maxima(s, p, w, begin, columns, most);
-              const float* start = p + (w.y0 * s.in_w - s.pad_w + begin * s.stride);  // column begin's first element
-              const auto first_position = static_cast<std::int32_t>((w.y0 - w.top) * s.kernel_w);
-              for (std::int64_t c = 0; c < columns; ++c) first[c] = first_position;
-              for (std::int64_t iy = w.y1 - 1; iy >= w.y0; --iy)
-                for (std::int64_t j = s.kernel_w - 1; j >= 0; --j) {
-                  const float* at = start + ((iy - w.y0) * s.in_w + j);
-                  const auto position = static_cast<std::int32_t>((iy - w.top) * s.kernel_w + j);
-                  for (std::int64_t c = 0; c < columns; ++c) first[c] = at[c * s.stride] == most[c] ? position : first[c];
-                }
-              for (std::int64_t c = 0; c < columns; ++c) out[begin + c] = static_cast<Index>(first[c]);
+  by_rows(
+      s, x.data(), indices.data(),
+      [&](const float* p, const Window& w) {
+        const std::int64_t at = argmax(s, p, w), row = at / s.in_w;
+        return static_cast<Index>((row - w.top) * s.kernel_w + (at - row * s.in_w - w.left));
+      },
+      [&](const float* p, const Window& w, const Columns& inside, Index* out) {
+        float most[kBlock];
+        std::int32_t first[kBlock];
+        for (std::int64_t begin = inside.begin; begin < inside.end; begin += kBlock) {
+          const std::int64_t columns = std::min(inside.end - begin, kBlock);
+          interior_maxima(s, p, w, begin, columns, most);
+          const float* start = p + (w.y0 * s.in_w - s.pad_w + begin * s.stride);  // column begin's first element
+          const auto first_position = static_cast<std::int32_t>((w.y0 - w.top) * s.kernel_w);
+          for (std::int64_t c = 0; c < columns; ++c) first[c] = first_position;
+          for (std::int64_t iy = w.y1 - 1; iy >= w.y0; --iy)
+            for (std::int64_t j = s.kernel_w - 1; j >= 0; --j) {
+              const float* at = start + ((iy - w.y0) * s.in_w + j);
+              const auto position = static_cast<std::int32_t>((iy - w.top) * s.kernel_w + j);
+              for (std::int64_t c = 0; c < columns; ++c) first[c] = at[c * s.stride] == most[c] ? position : first[c];
             }
-          });
-    }
-  });
+          for (std::int64_t c = 0; c < columns; ++c) out[begin + c] = static_cast<Index>(first[c]);
+        }
+      });
 }
 
 template <typename Index>
