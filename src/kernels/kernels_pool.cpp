@@ -99,12 +99,17 @@ void by_rows(const Pool2dShape& s, const float* x, T* y, Edge edge, Interior int
   });
 }
 
+// Where, in its plane, the first element of interior column `column`'s window lies (row w).
+std::int64_t window_start(const Pool2dShape& s, const Window& w, std::int64_t column) {
+  return w.y0 * s.in_w - s.pad_w + column * s.stride;
+}
+
 // out[c] = the maximum of the window of interior column begin + c, for c in [0, columns),
 // in row w's windows: each window's elements in row-major order, from the first, with
 // std::max.
 void interior_maxima(const Pool2dShape& s, const float* p, const Window& w, std::int64_t begin,
                      std::int64_t columns, float* out) {
-  const std::int64_t start = w.y0 * s.in_w - s.pad_w + begin * s.stride;  // column begin's first element
+  const std::int64_t start = window_start(s, w, begin);
   for (std::int64_t c = 0; c < columns; ++c) out[c] = p[start + c * s.stride];
   for (std::int64_t iy = w.y0; iy < w.y1; ++iy)
     for (std::int64_t j = iy == w.y0 ? 1 : 0; j < s.kernel_w; ++j) {
@@ -170,7 +175,7 @@ void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::spa
         for (std::int64_t begin = inside.begin; begin < inside.end; begin += kBlock) {
           const std::int64_t columns = std::min(inside.end - begin, kBlock);
           interior_maxima(s, p, w, begin, columns, most);
-          const float* start = p + (w.y0 * s.in_w - s.pad_w + begin * s.stride);  // column begin's first element
+          const float* start = p + window_start(s, w, begin);
           const auto first_position = static_cast<std::int32_t>((w.y0 - w.top) * s.kernel_w);
           for (std::int64_t c = 0; c < columns; ++c) first[c] = first_position;
           for (std::int64_t iy = w.y1 - 1; iy >= w.y0; --iy)
