@@ -11,6 +11,7 @@
 #include "poet/kernels/kernels_activation.h"
 #include "poet/kernels/kernels_conv.h"
 #include "poet/kernels/kernels_norm.h"
+#include "poet/kernels/kernels_optimizer.h"
 
 namespace poet::kernels {
 namespace {
@@ -58,6 +59,17 @@ TEST(KernelThreads, ElementWiseKernelsGiveTheSameBitsOnEveryThreadCount) {
     masked_backward(dy, mask, dx);
     add_forward(x, dy, sum);
     return std::vector<std::vector<float>>{y, dx, sum, std::vector<float>(mask.begin(), mask.end())};
+  });
+}
+
+TEST(KernelThreads, ParameterUpdatesGiveTheSameBitsOnEveryThreadCount) {
+  const std::size_t size = 300001;
+  const std::vector<float> g = random_values(size, 11), p0 = random_values(size, 12), v0 = random_values(size, 13);
+  same_bits_for_every_thread_count([&] {
+    std::vector<float> p = p0, v = v0;
+    momentum_update(0.01f, 0.9f, g, v, p);
+    sgd_update(0.01f, g, p);
+    return std::vector<std::vector<float>>{p, v};
   });
 }
 

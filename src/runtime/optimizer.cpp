@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "poet/kernels/kernels_optimizer.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime {
@@ -34,36 +35,32 @@ void validate(const OptimizerConfig& c) {
 void apply_optimizer(const OptimizerConfig& c, std::uint64_t step, ParameterStore& store) {
   POET_CHECK(store.state_per_parameter() == optimizer_state_per_parameter(c.kind),
              "optimizer state sized for another optimizer");
-  float* p = store.all_values().data();
-  const float* g = store.all_gradients().data();
-  float* state = store.optimizer_state().data();
-  const std::int64_t trained = static_cast<std::int64_t>(store.all_gradients().size());
+  const std::span<float> values = store.all_values();
+  const std::span<const float> gradients = store.all_gradients();
+  const std::span<float> state = store.optimizer_state();
+  const std::size_t trained = gradients.size();
   // Adam's bias corrections, once per step.
-  const float correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
-  const float correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
+  const kernels::AdamStep adam{c.learning_rate,
+                               c.beta1,
+                               c.beta2,
+                               c.epsilon,
+                               1.0f - std::pow(c.beta1, static_cast<float>(step)),
+                               1.0f - std::pow(c.beta2, static_cast<float>(step))};
   for (const ParameterSlice& s : store.slices()) {
-    for (std::int64_t k = 0; k < s.trainable; ++k) {
-      const std::int64_t i = s.offset + k, j = s.trained_offset + k;  // parameter; its gradient and state
-      switch (c.kind) {
-        case Optimizer::SGD:
-          p[i] -= c.learning_rate * g[j];
-          break;
-        case Optimizer::Momentum: {
-          float& v = state[j];
-          v = c.momentum * v + g[j];
-          p[i] -= c.learning_rate * v;
-          break;
-        }
-        case Optimizer::Adam: {
-          float& m = state[j];
-          float& v = state[trained + j];
-          m = c.beta1 * m + (1.0f - c.beta1) * g[j];
-          v = c.beta2 * v + (1.0f - c.beta2) * g[j] * g[j];
-          const float m_hat = m / correction1, v_hat = v / correction2;
-          p[i] -= c.learning_rate * m_hat / (std::sqrt(v_hat) + c.epsilon);
-          break;
-        }
-      }
+    const auto n = static_cast<std::size_t>(s.trainable);
+    const auto g = gradients.subspan(static_cast<std::size_t>(s.trained_offset), n);
+    const auto p = values.subspan(static_cast<std::size_t>(s.offset), n);
+    const auto first = state.subspan(static_cast<std::size_t>(s.trained_offset), n);  // Momentum's v, Adam's m
+    switch (c.kind) {
+      case Optimizer::SGD:
+        kernels::sgd_update(c.learning_rate, g, p);
+        break;
+      case Optimizer::Momentum:
+        kernels::momentum_update(c.learning_rate, c.momentum, g, first, p);
+        break;
+      case Optimizer::Adam:
+        kernels::adam_update(adam, g, first, state.subspan(trained + static_cast<std::size_t>(s.trained_offset), n), p);
+        break;
     }
   }
 }

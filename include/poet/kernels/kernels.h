@@ -10,5 +10,6 @@
 #include "poet/kernels/kernels_layout.h"
 #include "poet/kernels/kernels_loss.h"
 #include "poet/kernels/kernels_norm.h"
+#include "poet/kernels/kernels_optimizer.h"
 #include "poet/kernels/kernels_pool.h"
 #include "poet/kernels/rng.h"
