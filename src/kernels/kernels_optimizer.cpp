@@ -1,5 +1,6 @@
-// Parameter updates: memory-bound loops (a resnet18 step reads and writes 234 MB here),
-// so the elements are shared between the threads in blocks, and -O3 makes each block SIMD.
+// Parameter updates: memory-bound loops (momentum reads three arrays of every trained
+// parameter and writes two: 234 MB a step for resnet18), so the elements are shared between
+// the threads in blocks, and -O3 makes each block SIMD.
 #include "poet/kernels/kernels_optimizer.h"
 
 #include <cmath>

@@ -40,26 +40,25 @@ void apply_optimizer(const OptimizerConfig& c, std::uint64_t step, ParameterStor
   const std::span<float> state = store.optimizer_state();
   const std::size_t trained = gradients.size();
   // Adam's bias corrections, once per step.
-  const kernels::AdamStep adam{c.learning_rate,
-                               c.beta1,
-                               c.beta2,
-                               c.epsilon,
-                               1.0f - std::pow(c.beta1, static_cast<float>(step)),
-                               1.0f - std::pow(c.beta2, static_cast<float>(step))};
+  const kernels::AdamStep adam{.learning_rate = c.learning_rate,
+                               .beta1 = c.beta1,
+                               .beta2 = c.beta2,
+                               .epsilon = c.epsilon,
+                               .correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(step)),
+                               .correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(step))};
   for (const ParameterSlice& s : store.slices()) {
-    const auto n = static_cast<std::size_t>(s.trainable);
-    const auto g = gradients.subspan(static_cast<std::size_t>(s.trained_offset), n);
+    const auto n = static_cast<std::size_t>(s.trainable), j = static_cast<std::size_t>(s.trained_offset);
+    const auto g = gradients.subspan(j, n);
     const auto p = values.subspan(static_cast<std::size_t>(s.offset), n);
-    const auto first = state.subspan(static_cast<std::size_t>(s.trained_offset), n);  // Momentum's v, Adam's m
     switch (c.kind) {
       case Optimizer::SGD:
         kernels::sgd_update(c.learning_rate, g, p);
         break;
       case Optimizer::Momentum:
-        kernels::momentum_update(c.learning_rate, c.momentum, g, first, p);
+        kernels::momentum_update(c.learning_rate, c.momentum, g, state.subspan(j, n), p);
         break;
       case Optimizer::Adam:
-        kernels::adam_update(adam, g, first, state.subspan(trained + static_cast<std::size_t>(s.trained_offset), n), p);
+        kernels::adam_update(adam, g, state.subspan(j, n), state.subspan(trained + j, n), p);
         break;
     }
   }
