@@ -50,27 +50,34 @@ TEST(KernelOptimizer, TheUpdatesGiveThePlainLoopsBits) {
   const AdamStep a{.learning_rate = lr, .beta1 = 0.9f, .beta2 = 0.999f, .epsilon = 1e-8f,
                    .correction1 = 0.19f, .correction2 = 0.002f};
 
-  std::vector<float> p = p0, v = m0, m = m0, v2 = v0;
-  std::vector<float> sgd = p0, momentum_p = p0, momentum_v = m0, adam_p = p0, adam_m = m0, adam_v = v0;
+  // The formulas, one element at a time.
+  std::vector<float> sgd_p = p0, momentum_p = p0, momentum_v = m0, adam_p = p0, adam_m = m0, adam_v = v0;
   for (std::size_t i = 0; i < n; ++i) {
-    sgd[i] -= lr * g[i];
+    sgd_p[i] -= lr * g[i];
     momentum_v[i] = mu * momentum_v[i] + g[i];
     momentum_p[i] -= lr * momentum_v[i];
     adam_m[i] = a.beta1 * adam_m[i] + (1.0f - a.beta1) * g[i];
     adam_v[i] = a.beta2 * adam_v[i] + (1.0f - a.beta2) * g[i] * g[i];
     adam_p[i] -= lr * (adam_m[i] / a.correction1) / (std::sqrt(adam_v[i] / a.correction2) + a.epsilon);
   }
-  sgd_update(lr, g, p);
-  EXPECT_TRUE(bit_identical(p, sgd));
-  p = p0;
-  momentum_update(lr, mu, g, v, p);
-  EXPECT_TRUE(bit_identical(v, momentum_v));
-  EXPECT_TRUE(bit_identical(p, momentum_p));
-  p = p0;
-  adam_update(a, g, m, v2, p);
-  EXPECT_TRUE(bit_identical(m, adam_m));
-  EXPECT_TRUE(bit_identical(v2, adam_v));
-  EXPECT_TRUE(bit_identical(p, adam_p));
+  {
+    std::vector<float> p = p0;
+    sgd_update(lr, g, p);
+    EXPECT_TRUE(bit_identical(p, sgd_p));
+  }
+  {
+    std::vector<float> p = p0, v = m0;
+    momentum_update(lr, mu, g, v, p);
+    EXPECT_TRUE(bit_identical(v, momentum_v));
+    EXPECT_TRUE(bit_identical(p, momentum_p));
+  }
+  {
+    std::vector<float> p = p0, m = m0, v = v0;
+    adam_update(a, g, m, v, p);
+    EXPECT_TRUE(bit_identical(m, adam_m));
+    EXPECT_TRUE(bit_identical(v, adam_v));
+    EXPECT_TRUE(bit_identical(p, adam_p));
+  }
 }
 
 TEST(KernelOptimizer, StateOfAnotherSizeIsABug) {
