@@ -1,6 +1,7 @@
 // The update applied after each step's backward: SGD, SGD with momentum, Adam. Each
-// works element by element on the trained parts of the parameter slices, in one fixed
-// order, so two executors holding bit-identical gradients make bit-identical updates.
+// works element by element on the trained parts of the parameter slices
+// (kernels_optimizer.h), with no sums across elements, so two executors holding
+// bit-identical gradients make bit-identical updates at any thread count.
 #pragma once
 
 #include <cstdint>
