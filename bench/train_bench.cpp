@@ -4,8 +4,8 @@
 // every plan side by side, and compare each median step with the simulator's makespan.
 // A shared machine's speed drifts by tens of percent within seconds (lenet5's profile
 // and steps, each taken a second apart, were seen 30% apart either way), so the node
-// times the prediction is made from are taken alongside the steps (one pass over the
-// nodes before each round of steps, StepTimingOptions::time_nodes_alongside), and the
+// times the prediction is made from are taken alongside the steps (one checkpoint-all step,
+// timed node by node, before each round, StepTimingOptions::time_nodes_alongside), and the
 // whole is repeated in rounds, each with a fresh profile to plan with; every figure is
 // the median over the rounds. After the runs it prints a Markdown table for
 // docs/BENCHMARKS.md.
@@ -64,16 +64,19 @@ Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& 
   for (std::size_t k = 0; k < out.size(); ++k) {
     train::PredictionRow& row = out[k];
     if (!row.ran) continue;
-    std::vector<double> predicted, measured, spread, share, error;
+    std::vector<double> predicted, measured, spread, share, error, predicted_stall, measured_stall;
     for (const auto& run : runs) {
       const train::PredictionRow& r = run[k];
       predicted.push_back(r.predicted_s), measured.push_back(r.measured_s), spread.push_back(r.spread_s);
       share.push_back(r.cpu_share), error.push_back(r.relative_error());
+      predicted_stall.push_back(r.predicted_stall_s), measured_stall.push_back(r.measured_stall_s);
     }
     row.predicted_s = profile::summarize(predicted).median;
     row.measured_s = profile::summarize(measured).median;
     row.spread_s = profile::summarize(spread).median;
     row.cpu_share = profile::summarize(share).median;
+    row.predicted_stall_s = profile::summarize(predicted_stall).median;
+    row.measured_stall_s = profile::summarize(measured_stall).median;
     row.steps *= static_cast<int>(runs.size());
     result.paired_errors.push_back(profile::summarize(error).median);
     row.note = fmt::format("median of {} rounds; error per round {:+.1f}% (median) from {:+.1f}% to {:+.1f}%",

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <thread>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -138,6 +140,27 @@ TEST(Executor, SecondStepAndEvaluationMakeNoHeapAllocation) {
   options.path = ::testing::TempDir();
   FilePager file(options);
   expect_no_allocation_after_warm_up(resnet, executable(resnet, paging), &file, "resnet18_cifar file pager");
+}
+
+TEST(Executor, TimedComputesChangeNoBitAllocateNothingAndTimeEveryComputedNode) {
+  const Graph g = training_graph("lenet5", 4);
+  const LoweredPlan plan = executable(g, chen_sqrt_schedule(g));  // recomputes: some nodes run twice
+  runtime::Executor plain(g, plan);
+  runtime::ExecutorOptions o;
+  o.time_computes = true;
+  runtime::Executor timed(g, plan, o);
+  EXPECT_TRUE(plain.compute_seconds().empty());
+  const Batch b = synthetic_batch(timed, 3);
+  for (int i = 0; i < 2; ++i) {
+    plain.train_step(b.inputs, b.labels);
+    timed.train_step(b.inputs, b.labels);
+  }
+  EXPECT_EQ(values(timed), values(plain));
+  EXPECT_EQ(allocations_during([&] { timed.train_step(b.inputs, b.labels); }), 0);
+  ASSERT_EQ(timed.compute_seconds().size(), g.size());
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v)  // Chen's plan computes every node
+    EXPECT_GT(timed.compute_seconds()[static_cast<std::size_t>(v)], 0) << g.node(v).name;
+  EXPECT_GT(timed.update_seconds(), 0);
 }
 
 TEST(Executor, SgdStepsReduceTheLossOnATinyDataset) {
@@ -288,6 +311,42 @@ TEST(Executor, FailedPageInStopsTheStepAndLeavesTheModelUnchanged) {
   e.train_step(b.inputs, b.labels);
   EXPECT_TRUE(same_bits(one_step(g, executable(g, s)).parameters, values(e)));
   EXPECT_GT(e.pager().bytes_paged_in(), 0u);
+}
+
+// A pager whose every wait takes at least a millisecond: the executor's stall is then at
+// least that per wait, however fast the machine.
+class SlowWaitPager final : public Pager {
+ public:
+  void start_page_out(NodeId node, std::span<const std::byte> data) override { inner_.start_page_out(node, data); }
+  void start_page_in(NodeId node, std::span<std::byte> into) override { inner_.start_page_in(node, into); }
+  void wait(NodeId node) override {
+    ++waits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    inner_.wait(node);
+  }
+  void wait_all() override {
+    ++waits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    inner_.wait_all();
+  }
+  std::size_t bytes_paged_out() const override { return inner_.bytes_paged_out(); }
+  std::size_t bytes_paged_in() const override { return inner_.bytes_paged_in(); }
+  int waits = 0;
+
+ private:
+  MemoryPager inner_;
+};
+
+TEST(Executor, StallCountsEveryWaitForATransfer) {
+  const Graph g = training_graph("resnet18_cifar", 2);
+  SlowWaitPager pager;
+  runtime::ExecutorOptions o;
+  o.pager = &pager;
+  runtime::Executor e(g, executable(g, poet_heuristic(g, 0.6)), o);
+  const Batch b = synthetic_batch(e, 1);
+  e.train_step(b.inputs, b.labels);
+  ASSERT_GT(pager.waits, 1);  // page-ins waited for, and the step's end
+  EXPECT_GE(e.stall_seconds(), 1e-3 * pager.waits);
 }
 
 // A pager as asynchronous as the interface allows: transfers queue in the order started

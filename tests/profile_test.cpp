@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "poet/cost/cost_model.h"
 #include "poet/plan/plan.h"
 #include "poet/profile/measure_device.h"
+#include "poet/profile/step_node_timer.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "poet/util/error.h"
@@ -181,6 +183,25 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   EXPECT_GT(d.pagein_bytes_per_s, 0);
   EXPECT_NO_THROW(costs_for(g, d));
   EXPECT_NO_THROW(device_from_json(device_to_json(d), "measured"));
+}
+
+TEST(StepNodeTimer, EveryStepComputesTheSameLossAndTimesEveryNode) {
+  const Graph g = lenet(4);
+  profile::StepNodeTimer timer(g);
+  std::vector<std::vector<double>> samples(g.size());
+  std::vector<double> updates;
+  const float first = timer.time_step(samples, &updates);
+  // An SGD step changes the weights, so the same loss again means they were put back.
+  const float second = timer.time_step(samples, &updates);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(first), std::bit_cast<std::uint32_t>(second));
+  EXPECT_EQ(updates.size(), 2u);
+  for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
+    const std::vector<double>& s = samples[static_cast<std::size_t>(v)];
+    ASSERT_EQ(s.size(), 2u) << g.node(v).name;
+    EXPECT_GT(s[0], 0) << g.node(v).name;
+    EXPECT_GT(s[1], 0) << g.node(v).name;
+  }
+  EXPECT_GT(timer.bytes_held(), 0);
 }
 
 TEST(ProfileMeasure, MissingPowerFigureIsAskedForBeforeMeasuring) {

@@ -152,13 +152,20 @@ TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
   train::PredictionRow none = row("dtr", 0, 0);
   none.ran = false;
   none.note = "no plan: dtr <found> nothing";
-  const std::vector<train::PredictionRow> rows = {row("poet", 0.010, 0.011), none};
+  train::PredictionRow paging = row("poet", 0.010, 0.011);
+  paging.predicted_stall_s = 0.001;
+  paging.measured_stall_s = 0.002;
+  const std::vector<train::PredictionRow> rows = {paging, none};
   const std::string table = train::prediction_table_markdown(rows);
-  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | 95% | +10.0% |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | 1 ms / 2 ms | 95% | +10.0% |"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("no plan: dtr <found> nothing"), std::string::npos);
   const nlohmann::json j = train::prediction_rows_json(rows);
   ASSERT_EQ(j.size(), 2u);
   EXPECT_NEAR(j[0]["relative_error"].get<double>(), 0.1, 1e-9);
+  EXPECT_DOUBLE_EQ(j[0]["predicted_stall_s"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ(j[0]["measured_stall_s"].get<double>(), 0.002);
   EXPECT_FALSE(j[1].contains("predicted_step_s"));
   const std::string svg = train::prediction_scatter_svg(rows, "a <title>");
   EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);

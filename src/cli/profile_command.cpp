@@ -36,10 +36,10 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")
       ->capture_default_str()
       ->check(number_in(1, kMaxBatchSize, true));
-  cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed passes over the graph, and timed transfers per storage size")
+  cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed training steps (each node timed in each), and timed transfers per storage size")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", opts->measure.nodes.warmup, "Untimed passes over the graph before the timed ones")
+  cmd->add_option("--warmup", opts->measure.nodes.warmup, "Untimed training steps before the timed ones")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--page-dir", opts->measure.storage.directory,

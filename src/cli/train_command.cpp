@@ -413,8 +413,8 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(1, 1e6, true));
   cmd->add_flag("--report-alongside", o->report_alongside,
-                "With --report: predict from node times measured between the steps (one pass over the nodes per "
-                "round) instead of the --platform profile's, for machines whose speed drifts");
+                "With --report: predict from node times measured between the steps (one checkpoint-all step per "
+                "round, timed node by node) instead of the --platform profile's, for machines whose speed drifts");
   cmd->callback([o] {
     // Before the data and the plan: a page file that cannot be made is the user's to fix.
     if (!o->page_file.empty()) check_page_file_location(o->page_file);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "poet/profile/rapl.h"
+#include "poet/runtime/node_runner.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -82,16 +83,16 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     throw InputError("no storage energy meter exists; give --storage-power W, the power the storage draws while "
                      "paging (the SD card's or eMMC's data sheet, or a power meter), or 0 to ignore paging energy");
 
-  runtime::NodeRunner runner(g);
-  say(fmt::format("profiling {} nodes of '{}' ({} of tensors and parameters held)", g.size(), g.name(),
-                  format_bytes(static_cast<double>(runner.bytes_held()))));
+  StepNodeTimer timer(g);
+  say(fmt::format("profiling {} nodes of '{}' in training steps ({} of activations and parameters held)", g.size(),
+                  g.name(), format_bytes(static_cast<double>(timer.bytes_held()))));
   const auto started = std::chrono::steady_clock::now();
   const double joules_before = rapl ? rapl->joules() : 0;
   int reported = 0;
-  const std::vector<NodeTiming> timings = time_nodes(runner, options.nodes, [&](int done, int passes) {
-    if (done * 10 / passes < reported && done != passes) return;
-    reported = done * 10 / passes + 1;
-    say(fmt::format("  pass {}/{} over the {} nodes", done, passes, g.size()));
+  const std::vector<NodeTiming> timings = time_nodes(timer, options.nodes, [&](int done, int steps) {
+    if (done * 10 / steps < reported && done != steps) return;
+    reported = done * 10 / steps + 1;
+    say(fmt::format("  step {}/{}", done, steps));
   });
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const double cpu_power = rapl ? (rapl->joules() - joules_before) / elapsed : *options.cpu_power_w;
@@ -129,7 +130,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                   options.storage.directory));
   StorageTimingOptions storage_options = options.storage;
   // The transfers are timed while the graph's slowest kernel runs on the CPU, again and
-  // again for about a pass's time: a step's transfers run beside its heavy kernels, which
+  // again for about a step's compute time: a step's transfers run beside its heavy kernels, which
   // use every core, not beside the small ones that leave a core idle (a pass over every
   // node as the load under-charged paging 2-3x at 2 threads, docs/PROFILING.md).
   NodeId slowest = 0;
@@ -137,6 +138,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   for (NodeId v = 1; v < static_cast<NodeId>(g.size()); ++v)
     if (median_s(v) > median_s(slowest)) slowest = v;
   const int runs = static_cast<int>(std::ceil(total_time / std::max(median_s(slowest), 1e-9)));
+  runtime::NodeRunner runner(g);
   storage_options.compute_load = [&runner, slowest, runs] {
     for (int r = 0; r < runs; ++r) runner.run(slowest);
   };
@@ -164,8 +166,8 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";
   d.method = fmt::format(
-      "compute: each node's kernel run through the runtime in passes over the graph in order, as a step runs them, "
-      "{} warm-up passes, median and interquartile range of {} timed passes, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
+      "compute: each node's kernel timed inside training steps of the checkpoint-all plan through the runtime, "
+      "{} warm-up steps, median and interquartile range of {} timed steps, {}; compute energy: {}; storage: a FilePager file in {}, page-out "
       "and page-in of {} tensor sizes ({} timed rounds after one warm-up, each transfer waited for, while the graph's "
       "slowest kernel runs on another thread, as in a step), latency and "
       "throughput fitted by least squares of the relative error; compute a transfer takes: the load's median "

@@ -104,24 +104,14 @@ SampleSummary summarize(std::vector<double> samples) {
   return {percentile(samples, 0.5), percentile(samples, 0.75) - percentile(samples, 0.25)};
 }
 
-void time_pass(runtime::NodeRunner& runner, std::vector<std::vector<double>>& samples) {
-  POET_CHECK(samples.size() == runner.graph().size(), "time_pass needs one sample list per node");
-  for (NodeId v = 0; v < static_cast<NodeId>(samples.size()); ++v) {
-    const Clock::time_point start = Clock::now();
-    runner.run(v);
-    samples[static_cast<std::size_t>(v)].push_back(seconds_since(start));
-  }
-}
-
-std::vector<NodeTiming> time_nodes(runtime::NodeRunner& runner, const NodeTimingOptions& options,
+std::vector<NodeTiming> time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
                                    const std::function<void(int, int)>& progress) {
-  const auto nodes = static_cast<NodeId>(runner.graph().size());
-  for (int pass = 0; pass < options.warmup; ++pass)
-    for (NodeId v = 0; v < nodes; ++v) runner.run(v);
-  std::vector<std::vector<double>> samples(static_cast<std::size_t>(nodes));
-  for (int pass = 0; pass < options.repeats; ++pass) {
-    time_pass(runner, samples);
-    if (progress) progress(pass + 1, options.repeats);
+  std::vector<std::vector<double>> samples(timer.graph().size());
+  for (int step = 0; step < options.warmup; ++step) timer.time_step(samples);
+  for (std::vector<double>& s : samples) s.clear();
+  for (int step = 0; step < options.repeats; ++step) {
+    timer.time_step(samples);
+    if (progress) progress(step + 1, options.repeats);
   }
   std::vector<NodeTiming> timings;
   for (std::vector<double>& s : samples) timings.push_back({summarize(std::move(s))});

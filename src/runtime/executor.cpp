@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 
 #include "compiled_plan.h"
@@ -18,6 +19,7 @@ namespace poet::runtime {
 namespace {
 
 constexpr std::align_val_t kArenaAlignment{64};
+using Clock = std::chrono::steady_clock;
 
 struct ArenaDelete {
   void operator()(std::byte* p) const { ::operator delete[](p, kArenaAlignment); }
@@ -51,6 +53,8 @@ struct Executor::State {
   std::size_t label_count;
   std::int64_t live_bytes = 0, peak_live_bytes = 0;
   std::uint64_t steps = 0;
+  std::vector<double> compute_seconds;  // per node, with options.time_computes
+  double update_seconds = 0, stall_seconds = 0;
 
   State(const Graph& g, LoweredPlan p, ExecutorOptions o)
       : input(detail::check_trainable(g)),
@@ -70,6 +74,7 @@ struct Executor::State {
         classes(graph.node(graph.loss()).shape.back()),
         label_count(static_cast<std::size_t>(element_count(graph.node(graph.loss()).shape) / classes)) {
     validate(options.optimizer);
+    if (options.time_computes) compute_seconds.resize(graph.size());
     input_tensors.reserve(compiled.input_offsets.size());
     bool loss_seen = false;
     for (const detail::CompiledInstruction& c : compiled.instructions) {
@@ -110,7 +115,13 @@ struct Executor::State {
           live_bytes -= c.bytes;  // the input's bytes become the output's
         }
         transfers.claim(c.offset, c.offset + c.bytes);
-        detail::run_node(graph, v, t, inputs, ctx);
+        if (options.time_computes) {
+          const Clock::time_point began = Clock::now();
+          detail::run_node(graph, v, t, inputs, ctx);
+          compute_seconds[static_cast<std::size_t>(v)] += std::chrono::duration<double>(Clock::now() - began).count();
+        } else {
+          detail::run_node(graph, v, t, inputs, ctx);
+        }
         if (!ctx.inference) running.capture(v, t);
         add_live(c.bytes);
         break;
@@ -162,10 +173,13 @@ struct Executor::State {
   void run_instructions(std::size_t end, detail::StepContext& ctx) {
     transfers.reset();
     live_bytes = 0;
+    std::fill(compute_seconds.begin(), compute_seconds.end(), 0.0);
     std::size_t next_input = 0;
     try {
       for (std::size_t i = 0; i < end; ++i) run(compiled.instructions[i], next_input, ctx);
+      const Clock::time_point began = Clock::now();
       pager->wait_all();
+      stall_seconds = transfers.waited_s() + std::chrono::duration<double>(Clock::now() - began).count();
     } catch (...) {
       // No transfer may go on touching the arena once the step is abandoned.
       try {
@@ -186,9 +200,11 @@ struct Executor::State {
     running.begin_step();
     run_instructions(compiled.instructions.size(), ctx);
     // Only now, with the whole backward done, does the step change the model.
+    const Clock::time_point began = Clock::now();
     running.commit(parameters);
     ++steps;
     apply_optimizer(options.optimizer, steps, parameters);
+    update_seconds = std::chrono::duration<double>(Clock::now() - began).count();
     return result(ctx);
   }
 
@@ -227,5 +243,8 @@ std::size_t Executor::input_elements() const { return state_->input_elements; }
 std::size_t Executor::label_count() const { return state_->label_count; }
 std::uint64_t Executor::steps_done() const { return state_->steps; }
 const Pager& Executor::pager() const { return *state_->pager; }
+std::span<const double> Executor::compute_seconds() const { return state_->compute_seconds; }
+double Executor::update_seconds() const { return state_->update_seconds; }
+double Executor::stall_seconds() const { return state_->stall_seconds; }
 
 }  // namespace poet::runtime

@@ -1,6 +1,7 @@
 #include "transfer_tracker.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace poet::runtime::detail {
 
@@ -11,10 +12,13 @@ TransferTracker::TransferTracker(Pager& pager, std::size_t nodes) : pager_(pager
 void TransferTracker::reset() {
   std::fill(in_flight_.begin(), in_flight_.end(), 0);
   busy_.clear();
+  waited_s_ = 0;
 }
 
 void TransferTracker::wait(NodeId v) {
+  const auto began = std::chrono::steady_clock::now();
   pager_.wait(v);
+  waited_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   in_flight_[static_cast<std::size_t>(v)] = 0;
   std::erase_if(busy_, [v](const BusyRange& r) { return r.node == v; });
 }

@@ -34,6 +34,8 @@ class TransferTracker {
   void released(NodeId v, std::int64_t begin, std::int64_t end);
   // New data goes to [begin, end): waits for every transfer still touching those bytes.
   void claim(std::int64_t begin, std::int64_t end);
+  // Seconds spent in waits since reset().
+  double waited_s() const { return waited_s_; }
 
  private:
   static constexpr std::uint8_t kReading = 1, kWriting = 2;  // a page-out, a page-in
@@ -47,6 +49,7 @@ class TransferTracker {
   Pager& pager_;
   std::vector<std::uint8_t> in_flight_;  // per node: kReading | kWriting
   std::vector<BusyRange> busy_;          // never beyond the capacity reserved up front
+  double waited_s_ = 0;
 };
 
 }  // namespace poet::runtime::detail

@@ -20,6 +20,7 @@ std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, do
     row.recomputes = plan.lowered.simulation.recomputes;
     row.pageouts = plan.lowered.simulation.pageouts;
     row.predicted_s = plan.lowered.simulation.makespan_s;
+    row.predicted_stall_s = plan.lowered.simulation.stall_s;
     row.note = plan.note;
     return plan;
   } catch (const NoSchedule& e) {
@@ -74,11 +75,16 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     if (!timings.node_seconds.empty()) {
       SimulationOptions budgeted;
       budgeted.ram_budget_bytes = plans[k].budget_bytes;
-      row.predicted_s = simulate_for_budget(g, alongside, plans[k].lowered.plan, budgeted).makespan_s;
+      // A step is its plan's instructions, which the simulator times, then the optimizer's
+      // update, the same for every plan.
+      const SimulationResult sim = simulate_for_budget(g, alongside, plans[k].lowered.plan, budgeted);
+      row.predicted_s = sim.makespan_s + timings.update_seconds;
+      row.predicted_stall_s = sim.stall_s;
     }
     row.bytes_paged_per_step = t.bytes_paged_out + t.bytes_paged_in;
     row.measured_s = t.median_s;
     row.spread_s = t.spread_s;
+    row.measured_stall_s = t.stall_s;
     row.cpu_share = t.cpu_share;
     row.steps = t.steps;
   }

@@ -49,17 +49,19 @@ std::string prediction_summary(const std::vector<PredictionRow>& rows) {
 std::string prediction_table_markdown(const std::vector<PredictionRow>& rows) {
   std::string out =
       "| model | strategy | budget | recomputations | page-outs | paged per step | predicted step | measured step "
-      "(median, IQR) | CPU share | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "(median, IQR) | waiting for transfers, predicted / measured | CPU share | error |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const PredictionRow& r : rows) {
     const std::string budget = fmt::format("{} ({})", r.budget, format_bytes(static_cast<double>(r.budget_bytes)));
     if (!r.ran) {
-      out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
+      out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
       continue;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {:.0f}% | {:+.1f}%{} |\n", r.model,
-                       r.strategy, budget, r.recomputes, r.pageouts,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {} / {} | {:.0f}% | {:+.1f}%{} |\n",
+                       r.model, r.strategy, budget, r.recomputes, r.pageouts,
                        format_bytes(static_cast<double>(r.bytes_paged_per_step)), format_seconds(r.predicted_s),
-                       format_seconds(r.measured_s), format_seconds(r.spread_s), r.steps, 100 * r.cpu_share,
+                       format_seconds(r.measured_s), format_seconds(r.spread_s), r.steps,
+                       format_seconds(r.predicted_stall_s), format_seconds(r.measured_stall_s), 100 * r.cpu_share,
                        100 * r.relative_error(), r.note.empty() ? "" : "; " + r.note);
   }
   return out;
@@ -77,6 +79,8 @@ nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows) {
                 {"predicted_step_s", r.predicted_s},
                 {"measured_step_s", r.measured_s},
                 {"measured_spread_s", r.spread_s},
+                {"predicted_stall_s", r.predicted_stall_s},
+                {"measured_stall_s", r.measured_stall_s},
                 {"cpu_share", r.cpu_share},
                 {"steps", r.steps},
                 {"relative_error", r.relative_error()}});

@@ -10,7 +10,7 @@
 #include "poet/graph/op_table.h"
 #include "poet/paging/file_pager.h"
 #include "poet/profile/profiling.h"
-#include "poet/runtime/node_runner.h"
+#include "poet/profile/step_node_timer.h"
 
 namespace poet::train {
 namespace {
@@ -25,7 +25,7 @@ double thread_cpu_seconds() {
 struct Run {
   std::unique_ptr<FilePager> pager;
   std::unique_ptr<runtime::Executor> executor;
-  std::vector<double> seconds, cpu_shares;
+  std::vector<double> seconds, cpu_shares, stalls;
   std::size_t out_before = 0, in_before = 0;
 };
 
@@ -51,12 +51,13 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
   std::vector<Run> runs;
   for (const LoweredPlan* plan : plans) runs.push_back(make_run(g, *plan, options));
   if (runs.empty()) return {};
-  std::unique_ptr<runtime::NodeRunner> nodes;
+  std::unique_ptr<profile::StepNodeTimer> nodes;
   std::vector<std::vector<double>> node_samples(g.size());
+  std::vector<double> update_samples;
   if (options.time_nodes_alongside) {
-    nodes = std::make_unique<runtime::NodeRunner>(g, options.seed);
+    nodes = std::make_unique<profile::StepNodeTimer>(g, options.seed);
     std::vector<std::vector<double>> warmup(g.size());
-    profile::time_pass(*nodes, warmup);
+    for (int i = 0; i < options.warmup_steps; ++i) nodes->time_step(warmup);
   }
 
   const runtime::Executor& first = *runs.front().executor;
@@ -77,7 +78,7 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
     run.in_before = run.executor->pager().bytes_paged_in();
   }
   for (int i = 0; i < options.steps; ++i) {
-    if (nodes) profile::time_pass(*nodes, node_samples);
+    if (nodes) nodes->time_step(node_samples, &update_samples);
     for (Run& run : runs) {
       const auto began = std::chrono::steady_clock::now();
       const double cpu_began = thread_cpu_seconds();
@@ -85,20 +86,24 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       run.seconds.push_back(wall);
       run.cpu_shares.push_back(wall > 0 ? (thread_cpu_seconds() - cpu_began) / wall : 1);
+      run.stalls.push_back(run.executor->stall_seconds());
     }
     if (progress) progress(i + 1, options.steps);
   }
 
   SideBySideTiming out;
-  if (nodes)
+  if (nodes) {
     for (std::vector<double>& samples : node_samples) out.node_seconds.push_back(profile::summarize(samples).median);
+    out.update_seconds = profile::summarize(update_samples).median;
+  }
   for (Run& run : runs) {
     const profile::SampleSummary s = profile::summarize(run.seconds);
     const auto per_step = [&](std::size_t total, std::size_t before) {
       return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
     };
     const runtime::Executor& e = *run.executor;
-    out.plans.push_back({s.median, s.spread, profile::summarize(run.cpu_shares).median, options.steps,
+    out.plans.push_back({s.median, s.spread, profile::summarize(run.cpu_shares).median,
+                         profile::summarize(run.stalls).median, options.steps,
                          per_step(e.pager().bytes_paged_out(), run.out_before),
                          per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
   }

@@ -1,4 +1,4 @@
-// The measurements behind `poet profile`: each node's compute time through NodeRunner, and
+// The measurements behind `poet profile`: each node's compute time inside training steps, and
 // the paging file's transfer times through a real FilePager. Both return raw figures; the
 // cost module's measured_profile.h is what they become.
 #pragma once
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "poet/cost/measured_profile.h"
-#include "poet/runtime/node_runner.h"
+#include "poet/profile/step_node_timer.h"
 
 namespace poet::profile {
 
@@ -22,25 +22,19 @@ struct SampleSummary {
 SampleSummary summarize(std::vector<double> samples);
 
 struct NodeTimingOptions {
-  int warmup = 3;    // untimed passes first: caches, page faults, the BLAS's own warm-up
-  int repeats = 20;  // timed passes
+  int warmup = 3;    // untimed steps first: caches, page faults, the BLAS's own warm-up
+  int repeats = 20;  // timed steps
 };
 
 struct NodeTiming {
   SampleSummary seconds;  // per run of the node
 };
 
-// Times every node of the runner's graph as a training step meets it: a pass runs all
-// nodes in graph order, one run each, and times each run. Timing a node alone, over and
-// over, would find its inputs and scratch in the CPU's caches, which a step does not: on
-// lenet5 at batch 32 the sum of such times was 6.2 ms against 10.3 ms in passes and a
-// 10.6 ms real step. `progress` is called after each timed pass with (passes done, passes).
-std::vector<NodeTiming> time_nodes(runtime::NodeRunner& runner, const NodeTimingOptions& options,
+// Times every node of the timer's graph inside training steps (StepNodeTimer): `warmup`
+// untimed steps, then `repeats` timed ones, each node's median and spread over them.
+// `progress` is called after each timed step with (steps done, steps).
+std::vector<NodeTiming> time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
                                    const std::function<void(int, int)>& progress = {});
-
-// One timed pass: runs every node once in order and appends its time to samples[v]
-// (`samples` has one entry per node). For callers that interleave passes with other work.
-void time_pass(runtime::NodeRunner& runner, std::vector<std::vector<double>>& samples);
 
 // Up to `count` tensor sizes of the graph to time the storage at, from the smallest to the
 // largest output (distinct, spread over the sorted sizes).

@@ -33,6 +33,10 @@ struct ExecutorOptions {
   // Where paged tensors go; not owned, must outlive the executor. None: an in-memory
   // pager of the executor's own (memory_pager.h).
   Pager* pager = nullptr;
+  // Time every Compute instruction (two clock reads each) into compute_seconds(): node
+  // times taken inside a real step, with its arena, caches and kernels' scratch as they
+  // are, which is what `poet profile` and the step-time predictions are made from.
+  bool time_computes = false;
 };
 
 struct StepResult {
@@ -92,6 +96,17 @@ class Executor {
   std::size_t label_count() const;
   std::uint64_t steps_done() const;
   const Pager& pager() const;
+  // With ExecutorOptions::time_computes, per node: the seconds its Compute instructions
+  // took in the last step or evaluation (summed where a plan recomputes it; 0 for nodes
+  // it did not compute); empty otherwise.
+  std::span<const double> compute_seconds() const;
+  // The seconds the last step spent after its instructions: committing the batch-norm
+  // running statistics and applying the optimizer. Timed in every step.
+  double update_seconds() const;
+  // The seconds the last step's or evaluation's instructions waited for transfers: for a
+  // page-in still arriving, for a page-out still reading bytes about to be reused, and at
+  // the end for the last ones. What the simulator calls stall. Timed in every step.
+  double stall_seconds() const;
 
  private:
   struct State;

@@ -1,6 +1,8 @@
 // Runs single nodes of a training graph, one at a time, on tensors of their exact shapes:
-// what `poet profile` times. The kernels are the executor's own (node_kernels.h), so a
-// measured node costs what it costs in a training step, minus the plan around it.
+// the compute load `poet profile` runs beside its storage timings (one heavy kernel, over
+// and over). The kernels are the executor's own (node_kernels.h). Node times themselves are
+// taken inside training steps (profile/step_node_timer.h): here every output has memory of
+// its own, which a step's arena does not give it.
 #pragma once
 
 #include <cstdint>

@@ -20,8 +20,13 @@ struct PredictionRow {
   bool ran = false;
   int recomputes = 0, pageouts = 0;
   std::size_t bytes_paged_per_step = 0;  // out + in, as run
-  double predicted_s = 0;                // the simulator's makespan of the plan
+  // The simulator's makespan of the plan; with node times taken alongside the steps, made
+  // from them, plus the optimizer update timed with them.
+  double predicted_s = 0;
   double measured_s = 0, spread_s = 0;   // median step and its interquartile range
+  // Time the step waits for transfers: the simulator's stall, and the executor's as run
+  // (Executor::stall_seconds, median over the steps).
+  double predicted_stall_s = 0, measured_stall_s = 0;
   double cpu_share = 0;                  // StepTiming::cpu_share
   int steps = 0;
   std::string note;

@@ -21,9 +21,10 @@ struct StepTimingOptions {
   // O_DIRECT where the file system has it, as `poet profile` measures storage by default.
   bool direct_io = true;
   std::uint64_t seed = 0;  // weights and the synthetic batch
-  // Also time one pass over the graph's nodes (as `poet profile` does) in every round,
-  // before the plans' steps: node times taken alongside the steps, so that a prediction
-  // made from them and the measured steps see the same machine, however its speed drifts.
+  // Also time the graph's nodes in one checkpoint-all step (as `poet profile` does,
+  // StepNodeTimer) in every round, before the plans' steps: node times taken alongside the
+  // steps, so that a prediction made from them and the measured steps see the same machine,
+  // however its speed drifts.
   bool time_nodes_alongside = false;
 };
 
@@ -34,6 +35,7 @@ struct StepTiming {
   // had a core to itself, lower when other processes took turns on it (or it waited for
   // paging) - what tells a slow machine from a wrong prediction.
   double cpu_share = 0;
+  double stall_s = 0;  // median over the steps of Executor::stall_seconds
   int steps = 0;
   std::size_t bytes_paged_out = 0, bytes_paged_in = 0;  // per step
   std::int64_t peak_live_bytes = 0;                     // of activations, as run
@@ -41,7 +43,8 @@ struct StepTiming {
 
 struct SideBySideTiming {
   std::vector<StepTiming> plans;      // one per plan, in order
-  std::vector<double> node_seconds;   // per node, the median of the passes; empty unless asked
+  std::vector<double> node_seconds;   // per node, the median of the rounds; empty unless asked
+  double update_seconds = 0;          // a step's optimizer update, the median of the rounds; with node_seconds
 };
 
 // Runs warm-up then timed training steps of each plan of `g` on one synthetic batch
