@@ -1,6 +1,7 @@
 #include "eviction_heuristic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <tuple>
@@ -43,6 +44,16 @@ class Grid {
   char& at(Stage t, std::size_t i) { return cells_[t * n_ + i]; }
   char at(Stage t, std::size_t i) const { return cells_[t * n_ + i]; }
   void clear() { std::fill(cells_.begin(), cells_.end(), 0); }
+  // Calls f(i) for each i < count set in row t, ascending. Rows are mostly zeros (a stage
+  // computes its own node and a few recomputations), and memchr skips them many bytes at a
+  // time: the search scans whole rows for every change it tries.
+  template <typename F>
+  void for_each_set(Stage t, std::size_t count, F f) const {
+    const char* row = cells_.data() + t * n_;
+    for (const char* p = row; (p = static_cast<const char*>(std::memchr(p, 1, count - static_cast<std::size_t>(p - row))));
+         ++p)
+      f(static_cast<std::size_t>(p - row));
+  }
 
  private:
   std::size_t n_;
@@ -70,7 +81,7 @@ class EvictionSearch {
                         ? costs.total_compute_energy_j / std::max(costs.total_compute_time_s, 1e-30)
                         : 0.0),
         n_(g.size()), computed_(n_), ram_(n_), aux_(n_), in_(n_), out_(n_), paged_(n_), events_(n_),
-        stored_from_(n_), users_(n_), unique_inputs_(n_), in_place_(n_, n_) {
+        stored_from_(n_), users_(n_), unique_inputs_(n_), in_place_(n_, n_), candidate_(n_, 0) {
     for (std::size_t k = 0; k < n_; ++k) {
       // As the MILP counts it: in strict accounting only.
       if (const auto over = in_place_input(g, static_cast<NodeId>(k)); over && o.accounting == Accounting::Strict)
@@ -247,12 +258,11 @@ class EvictionSearch {
     ram_.clear(), aux_.clear(), in_.clear(), out_.clear();
     for (auto& e : events_) e.clear();
     for (Stage t = 0; t < n_; ++t)
-      for (std::size_t k = 0; k <= t; ++k) {
-        if (!computed_.at(t, k)) continue;
+      computed_.for_each_set(t, t + 1, [&](std::size_t k) {
         events_[k].push_back(t);
         for (std::size_t i : unique_inputs_[k])
           if (!computed_.at(t, i)) events_[i].push_back(t);
-      }
+      });
     for (std::size_t i = 0; i < n_; ++i) {
       auto& ev = events_[i];
       std::sort(ev.begin(), ev.end());
@@ -301,10 +311,17 @@ class EvictionSearch {
   // Stage t's peak; with `recomputed` (a candidate eviction of recomputed[0] before t, which
   // t recomputes), as it would be after that eviction.
   std::int64_t stage_peak(Stage t, const std::vector<std::size_t>& recomputed = {}) const {
-    const auto in_candidate = [&](std::size_t k) {
-      return std::find(recomputed.begin(), recomputed.end(), k) != recomputed.end();
-    };
-    const auto computed = [&](std::size_t k) { return computed_.at(t, k) || in_candidate(k); };
+    // What stage t computes, ascending: its row and the candidate's recomputations.
+    computes_.clear();
+    computed_.for_each_set(t, t + 1, [&](std::size_t k) { computes_.push_back(k); });
+    for (std::size_t k : recomputed) candidate_[k] = 1;
+    if (!recomputed.empty()) {
+      for (std::size_t k : recomputed)
+        if (k <= t) computes_.push_back(k);
+      std::sort(computes_.begin(), computes_.end());
+      computes_.erase(std::unique(computes_.begin(), computes_.end()), computes_.end());
+    }
+    const auto computed = [&](std::size_t k) { return computed_.at(t, k) || candidate_[k]; };
     const std::size_t evicted = recomputed.empty() ? n_ : recomputed.front();  // n_: none
     std::int64_t u = 0;
     for (std::size_t i = 0; i < t; ++i) {
@@ -312,8 +329,7 @@ class EvictionSearch {
       u += (resident + (strict() ? in_.at(t, i) : 0)) * bytes(i);
     }
     std::int64_t peak = u;
-    for (std::size_t k = 0; k <= t; ++k) {
-      if (!computed(k)) continue;
+    for (std::size_t k : computes_) {
       std::int64_t released = 0, taken_in_place = 0;
       for (std::size_t in : unique_inputs_[k]) {  // an input read twice is freed once, as in the MILP
         // The MILP's FREE: released once k is done, unless a later node of the stage reads
@@ -327,6 +343,7 @@ class EvictionSearch {
       peak = std::max(peak, u);
       u -= released;
     }
+    for (std::size_t k : recomputed) candidate_[k] = 0;
     return peak;
   }
 
@@ -500,27 +517,41 @@ class EvictionSearch {
           computed_.at(t, j) = 0;
   }
 
+  // Calls f(i) for each node i <= t that stage t computes, pages in or pages out, ascending.
+  // The sums below skip only terms that are exactly 0, in the order of a full sweep.
+  template <typename F>
+  void for_each_active(Stage t, F f) const {
+    active_.clear();
+    const auto add = [&](std::size_t i) { active_.push_back(i); };
+    computed_.for_each_set(t, t + 1, add);
+    in_.for_each_set(t, t + 1, add);
+    out_.for_each_set(t, t + 1, add);
+    std::sort(active_.begin(), active_.end());
+    active_.erase(std::unique(active_.begin(), active_.end()), active_.end());
+    for (std::size_t i : active_) f(i);
+  }
+
   // The objective of the materialized schedule: every computation and transfer.
   double schedule_cost() const {
     double total = 0;
     for (Stage t = 0; t < n_; ++t)
-      for (std::size_t i = 0; i <= t; ++i) {
+      for_each_active(t, [&](std::size_t i) {
         const NodeCost& c = costs_.nodes[i];
         total += computed_.at(t, i) * cost(c.compute_energy_j, c.compute_time_s);
         if (o_.objective == SolveObjective::Energy)
           total += in_.at(t, i) * c.pagein_energy_j + out_.at(t, i) * c.pageout_energy_j;
-      }
+      });
     return total;
   }
 
   double schedule_time() const {
     double total = 0;
     for (Stage t = 0; t < n_; ++t)
-      for (std::size_t i = 0; i <= t; ++i) {
+      for_each_active(t, [&](std::size_t i) {
         const NodeCost& c = costs_.nodes[i];
         total += computed_.at(t, i) * c.compute_time_s;
         if (strict()) total += in_.at(t, i) * c.pagein_time_s + out_.at(t, i) * c.pageout_time_s;
-      }
+      });
     return total;
   }
 
@@ -634,15 +665,10 @@ class EvictionSearch {
 
   Schedule schedule() const {
     Schedule s(n_, "eviction");
-    for (Stage t = 0; t < n_; ++t)
-      for (std::size_t i = 0; i <= t; ++i) {
-        const auto v = static_cast<NodeId>(i);
-        if (computed_.at(t, i)) s.R.set(t, v);
-        if (ram_.at(t, i)) s.S_ram.set(t, v);
-        if (aux_.at(t, i)) s.S_aux.set(t, v);
-        if (in_.at(t, i)) s.M_in.set(t, v);
-        if (out_.at(t, i)) s.M_out.set(t, v);
-      }
+    for (const auto& [grid, matrix] : {std::pair{&computed_, &s.R}, std::pair{&ram_, &s.S_ram}, std::pair{&aux_, &s.S_aux},
+                                       std::pair{&in_, &s.M_in}, std::pair{&out_, &s.M_out}})
+      for (Stage t = 0; t < n_; ++t)
+        grid->for_each_set(t, t + 1, [&](std::size_t i) { matrix->set(t, static_cast<NodeId>(i)); });
     return s;
   }
 
@@ -664,6 +690,9 @@ class EvictionSearch {
   std::vector<std::optional<Stage>> stored_from_;
   std::vector<std::vector<std::size_t>> users_, unique_inputs_;
   std::vector<std::size_t> in_place_;  // per node, the input it may be computed over in place (n_: none)
+  // stage_peak()'s scratch, kept to spare an allocation per call.
+  mutable std::vector<std::size_t> computes_, active_;  // and for_each_active()'s
+  mutable std::vector<char> candidate_;  // per node: in the candidate eviction's recomputations
   std::vector<Eviction> evictions_;  // applied, in order
   std::set<std::pair<std::size_t, Stage>> forbidden_;  // recomputations (tensor, stage) a stuck pass made
   std::set<std::size_t> never_recomputed_;  // tensors no eviction may drop for a recomputation
