@@ -23,6 +23,10 @@ import subprocess
 import sys
 import time
 
+# A PyTorch step this many times poet's is PyTorch misbehaving (a slow kernel path on this
+# CPU), not poet being fast: such rows get a warning under the table.
+ANOMALOUS = 3
+
 # model: (batch, poet's --max-batches)
 MODELS = {
     "lenet5": (32, 60),
@@ -144,6 +148,7 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     print(f"| model | batch | threads | poet median step | PyTorch median step | poet / PyTorch | poet peak RSS | PyTorch peak RSS |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    warnings = []
     for name in args.models.split(","):
         batch, steps = MODELS[name]
         poet_s, torch_s, ratios, poet_rss, torch_rss = [], [], [], [], []
@@ -162,6 +167,12 @@ def main():
         mib = lambda b: f"{max(b) / 2**20:.0f} MiB"
         print(f"| {name} | {batch} | {args.threads} | {ms(poet_s)} | {ms(torch_s)} | {statistics.median(ratios):.2f}x "
               f"({min(ratios):.2f}-{max(ratios):.2f}) | {mib(poet_rss)} | {mib(torch_rss)} |", flush=True)
+        if statistics.median(ratios) < 1 / ANOMALOUS:
+            warnings.append(f"{name}: PyTorch's step is {1 / statistics.median(ratios):.0f}x poet's. Read that row as "
+                            "PyTorch running anomalously on this machine (seen: its mobilenet_v2 at one thread, its "
+                            "transformer block), not as poet's speed; compare another thread count or machine.")
+    for warning in warnings:
+        print(f"\nWarning: {warning}")
 
 
 if __name__ == "__main__":
