@@ -1,20 +1,16 @@
 #include "poet/runtime/node_runner.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <bit>
 #include <vector>
 
 #include "node_kernels.h"
 #include "poet/graph/op_table.h"
-#include "poet/kernels/rng.h"
 #include "poet/runtime/parameters.h"
+#include "poet/runtime/synthetic_batch.h"
 #include "poet/util/error.h"
 
 namespace poet::runtime {
 
-using namespace kernels;  // the kernels this module binds to operators
 namespace {
 
 // Output floats of a node; a parameter gradient writes into the parameter store instead.
@@ -41,24 +37,11 @@ struct NodeRunner::State {
       for (NodeId u : n.inputs) in.push_back(outputs[static_cast<std::size_t>(u)]);
     }
     scratch.resize(static_cast<std::size_t>(detail::scratch_elements(graph)));
-    fill_batch(seed);
+    SyntheticBatch synthetic = synthetic_batch(graph, seed);
+    batch = std::move(synthetic.inputs);
+    labels = std::move(synthetic.labels);
     ctx = {.parameters = &parameters, .input_batch = batch, .labels = labels, .scratch = scratch, .seed = seed};
     for (NodeId v = 0; v < static_cast<NodeId>(graph.size()); ++v) run(v);
-  }
-
-  void fill_batch(std::uint64_t seed) {
-    batch.resize(output_floats(graph.node(input)));
-    const std::int64_t vocab = token_vocabulary(graph);
-    const RandomKey key{.seed = seed, .step = 0, .node = static_cast<std::uint32_t>(input)};
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const std::uint32_t bits = random_bits(key, i);
-      batch[i] = vocab > 0 ? std::bit_cast<float>(static_cast<std::int32_t>(bits % static_cast<std::uint64_t>(vocab)))
-                           : static_cast<float>(bits >> 8) * 0x1p-24f;
-    }
-    const Node& loss = graph.node(graph.loss());
-    const std::int64_t classes = loss.shape.back();
-    labels.resize(static_cast<std::size_t>(element_count(loss.shape) / classes));
-    for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % classes);
   }
 
   void run(NodeId v) {

@@ -665,10 +665,14 @@ class EvictionSearch {
 
   Schedule schedule() const {
     Schedule s(n_, "eviction");
-    for (const auto& [grid, matrix] : {std::pair{&computed_, &s.R}, std::pair{&ram_, &s.S_ram}, std::pair{&aux_, &s.S_aux},
-                                       std::pair{&in_, &s.M_in}, std::pair{&out_, &s.M_out}})
-      for (Stage t = 0; t < n_; ++t)
-        grid->for_each_set(t, t + 1, [&](std::size_t i) { matrix->set(t, static_cast<NodeId>(i)); });
+    const auto copy = [&](const Grid& grid, SparseMatrix& matrix) {
+      for (Stage t = 0; t < n_; ++t) grid.for_each_set(t, t + 1, [&](std::size_t i) { matrix.set(t, static_cast<NodeId>(i)); });
+    };
+    copy(computed_, s.R);
+    copy(ram_, s.S_ram);
+    copy(aux_, s.S_aux);
+    copy(in_, s.M_in);
+    copy(out_, s.M_out);
     return s;
   }
 

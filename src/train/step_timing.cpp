@@ -1,16 +1,14 @@
 #include "poet/train/step_timing.h"
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <ctime>
 #include <memory>
-#include <random>
 
-#include "poet/graph/op_table.h"
 #include "poet/paging/file_pager.h"
 #include "poet/profile/profiling.h"
 #include "poet/profile/step_node_timer.h"
+#include "poet/runtime/synthetic_batch.h"
 
 namespace poet::train {
 namespace {
@@ -60,17 +58,9 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
     for (int i = 0; i < options.warmup_steps; ++i) nodes->time_step(warmup);
   }
 
-  const runtime::Executor& first = *runs.front().executor;
-  std::vector<float> inputs(first.input_elements());
-  std::mt19937_64 random(options.seed);
-  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  const std::int64_t vocabulary = token_vocabulary(g);  // > 0: the input is token ids
-  std::uniform_int_distribution<std::int32_t> token(0,
-                                                    static_cast<std::int32_t>(std::max<std::int64_t>(vocabulary, 1) - 1));
-  for (float& x : inputs) x = vocabulary > 0 ? std::bit_cast<float>(token(random)) : uniform(random);
-  std::vector<std::int32_t> labels(first.label_count());
-  const auto classes = static_cast<std::int32_t>(g.node(g.loss()).shape.back());
-  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i) % classes;
+  const runtime::SyntheticBatch batch = runtime::synthetic_batch(g, options.seed);
+  const std::vector<float>& inputs = batch.inputs;
+  const std::vector<std::int32_t>& labels = batch.labels;
 
   for (Run& run : runs) {
     for (int i = 0; i < options.warmup_steps; ++i) run.executor->train_step(inputs, labels);
