@@ -83,19 +83,24 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     throw InputError("no storage energy meter exists; give --storage-power W, the power the storage draws while "
                      "paging (the SD card's or eMMC's data sheet, or a power meter), or 0 to ignore paging energy");
 
-  StepNodeTimer timer(g);
-  say(fmt::format("profiling {} nodes of '{}' in training steps ({} of activations and parameters held)", g.size(),
-                  g.name(), format_bytes(static_cast<double>(timer.bytes_held()))));
-  const auto started = std::chrono::steady_clock::now();
-  const double joules_before = rapl ? rapl->joules() : 0;
-  int reported = 0;
-  const std::vector<NodeTiming> timings = time_nodes(timer, options.nodes, [&](int done, int steps) {
-    if (done * 10 / steps < reported && done != steps) return;
-    reported = done * 10 / steps + 1;
-    say(fmt::format("  step {}/{}", done, steps));
-  });
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double cpu_power = rapl ? (rapl->joules() - joules_before) / elapsed : *options.cpu_power_w;
+  std::vector<NodeTiming> timings;
+  double elapsed = 0, joules = 0;  // of the timed steps
+  {  // the timer's executor goes before the storage phase's load takes its own memory
+    StepNodeTimer timer(g);
+    say(fmt::format("profiling {} nodes of '{}' in training steps ({} of activations and parameters held)", g.size(),
+                    g.name(), format_bytes(static_cast<double>(timer.bytes_held()))));
+    const auto started = std::chrono::steady_clock::now();
+    const double joules_before = rapl ? rapl->joules() : 0;
+    int reported = 0;
+    timings = time_nodes(timer, options.nodes, [&](int done, int steps) {
+      if (done * 10 / steps < reported && done != steps) return;
+      reported = done * 10 / steps + 1;
+      say(fmt::format("  step {}/{}", done, steps));
+    });
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    joules = rapl ? rapl->joules() - joules_before : 0;
+  }
+  const double cpu_power = rapl ? joules / elapsed : *options.cpu_power_w;
 
   DeviceProfile d;
   d.name = options.name;
@@ -130,8 +135,8 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                   options.storage.directory));
   StorageTimingOptions storage_options = options.storage;
   // The transfers are timed while the graph's slowest kernel runs on the CPU, again and
-  // again for about a step's compute time: a step's transfers run beside its heavy kernels, which
-  // use every core, not beside the small ones that leave a core idle (a pass over every
+  // again for about a step's compute time: a step's transfers run beside its heavy kernels,
+  // which use every core, not beside the small ones that leave a core idle (a pass over every
   // node as the load under-charged paging 2-3x at 2 threads, docs/PROFILING.md).
   NodeId slowest = 0;
   const auto median_s = [&](NodeId v) { return timings[static_cast<std::size_t>(v)].seconds.median; };
