@@ -78,9 +78,41 @@ std::optional<std::vector<NodeId>> recompute_closure(const Residency& r, const G
   return closure;
 }
 
+// The entries lay_out() sets in each row of S_ram and of S_aux. Counted first so that each
+// row is allocated once: built entry by entry, their reallocations took a fifth of
+// resnet50's starts (docs/BENCHMARKS.md, nineteenth session).
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> resident_counts(const Graph& g, const Residency& r) {
+  const std::size_t n = g.size();
+  std::vector<std::ptrdiff_t> ram(n + 1, 0), aux(n + 1, 0);  // differences along the stages
+  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
+    const auto& touches = r.touches[v];
+    std::size_t first_pageout = n;
+    for (std::size_t k = 0; k + 1 < touches.size(); ++k) {
+      const std::size_t a = touches[k], b = touches[k + 1];
+      const auto kind = r.evicted[v].find(a);
+      if (kind == r.evicted[v].end()) {
+        ++ram[a + 1], --ram[b + 1];
+      } else if (kind->second == Eviction::Paged) {
+        ++ram[b], --ram[b + 1];
+        first_pageout = std::min(first_pageout, a);
+      }
+    }
+    if (first_pageout + 1 < n) ++aux[first_pageout + 1], --aux[n];
+  }
+  std::pair<std::vector<std::size_t>, std::vector<std::size_t>> out{std::vector<std::size_t>(n), std::vector<std::size_t>(n)};
+  std::ptrdiff_t in_ram = 0, in_aux = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    out.first[t] = static_cast<std::size_t>(in_ram += ram[t]);
+    out.second[t] = static_cast<std::size_t>(in_aux += aux[t]);
+  }
+  return out;
+}
+
 Schedule lay_out(const Graph& g, const Residency& r) {
   const std::size_t n = g.size();
   Schedule s(n, "capuchin");
+  const auto [ram, aux] = resident_counts(g, r);
+  for (std::size_t t = 0; t < n; ++t) s.S_ram.reserve(t, ram[t]), s.S_aux.reserve(t, aux[t]);
   for (std::size_t t = 0; t < n; ++t) s.R.set(t, static_cast<NodeId>(t));
   for (const auto& [t, v] : r.extra_computes) s.R.set(t, v);
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {

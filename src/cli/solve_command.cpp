@@ -96,7 +96,7 @@ void add_solve_command(CLI::App& app) {
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
   cmd->add_flag("--heuristic", opts->solve.heuristic_only,
                 "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "
-                "cheap lower bound (compute-once or covering): about a second on most zoo models, up to 15 s on resnet50 at "
+                "cheap lower bound (compute-once or covering): about a second on most zoo models, up to 12 s on resnet50 at "
                 "30%, where a full solve takes its whole time limit");
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "

@@ -28,6 +28,8 @@ class SparseMatrix {
   std::size_t stages() const { return rows_.size(); }
   bool get(std::size_t t, NodeId i) const;
   void set(std::size_t t, NodeId i, bool value = true);
+  // Room for `entries` in row t, for a caller that knows how many it will set.
+  void reserve(std::size_t t, std::size_t entries) { rows_.at(t).reserve(entries); }
   const SparseRow& row(std::size_t t) const { return rows_.at(t); }
   std::size_t count() const;  // set entries
   bool operator==(const SparseMatrix&) const = default;
