@@ -78,6 +78,23 @@ std::optional<std::vector<NodeId>> recompute_closure(const Residency& r, const G
   return closure;
 }
 
+// Calls gap(a, b, how) for each two consecutive touches a < b of v, `how` the eviction
+// between them (none: kept resident). Returns the first stage that pages v out, or n.
+template <typename F>
+std::size_t for_each_gap(const Residency& r, NodeId v, std::size_t n, F gap) {
+  const auto& touches = r.touches[v];
+  std::size_t first_pageout = n;
+  for (std::size_t k = 0; k + 1 < touches.size(); ++k) {
+    const std::size_t a = touches[k], b = touches[k + 1];
+    const auto kind = r.evicted[v].find(a);
+    const std::optional<Eviction> how =
+        kind == r.evicted[v].end() ? std::nullopt : std::optional<Eviction>(kind->second);
+    if (how == Eviction::Paged) first_pageout = std::min(first_pageout, a);
+    gap(a, b, how);
+  }
+  return first_pageout;
+}
+
 // The entries lay_out() sets in each row of S_ram and of S_aux. Counted first so that each
 // row is allocated once: built entry by entry, their reallocations took a fifth of
 // resnet50's starts (docs/BENCHMARKS.md, nineteenth session).
@@ -85,18 +102,10 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> resident_counts(co
   const std::size_t n = g.size();
   std::vector<std::ptrdiff_t> ram(n + 1, 0), aux(n + 1, 0);  // differences along the stages
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
-    const auto& touches = r.touches[v];
-    std::size_t first_pageout = n;
-    for (std::size_t k = 0; k + 1 < touches.size(); ++k) {
-      const std::size_t a = touches[k], b = touches[k + 1];
-      const auto kind = r.evicted[v].find(a);
-      if (kind == r.evicted[v].end()) {
-        ++ram[a + 1], --ram[b + 1];
-      } else if (kind->second == Eviction::Paged) {
-        ++ram[b], --ram[b + 1];
-        first_pageout = std::min(first_pageout, a);
-      }
-    }
+    const std::size_t first_pageout = for_each_gap(r, v, n, [&](std::size_t a, std::size_t b, std::optional<Eviction> how) {
+      if (!how) ++ram[a + 1], --ram[b + 1];
+      if (how == Eviction::Paged) ++ram[b], --ram[b + 1];
+    });
     if (first_pageout + 1 < n) ++aux[first_pageout + 1], --aux[n];
   }
   std::pair<std::vector<std::size_t>, std::vector<std::size_t>> out{std::vector<std::size_t>(n), std::vector<std::size_t>(n)};
@@ -116,22 +125,17 @@ Schedule lay_out(const Graph& g, const Residency& r) {
   for (std::size_t t = 0; t < n; ++t) s.R.set(t, static_cast<NodeId>(t));
   for (const auto& [t, v] : r.extra_computes) s.R.set(t, v);
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
-    const auto& touches = r.touches[v];
-    std::size_t first_pageout = n;
-    for (std::size_t k = 0; k + 1 < touches.size(); ++k) {
-      const std::size_t a = touches[k], b = touches[k + 1];
-      const auto kind = r.evicted[v].find(a);
-      if (kind == r.evicted[v].end()) {
+    const std::size_t first_pageout = for_each_gap(r, v, n, [&](std::size_t a, std::size_t b, std::optional<Eviction> how) {
+      if (!how) {
         for (std::size_t t = a + 1; t <= b; ++t) s.S_ram.set(t, v);
-      } else if (kind->second == Eviction::Paged) {
+      } else if (how == Eviction::Paged) {
         s.M_out.set(a, v);
         s.M_in.set(b - 1, v);
         s.S_ram.set(b, v);
-        first_pageout = std::min(first_pageout, a);
       } else {
         s.R.set(b, v);
       }
-    }
+    });
     for (std::size_t t = first_pageout + 1; t < n; ++t) s.S_aux.set(t, v);
   }
   return s;
