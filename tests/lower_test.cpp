@@ -138,5 +138,40 @@ TEST(Lower, HoldsTransfersOnlyWithinTheBudgetsRoom) {
   EXPECT_GT(paging, 0);
 }
 
+TEST(Lower, HoldsTransfersForTheLargestMarginThatFits) {
+  // Capuchin's paging plans of a chain, over storage speeds and budgets: many fit a margin
+  // strictly between 1 and the largest. Whatever margin is taken, its arena fits, no compute
+  // reuses bytes of a transfer that margin's slower simulation had not ended, and the margin
+  // 7% above it (the bisection's precision) does not fit.
+  const Graph g = testing::chain_training_graph(12);
+  int between = 0;
+  for (const double latency_s : {0.5, 1.0, 2.0, 4.0}) {
+    const GraphCosts costs = estimate_costs(g, testing::device_with_transfers(latency_s));
+    const std::int64_t peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+    for (std::int64_t less = 40; less <= 240; less += 8) {
+      const SimulationOptions budget{.ram_budget_bytes = peak - less};
+      const BaselineResult r = capuchin_for_budget(g, costs, budget);
+      if (!r.found() || r.simulation->pageouts == 0) continue;
+      const LoweredPlan l = lower(g, costs, *r.schedule, {.simulation = budget});
+      if (l.transfer_margin <= 1 || l.transfer_margin >= kMaxTransferMargin) continue;
+      ++between;
+      const std::int64_t room = std::max(*budget.ram_budget_bytes - l.simulation.fixed_bytes,
+                                         plan_memory_greedy(in_plan_order(l.simulation.buffers), 16).arena_bytes);
+      EXPECT_LE(l.memory.arena_bytes, room);
+      const auto slower = [&](double factor) {
+        GraphCosts c = costs;
+        for (NodeCost& n : c.nodes) n.pageout_time_s *= factor, n.pagein_time_s *= factor;
+        return simulate(g, c, l.plan);
+      };
+      LoweredPlan as_slow_as_held = l;
+      as_slow_as_held.simulation = slower(l.transfer_margin);
+      expect_no_compute_reuses_bytes_in_transfer(as_slow_as_held);
+      const std::vector<BufferLife> more = in_plan_order_until_transfers_end(l.plan, slower(l.transfer_margin * 1.07));
+      EXPECT_GT(plan_memory_greedy(more, 16).arena_bytes, room) << latency_s << " s, " << less << " B less";
+    }
+  }
+  EXPECT_GT(between, 10);
+}
+
 }  // namespace
 }  // namespace poet

@@ -19,9 +19,14 @@ void DeviceOutputs::add_options(CLI::App& cmd) {
 void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out) {
   const MemoryPlan& memory = lowered.memory;
   if (const auto overlap = find_overlap(lowered.buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
-  fmt::print(stderr, "static memory plan: arena {} for a live peak of {} (+{:.2f}% fragmentation)\n",
+  fmt::print(stderr, "static memory plan: arena {} for a live peak of {} (+{:.2f}% fragmentation){}\n",
              format_bytes_exact(memory.arena_bytes), format_bytes_exact(memory.peak_live_bytes),
-             100 * memory.fragmentation());
+             100 * memory.fragmentation(),
+             lowered.transfer_margin > 0
+                 ? fmt::format("; the bytes of transfers held until they end if they take up to {:.2f}x their "
+                               "predicted time",
+                               lowered.transfer_margin)
+                 : "");
   if (!out.wanted()) return;
   const Plan& plan = lowered.plan;
   const auto bytes = encode_device_plan(plan, lowered.buffers, memory, g.size());

@@ -1,6 +1,7 @@
 #include "poet/lower/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -58,21 +59,27 @@ LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const Lowe
   if (out.simulation.pageins + out.simulation.pageouts == 0) return out;
   // The executor waits before it reuses bytes a transfer still touches. Transfers run late
   // (one queue: one slow write delays every one behind it), so the arena keeps the bytes
-  // of transfers in flight as long as the budget leaves room: first as if they took
-  // kTransferMargins[0] times their predicted time, then less. Without a budget, only
-  // what needs no larger arena than plain plan order.
+  // of transfers in flight as long as the budget leaves room: as if they took the largest
+  // margin of their predicted time that fits. Without a budget, only what needs no larger
+  // arena than plain plan order.
   const std::int64_t room = options.simulation.ram_budget_bytes
                                 ? *options.simulation.ram_budget_bytes - out.simulation.fixed_bytes
                                 : out.memory.arena_bytes;
-  for (const double margin : kTransferMargins) {
+  const auto hold_if_it_fits = [&](double margin) {
     const SimulationResult slower = margin == 1 ? out.simulation : simulate(g, with_slower_transfers(costs, margin), out.plan);
     std::vector<BufferLife> held = in_plan_order_until_transfers_end(out.plan, slower);
     MemoryPlan memory = plan_memory_greedy(held, options.alignment);
-    if (memory.arena_bytes <= std::max(room, out.memory.arena_bytes)) {
-      out.buffers = std::move(held);
-      out.memory = std::move(memory);
-      break;
-    }
+    if (memory.arena_bytes > std::max(room, out.memory.arena_bytes)) return false;
+    out.buffers = std::move(held);
+    out.memory = std::move(memory);
+    out.transfer_margin = margin;
+    return true;
+  };
+  if (hold_if_it_fits(kMaxTransferMargin) || !hold_if_it_fits(1)) return out;
+  double fits = 1, too_large = kMaxTransferMargin;
+  for (int i = 0; i < kTransferMarginHalvings; ++i) {
+    const double middle = std::sqrt(fits * too_large);
+    (hold_if_it_fits(middle) ? fits : too_large) = middle;
   }
   return out;
 }

@@ -30,10 +30,12 @@ struct LoweredPlan {
   Plan plan;
   SimulationResult simulation;      // of `plan` under LowerOptions::simulation: the prediction
   // simulation.buffers in plan order, each freed while a transfer still touches it held
-  // until that transfer ends even if transfers ran kTransferMargins times slower than
-  // predicted (in_plan_order_until_transfers_end; the largest margin whose arena fits the
-  // budget's room), else plain plan order (memory_plan.h's in_plan_order).
+  // until that transfer ends even if transfers ran `transfer_margin` times slower than
+  // predicted (in_plan_order_until_transfers_end; the largest margin up to
+  // kMaxTransferMargin whose arena fits the budget's room), else plain plan order
+  // (memory_plan.h's in_plan_order; transfer_margin 0).
   std::vector<BufferLife> buffers;
+  double transfer_margin = 0;
   MemoryPlan memory;                // arena offsets of `buffers` (plan_memory_greedy)
   TransferPlanResult transfers;     // what the transfer planner moved; its `plan` left empty
 };
@@ -49,14 +51,20 @@ struct LoweredPlan {
 // claiming the bytes of a page-out still in flight (docs/BENCHMARKS.md).
 std::vector<BufferLife> in_plan_order_until_transfers_end(const Plan& plan, const SimulationResult& simulation);
 
-// How much slower than predicted the transfers may run before a compute reuses their bytes,
-// tried in turn (the first whose arena fits): see lower().
-inline constexpr double kTransferMargins[] = {8, 4, 2, 1};
+// How much slower than predicted the transfers may run before a compute reuses their bytes:
+// the largest margin in [1, kMaxTransferMargin] whose arena fits, found by
+// kTransferMarginHalvings bisections of the ratio (to within 8^(1/32), 7%). A step's
+// transfers run later than the profile, which times them one at a time, predicts: on
+// resnet18_cifar at 2 threads, Capuchin's plans at 70% and 50% fit no margin of 2, and
+// with 1.75 and 1.25 instead of 1 their steps waited 0.2 and 0.6-1.2 ms for transfers
+// instead of 1.7-2.3 and 1.1-2.3 ms (docs/BENCHMARKS.md).
+inline constexpr double kMaxTransferMargin = 8;
+inline constexpr int kTransferMarginHalvings = 5;
 
 // Throws InvalidPlan (naming the instruction) if the simulator rejects the plan, the
 // budget included. Cost: the transfer planner's simulations (transfer_planner.h), one
-// more, and the greedy memory plan; for a plan that pages, up to four more of each (the
-// margins).
+// more, and the greedy memory plan; for a plan that pages, up to 2 + kTransferMarginHalvings
+// more of each (the margins).
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, const Schedule& schedule, const LowerOptions& options = {});
 // The same from a plan already made (a plan file): the transfer planner runs if asked.
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options = {});
