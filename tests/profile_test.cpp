@@ -11,6 +11,7 @@
 #include "poet/cost/cost_model.h"
 #include "poet/plan/plan.h"
 #include "poet/profile/measure_device.h"
+#include "poet/profile/paging_calibration.h"
 #include "poet/profile/step_node_timer.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
@@ -183,6 +184,33 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   EXPECT_GT(d.pagein_bytes_per_s, 0);
   EXPECT_NO_THROW(costs_for(g, d));
   EXPECT_NO_THROW(device_from_json(device_to_json(d), "measured"));
+}
+
+TEST(PagingCalibration, TheScaleChargesWhatThePredictionLeftOut) {
+  // Measured 3 ms over checkpoint-all, predicted 2 ms of which 1 ms charged: the other
+  // 1 ms predicted stays, so the charge must cover 2 ms.
+  EXPECT_DOUBLE_EQ(profile::charge_scale(3e-3, 2e-3, 1e-3), 2);
+  EXPECT_DOUBLE_EQ(profile::charge_scale(7.36e-3, 5.02e-3, 5.02e-3), 7.36 / 5.02);
+  EXPECT_DOUBLE_EQ(profile::charge_scale(0.5e-3, 2e-3, 1e-3), 0);  // faster than even the uncharged part
+  EXPECT_DOUBLE_EQ(profile::charge_scale(3e-3, 2e-3, 0), 1);       // nothing charged: nothing to scale
+}
+
+TEST(PagingCalibration, RunsAPlanThatPagesBesideCheckpointAll) {
+  const Graph g = lenet(8);
+  DeviceProfile d = fake_profile(g);
+  d.pageout_latency_s = d.pagein_latency_s = 1e-6;  // transfers quick enough for Capuchin to page
+  d.pageout_bytes_per_s = d.pagein_bytes_per_s = 1e10;
+  const profile::NodeTimingOptions steps{.warmup = 1, .repeats = 3};
+  profile::StorageTimingOptions storage;
+  storage.directory = std::filesystem::temp_directory_path().string();
+  const std::optional<profile::PagingCalibration> c = profile::calibrate_paging_charge(g, d, steps, storage);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(c->plan.find("Capuchin at"), std::string::npos) << c->plan;
+  EXPECT_GE(c->transfers, 2);  // a page-out and its page-in at least
+  EXPECT_GT(c->bytes, 0);
+  EXPECT_GT(c->charged_s, 0);
+  EXPECT_GE(c->scale, 0);
+  EXPECT_DOUBLE_EQ(c->scale, profile::charge_scale(c->measured_extra_s, c->predicted_extra_s, c->charged_s));
 }
 
 TEST(StepNodeTimer, EveryStepComputesTheSameLossAndTimesEveryNode) {

@@ -36,7 +36,8 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")
       ->capture_default_str()
       ->check(number_in(1, kMaxBatchSize, true));
-  cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed training steps (each node timed in each), and timed transfers per storage size")
+  cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed training steps (each node timed in each), timed transfers per storage size, and "
+                  "timed pairs of a paging plan's step and checkpoint-all's (what paging costs a step)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", opts->measure.nodes.warmup, "Untimed training steps before the timed ones")

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "poet/profile/paging_calibration.h"
 #include "poet/profile/rapl.h"
 #include "poet/runtime/node_runner.h"
 #include "poet/util/error.h"
@@ -168,6 +169,25 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                   format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20)),
                   blas_threads()));
 
+  // The charge's level from real steps of a plan that pages; its split between per transfer
+  // and per byte stays the storage phase's.
+  say("paging: real steps of a plan that pages against checkpoint-all's");
+  const std::optional<PagingCalibration> calibration =
+      calibrate_paging_charge(g, d, options.nodes, options.storage);
+  std::string calibrated = "no plan of this graph pages, so the charge is the storage phase's";
+  if (calibration) {
+    const PagingCalibration& c = *calibration;
+    d.paging_cpu_per_transfer_s *= c.scale;
+    d.paging_cpu_per_byte_s *= c.scale;
+    calibrated = fmt::format(
+        "{} ({} transfers, {} a step): its steps took {} more than checkpoint-all's (median of {} pairs), the "
+        "simulator said {} of which {} charged, so the charge was multiplied by {:.3g}",
+        c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(c.measured_extra_s),
+        options.nodes.repeats, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale);
+  }
+  say(fmt::format("paging: {}; a transfer takes {} + {}/MiB of compute", calibrated,
+                  format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20))));
+
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";
   d.method = fmt::format(
@@ -177,13 +197,13 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
       "slowest kernel runs on another thread, as in a step), latency and "
       "throughput fitted by least squares of the relative error; compute a transfer takes: the load's median "
       "time beside each size's transfers against alone just before, the median of {} such pairs, per transfer, "
-      "fitted by least squares; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
+      "fitted by least squares, then scaled to real steps: {}; page cache: {}; storage energy: transfer time x {} W (--storage-power)",
       options.nodes.warmup, options.nodes.repeats, blas_threads(),
       rapl ? fmt::format("RAPL package counters ({}), {:.3g} W on average over the node timings, x each node's median "
                          "time",
                          rapl->describe(), cpu_power)
            : fmt::format("median time x {} W (--cpu-power; {})", cpu_power, no_rapl),
-      options.storage.directory, sizes.size(), options.storage.repeats, kLoadPairsPerSize, storage.cache,
+      options.storage.directory, sizes.size(), options.storage.repeats, kLoadPairsPerSize, calibrated, storage.cache,
       d.memory_power_w);
   d.validate();
   return d;
