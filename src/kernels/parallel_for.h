@@ -19,11 +19,12 @@ void parallel_for(std::int64_t count, std::int64_t elements_each, F f) {
   for (std::int64_t i = 0; i < count; ++i) f(i);
 }
 
-// f(begin, end) over [0, size) in blocks of kBlock elements, shared between the threads.
+// f(begin, end) over [0, size) in blocks of kBlock items, shared between the threads; each
+// item is `elements_per_item` elements of work (a mask byte stands for 8 tensor elements).
 template <typename F>
-void parallel_blocks(std::int64_t size, F f) {
+void parallel_blocks(std::int64_t size, F f, std::int64_t elements_per_item = 1) {
   constexpr std::int64_t kBlock = 16384;
-  parallel_for((size + kBlock - 1) / kBlock, kBlock, [&](std::int64_t b) {
+  parallel_for((size + kBlock - 1) / kBlock, kBlock * elements_per_item, [&](std::int64_t b) {
     const std::int64_t begin = b * kBlock;
     f(begin, begin + kBlock < size ? begin + kBlock : size);
   });
