@@ -39,6 +39,16 @@ std::size_t direct_chunk(std::size_t tensor_bytes) {
   const std::size_t quarter = round_up((tensor_bytes + 3) / 4, PageFile::kBlockSize);
   return std::clamp<std::size_t>(quarter, std::size_t{1} << 20, kBounceSize);
 }
+// Whether a chunk can move between the tensor's own memory and the device, skipping the
+// bounce buffer: O_DIRECT needs the address and the length in whole blocks. The executor's
+// arena is block-aligned, and nearly all paged bytes sit at block offsets in whole blocks
+// (resnet18_cifar at batch 8, Capuchin at 50%: 11,001,856 of 11,009,792). The I/O thread
+// takes its CPU time from the step's kernels; without the copy, those Capuchin steps took
+// 19.6 ms instead of 20.5 ms (median of 5 alternated runs; checkpoint-all 14.8 ms).
+bool moves_directly(const std::byte* tensor_chunk, std::size_t chunk) {
+  return reinterpret_cast<std::uintptr_t>(tensor_chunk) % PageFile::kBlockSize == 0 && chunk % PageFile::kBlockSize == 0;
+}
+
 // Outcomes of a transfer loop that are not an errno.
 constexpr int kNoProgress = -1;  // write(2) returned 0: the device took nothing more
 constexpr int kEndOfFile = -2;   // read(2) returned 0 before the copy's end
@@ -304,8 +314,9 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
     }
     return {};
   }
-  // O_DIRECT: through the two halves of the bounce buffer. With AIO, one half is written by
-  // the device while the next chunk is copied into the other and checksummed.
+  // O_DIRECT: through the two halves of the bounce buffer, or straight from the tensor
+  // (moves_directly). With AIO, one chunk is written by the device while the next is
+  // copied and checksummed.
   const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
   std::size_t pending = 0;  // bytes of the tensor in the write in flight; 0: none
   const std::byte* pending_from = nullptr;
@@ -314,8 +325,13 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
     const std::size_t chunk = std::min(direct_chunk(data.size()), data.size() - done);
     const std::size_t padded = round_up(chunk, kBlockSize);
     std::byte* bounce = bounce_.get() + half * kBounceSize;
-    std::memcpy(bounce, data.data() + done, chunk);
-    std::memset(bounce + chunk, 0, padded - chunk);
+    if (moves_directly(data.data() + done, chunk)) {
+      // The device reads the tensor itself; nothing writes it while the transfer runs.
+      bounce = const_cast<std::byte*>(data.data() + done);
+    } else {
+      std::memcpy(bounce, data.data() + done, chunk);
+      std::memset(bounce + chunk, 0, padded - chunk);
+    }
     crc = crc32_update(crc, {bounce, chunk});
     if (!overlap) {
       std::uint64_t chunk_written = 0;
@@ -363,19 +379,22 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
     }
     return {};
   }
-  // O_DIRECT: with AIO the device reads the next chunk into one half of the bounce buffer
-  // while the chunk in the other is checksummed and copied out.
+  // O_DIRECT: with AIO the device reads the next chunk into one half of the bounce buffer,
+  // or straight into the tensor (moves_directly), while the chunk before is checksummed
+  // and copied out.
   const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
   auto chunk_at = [&](std::size_t done) { return std::min(direct_chunk(into.size()), into.size() - done); };
+  auto target = [&](std::size_t at, std::size_t half) {
+    return moves_directly(into.data() + at, chunk_at(at)) ? into.data() + at : bounce_.get() + half * kBounceSize;
+  };
   bool in_flight = false;  // a read of the chunk at `done` into the current half
   auto start = [&](std::size_t at, std::size_t half) {
-    in_flight = start_async(false, bounce_.get() + half * kBounceSize, round_up(chunk_at(at), kBlockSize),
-                            offset + at) == 0;
+    in_flight = start_async(false, target(at, half), round_up(chunk_at(at), kBlockSize), offset + at) == 0;
   };
   if (overlap && !into.empty()) start(0, 0);
   for (std::size_t done = 0, half = 0; done < into.size(); half ^= 1) {
     const std::size_t chunk = chunk_at(done);
-    std::byte* bounce = bounce_.get() + half * kBounceSize;
+    std::byte* bounce = target(done, half);
     int err = 0;
     if (in_flight) {
       in_flight = false;
@@ -394,7 +413,7 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
     if (err != 0) return read_failure(err, offset, into.size());
     if (overlap && done + chunk < into.size()) start(done + chunk, half ^ 1);
     crc = crc32_update(crc, {bounce, chunk});
-    std::memcpy(into.data() + done, bounce, chunk);
+    if (bounce != into.data() + done) std::memcpy(into.data() + done, bounce, chunk);
     done += chunk;
   }
   return {};

@@ -18,7 +18,9 @@
 namespace poet::runtime {
 namespace {
 
-constexpr std::align_val_t kArenaAlignment{64};
+// A block boundary (4096 B): a paged tensor at a block offset of the arena then moves
+// between it and an O_DIRECT page file without a copy (file_pager_page_file.cpp).
+constexpr std::align_val_t kArenaAlignment{4096};
 using Clock = std::chrono::steady_clock;
 
 struct ArenaDelete {
