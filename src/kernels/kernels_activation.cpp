@@ -60,11 +60,11 @@ void relu6_forward(std::span<const float> x, std::span<float> y) {
 
 namespace {
 
-// Each block a thread takes is a whole number of mask bytes, each 8 elements of work (counted
-// as bytes, resnet18_cifar's masks at batch 32 stayed on one thread while the other waited). passes is called on four
-// elements at once (a Quad, giving a QuadMask) for whole bytes, and on one for the tail:
-// element by element, the bits took 2.2% of a resnet18_cifar step (perf), now a compare
-// and a movemask per four.
+// Each block a thread takes is a whole number of mask bytes, each 8 elements of work
+// (counted as one, resnet18_cifar's masks at batch 32 stayed on one thread while the other
+// waited). passes is called on four elements at once (a Quad, giving a QuadMask) for whole
+// bytes, and on one for the tail: element by element, the bits took 2.2% of a
+// resnet18_cifar step (perf), now a compare and a movemask per four.
 template <typename Passes>
 void mask_of(const char* kernel, std::span<const float> y, std::span<std::uint8_t> mask, Passes passes) {
   const auto n = static_cast<std::int64_t>(y.size());

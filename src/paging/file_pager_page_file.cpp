@@ -324,18 +324,19 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
   for (std::size_t done = 0, half = 0; done < data.size(); half ^= 1) {
     const std::size_t chunk = std::min(direct_chunk(data.size()), data.size() - done);
     const std::size_t padded = round_up(chunk, kBlockSize);
-    std::byte* bounce = bounce_.get() + half * kBounceSize;
+    // What the device writes from: the tensor itself (nothing writes it while the transfer
+    // runs), or a bounce half the chunk is copied into.
+    std::byte* from = bounce_.get() + half * kBounceSize;
     if (moves_directly(data.data() + done, chunk)) {
-      // The device reads the tensor itself; nothing writes it while the transfer runs.
-      bounce = const_cast<std::byte*>(data.data() + done);
+      from = const_cast<std::byte*>(data.data() + done);
     } else {
-      std::memcpy(bounce, data.data() + done, chunk);
-      std::memset(bounce + chunk, 0, padded - chunk);
+      std::memcpy(from, data.data() + done, chunk);
+      std::memset(from + chunk, 0, padded - chunk);
     }
-    crc = crc32_update(crc, {bounce, chunk});
+    crc = crc32_update(crc, {from, chunk});
     if (!overlap) {
       std::uint64_t chunk_written = 0;
-      const int err = write_fully(bounce, padded, offset + done, fault, chunk_written);
+      const int err = write_fully(from, padded, offset + done, fault, chunk_written);
       written += std::min<std::uint64_t>(chunk_written, chunk);
       if (err != 0) return write_failure(err, written, data.size());
     } else {
@@ -344,13 +345,13 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
         pending = 0;
         if (err != 0) return write_failure(err, written, data.size());
       }
-      if (const int err = start_async(true, bounce, padded, offset + done); err != 0) {
+      if (const int err = start_async(true, from, padded, offset + done); err != 0) {
         std::uint64_t chunk_written = 0;  // AIO refused: write this chunk the plain way
-        const int failed = write_fully(bounce, padded, offset + done, fault, chunk_written);
+        const int failed = write_fully(from, padded, offset + done, fault, chunk_written);
         written += std::min<std::uint64_t>(chunk_written, chunk);
         if (failed != 0) return write_failure(failed, written, data.size());
       } else {
-        pending = chunk, pending_from = bounce, pending_offset = offset + done;
+        pending = chunk, pending_from = from, pending_offset = offset + done;
       }
     }
     done += chunk;
@@ -394,7 +395,7 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
   if (overlap && !into.empty()) start(0, 0);
   for (std::size_t done = 0, half = 0; done < into.size(); half ^= 1) {
     const std::size_t chunk = chunk_at(done);
-    std::byte* bounce = target(done, half);
+    std::byte* landing = target(done, half);  // the tensor itself, or a bounce half
     int err = 0;
     if (in_flight) {
       in_flight = false;
@@ -404,16 +405,16 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
       } else if (const auto have = static_cast<std::size_t>(got); have < chunk) {
         // A short read: at an unaligned point the file ended, else finish it the plain way.
         err = have % kBlockSize != 0 ? kEndOfFile
-                                     : read_fully(bounce + have, round_up(chunk, kBlockSize) - have, chunk - have,
+                                     : read_fully(landing + have, round_up(chunk, kBlockSize) - have, chunk - have,
                                                   offset + done + have, fault);
       }
     } else {
-      err = read_fully(bounce, round_up(chunk, kBlockSize), chunk, offset + done, fault);
+      err = read_fully(landing, round_up(chunk, kBlockSize), chunk, offset + done, fault);
     }
     if (err != 0) return read_failure(err, offset, into.size());
     if (overlap && done + chunk < into.size()) start(done + chunk, half ^ 1);
-    crc = crc32_update(crc, {bounce, chunk});
-    if (bounce != into.data() + done) std::memcpy(into.data() + done, bounce, chunk);
+    crc = crc32_update(crc, {landing, chunk});
+    if (landing != into.data() + done) std::memcpy(into.data() + done, landing, chunk);
     done += chunk;
   }
   return {};
