@@ -72,6 +72,14 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   const auto say = [&](const std::string& line) {
     if (log) log(line);
   };
+  // Progress "  <what> k/n" about every tenth of the way, and at the end.
+  const auto about_every_tenth = [&say](const char* what) {
+    return [&say, what, reported = 0](int done, int total) mutable {
+      if (done * 10 / total < reported && done != total) return;
+      reported = done * 10 / total + 1;
+      say(fmt::format("  {} {}/{}", what, done, total));
+    };
+  };
   check_power(options.cpu_power_w, "--cpu-power", false);
   check_power(options.storage_power_w, "--storage-power", true);
   std::string no_rapl = "RAPL not used (disabled)";
@@ -92,12 +100,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
                     g.name(), format_bytes(static_cast<double>(timer.bytes_held()))));
     const auto started = std::chrono::steady_clock::now();
     const double joules_before = rapl ? rapl->joules() : 0;
-    int reported = 0;
-    timings = time_nodes(timer, options.nodes, [&](int done, int steps) {
-      if (done * 10 / steps < reported && done != steps) return;
-      reported = done * 10 / steps + 1;
-      say(fmt::format("  step {}/{}", done, steps));
-    });
+    timings = time_nodes(timer, options.nodes, about_every_tenth("step"));
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     joules = rapl ? rapl->joules() - joules_before : 0;
   }
@@ -171,9 +174,9 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
 
   // The charge's level from real steps of a plan that pages; its split between per transfer
   // and per byte stays the storage phase's.
-  say("paging: real steps of a plan that pages against checkpoint-all's");
+  say("paging: timing real steps of a plan that pages against checkpoint-all's");
   const std::optional<PagingCalibration> calibration =
-      calibrate_paging_charge(g, d, options.nodes, options.storage);
+      calibrate_paging_charge(g, d, options.nodes, options.storage, about_every_tenth("pair"));
   std::string calibrated = "no plan of this graph pages, so the charge is the storage phase's";
   if (calibration) {
     const PagingCalibration& c = *calibration;

@@ -24,7 +24,8 @@ double charge_scale(double measured_extra_s, double predicted_extra_s, double ch
 
 std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const DeviceProfile& device,
                                                          const NodeTimingOptions& options,
-                                                         const StorageTimingOptions& storage) {
+                                                         const StorageTimingOptions& storage,
+                                                         const std::function<void(int, int)>& progress) {
   const GraphCosts costs = costs_for(g, device);
   const BudgetScale scale = budget_scale(g, costs, {});
   std::optional<LoweredPlan> paging;
@@ -66,6 +67,7 @@ std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const D
   for (int i = 0; i < options.repeats; ++i) {
     const double paged = step_s(with_paging);
     extra.push_back(paged - step_s(without));
+    if (progress) progress(i + 1, options.repeats);
   }
   out.measured_extra_s = summarize(extra).median;
   out.scale = charge_scale(out.measured_extra_s, out.predicted_extra_s, out.charged_s);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -41,8 +42,10 @@ double charge_scale(double measured_extra_s, double predicted_extra_s, double ch
 // times `options.warmup` then `options.repeats` pairs of real steps of the two through the
 // runtime, the paging one with a FilePager in storage.directory. Nothing if no such plan
 // exists (a graph too small to page). Throws IoError if the page file cannot be made.
+// `progress` is called after each timed pair with (pairs done, pairs).
 std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const DeviceProfile& device,
                                                          const NodeTimingOptions& options,
-                                                         const StorageTimingOptions& storage);
+                                                         const StorageTimingOptions& storage,
+                                                         const std::function<void(int, int)>& progress = {});
 
 }  // namespace poet::profile
