@@ -208,6 +208,7 @@ TEST(PagingCalibration, RunsAPlanThatPagesBesideCheckpointAll) {
   EXPECT_NE(c->plan.find("Capuchin at"), std::string::npos) << c->plan;
   EXPECT_GE(c->transfers, 2);  // a page-out and its page-in at least
   EXPECT_GT(c->bytes, 0);
+  EXPECT_EQ(c->pairs, steps.repeats);
   EXPECT_GT(c->charged_s, 0);
   EXPECT_GE(c->scale, 0);
   EXPECT_DOUBLE_EQ(c->scale, profile::charge_scale(c->measured_extra_s, c->predicted_extra_s, c->charged_s));

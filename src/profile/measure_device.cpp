@@ -186,7 +186,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
         "{} ({} transfers, {} a step): its steps took {} more than checkpoint-all's (median of {} pairs), the "
         "simulator said {} of which {} charged, so the charge was multiplied by {:.3g}",
         c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(c.measured_extra_s),
-        options.nodes.repeats, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale);
+        c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale);
   }
   say(fmt::format("paging: {}; a transfer takes {} + {}/MiB of compute", calibrated,
                   format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20))));

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 
 #include "poet/baselines/capuchin.h"
 #include "poet/budget/budget.h"
@@ -69,6 +68,7 @@ std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const D
     extra.push_back(paged - step_s(without));
     if (progress) progress(i + 1, options.repeats);
   }
+  out.pairs = options.repeats;
   out.measured_extra_s = summarize(extra).median;
   out.scale = charge_scale(out.measured_extra_s, out.predicted_extra_s, out.charged_s);
   return out;

@@ -27,6 +27,7 @@ struct PagingCalibration {
   std::string plan;         // which plan ran, e.g. "Capuchin at 60% of the activation peak"
   int transfers = 0;        // page-outs and page-ins a step
   std::int64_t bytes = 0;   // moved a step, both ways
+  int pairs = 0;            // timed pairs of steps
   double measured_extra_s = 0;   // median over paired steps of (paging step - checkpoint-all step)
   double predicted_extra_s = 0;  // the simulator's, with the charge the storage phase measured
   double charged_s = 0;          // of which that charge (SimulationResult::paging_cpu_s)
