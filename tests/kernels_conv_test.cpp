@@ -1,6 +1,8 @@
 // Convolution: worked examples and gradients for plain, grouped, depthwise and 1x1 shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -93,6 +95,76 @@ TEST(KernelConv2d, MatchesTheDefinitionForEveryStrideAndPadding) {
           ++checked;
         }
   EXPECT_EQ(checked, 60);
+}
+
+// resnet18-sized 3x3 convolutions go by Winograd's F(2x2, 3x3) (src/kernels/conv_winograd.h):
+// the forward and both gradients against their definitions in double. Odd sizes (the
+// last tiles half outside), blocks of tile rows that span two images, more output than
+// input channels (the input gradient's shape swaps them), a bias, and scratch that starts
+// as NaN, which no product may read.
+TEST(KernelConv2d, WinogradMatchesTheDefinition) {
+  const Conv2dShape s{.batch = 3, .in_channels = 32, .in_h = 29, .in_w = 27, .out_channels = 64, .kernel_h = 3,
+                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+  const std::int64_t plane = s.in_h * s.in_w;
+  const std::vector<float> x = random_values(s.batch * s.in_channels * plane, 11),
+                           weight = random_values(s.out_channels * s.in_channels * 9, 12),
+                           bias = random_values(s.out_channels, 13),
+                           dy = random_values(s.batch * s.out_channels * plane, 14);
+  std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(dy.size()), dx(x.size()), dweight(weight.size()), dbias(bias.size());
+  conv2d_forward(s, x, weight, bias, y, scratch);
+  conv2d_backward_input(s, dy, weight, dx, scratch);
+  conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
+  const auto at = [&](std::int64_t n, std::int64_t c, std::int64_t channels, std::int64_t iy, std::int64_t ix) {
+    return ((n * channels + c) * s.in_h + iy) * s.in_w + ix;
+  };
+  double worst = 0;
+  for (std::int64_t n = 0; n < s.batch; ++n)
+    for (std::int64_t oy = 0; oy < s.in_h; ++oy)
+      for (std::int64_t ox = 0; ox < s.in_w; ++ox) {
+        for (std::int64_t o = 0; o < s.out_channels; ++o) {  // y at (oy, ox)
+          double want = bias[o];
+          for (std::int64_t c = 0; c < s.in_channels; ++c)
+            for (std::int64_t i = 0; i < 3; ++i)
+              for (std::int64_t j = 0; j < 3; ++j) {
+                const std::int64_t iy = oy - 1 + i, ix = ox - 1 + j;
+                if (iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w)
+                  want += static_cast<double>(x[at(n, c, s.in_channels, iy, ix)]) * weight[(o * s.in_channels + c) * 9 + i * 3 + j];
+              }
+          worst = std::max(worst, std::abs(y[at(n, o, s.out_channels, oy, ox)] - want));
+        }
+        for (std::int64_t c = 0; c < s.in_channels; ++c) {  // dx at (oy, ox), read as an input position
+          double want = 0;
+          for (std::int64_t o = 0; o < s.out_channels; ++o)
+            for (std::int64_t i = 0; i < 3; ++i)
+              for (std::int64_t j = 0; j < 3; ++j) {
+                const std::int64_t y_row = oy + 1 - i, y_col = ox + 1 - j;
+                if (y_row >= 0 && y_row < s.in_h && y_col >= 0 && y_col < s.in_w)
+                  want += static_cast<double>(dy[at(n, o, s.out_channels, y_row, y_col)]) * weight[(o * s.in_channels + c) * 9 + i * 3 + j];
+              }
+          worst = std::max(worst, std::abs(dx[at(n, c, s.in_channels, oy, ox)] - want));
+        }
+      }
+  // Sums of 288 and 576 products of magnitude up to 1: float rounding, not a wrong term
+  // (one misplaced product moves an output by about 0.3 on average).
+  EXPECT_LT(worst, 1e-4);
+
+  double worst_weight = 0;  // sums of 2,349 products
+  for (std::int64_t o = 0; o < s.out_channels; ++o)
+    for (std::int64_t c = 0; c < s.in_channels; ++c)
+      for (std::int64_t i = 0; i < 3; ++i)
+        for (std::int64_t j = 0; j < 3; ++j) {
+          double want = 0;
+          for (std::int64_t n = 0; n < s.batch; ++n)
+            for (std::int64_t oy = 0; oy < s.in_h; ++oy)
+              for (std::int64_t ox = 0; ox < s.in_w; ++ox) {
+                const std::int64_t iy = oy - 1 + i, ix = ox - 1 + j;
+                if (iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w)
+                  want += static_cast<double>(dy[at(n, o, s.out_channels, oy, ox)]) * x[at(n, c, s.in_channels, iy, ix)];
+              }
+          worst_weight = std::max(worst_weight, std::abs(dweight[(o * s.in_channels + c) * 9 + i * 3 + j] - want));
+        }
+  EXPECT_LT(worst_weight, 1e-3);
 }
 
 void check_conv_gradients(const Conv2dShape& s) {

@@ -105,5 +105,22 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
   }
 }
 
+// A convolution by Winograd's F(2x2, 3x3): blocks of tiles on the threads, the weight
+// gradient summed in fixed groups of blocks.
+TEST(KernelThreads, WinogradGivesTheSameBitsOnEveryThreadCount) {
+  const Conv2dShape s{.batch = 3, .in_channels = 32, .in_h = 29, .in_w = 27, .out_channels = 64, .kernel_h = 3,
+                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+  const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w, y_size = s.batch * s.out_channels * s.in_h * s.in_w;
+  const std::vector<float> x = random_values(x_size, 7), w = random_values(s.out_channels * s.in_channels * 9, 8),
+                           b = random_values(s.out_channels, 9), dy = random_values(y_size, 10);
+  same_bits_for_every_thread_count([&] {
+    std::vector<float> y(y_size), dx(x_size), dw(w.size()), db(b.size()), scratch(conv2d_scratch_elements(s));
+    conv2d_forward(s, x, w, b, y, scratch);
+    conv2d_backward_input(s, dy, w, dx, scratch);
+    conv2d_backward_params(s, dy, x, dw, db, scratch);
+    return std::vector<std::vector<float>>{y, dx, dw, db};
+  });
+}
+
 }  // namespace
 }  // namespace poet::kernels

@@ -7,15 +7,19 @@
 // of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions (one input
 // and one output channel per group) are computed directly instead: as GEMMs they are
 // one-row products, one BLAS call per channel and image, that ran several times slower than
-// the direct loops. (oneDNN's convolution primitives were measured too and are not used:
-// each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
+// the direct loops. Large 3x3 convolutions (resnet18's, one image at a time) go by
+// Winograd's F(2x2, 3x3) instead, forward and both gradients (conv_winograd.h). (oneDNN's
+// convolution primitives were measured too and are not used: each execution allocates on
+// the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
+#include "conv_winograd.h"
 #include "gemm.h"
 #include "kernel_checks.h"
 #include "parallel_for.h"
@@ -519,6 +523,36 @@ std::int64_t scratch_for_workers(const Conv2dShape& s, std::int64_t workers) {
   return workers * cols_elements(s) + std::max(sums, rearranged_weights_elements(s));
 }
 
+// The Winograd convolutions (conv_winograd.h) that apply, by their shape: the forward's
+// (the weight gradient's too, where it applies) and the input gradient's.
+std::optional<Conv2dShape> winograd_forward(const Conv2dShape& s) {
+  return detail::winograd_applies(s) ? std::optional(s) : std::nullopt;
+}
+std::optional<Conv2dShape> winograd_input_gradient(const Conv2dShape& s) {
+  const Conv2dShape t = swapped_channels(s);
+  return detail::winograd_applies(t) ? std::optional(t) : std::nullopt;
+}
+
+std::int64_t winograd_scratch(const Conv2dShape& s, std::int64_t workers) {
+  std::int64_t floats = 0;
+  for (const auto& shape : {winograd_forward(s), winograd_input_gradient(s)})
+    if (shape) floats = std::max(floats, detail::winograd_scratch_elements(*shape, workers));
+  return floats;
+}
+
+// As many threads as the scratch holds for a Winograd convolution of shape t.
+std::int64_t winograd_workers(const Conv2dShape& t, std::span<float> scratch) {
+  std::int64_t workers = omp_get_max_threads();
+  while (workers > 1 && detail::winograd_scratch_elements(t, workers) > static_cast<std::int64_t>(scratch.size()))
+    --workers;
+  return workers;
+}
+
+void winograd(const Conv2dShape& t, const float* x, const float* weight, bool flipped, float* y,
+              std::span<float> scratch) {
+  detail::winograd_convolve(t, x, weight, flipped, y, scratch.data(), winograd_workers(t, scratch));
+}
+
 // As many workers as threads, groups and the caller's scratch allow.
 std::int64_t workers_for(const Conv2dShape& s, std::span<float> scratch) {
   std::int64_t workers = std::min<std::int64_t>(omp_get_max_threads(), image_groups(s));
@@ -617,14 +651,15 @@ struct PartialSumLayout {
 };
 
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
-  expect_at_least(kernel, "scratch", scratch, scratch_for_workers(s, 1));
+  expect_at_least(kernel, "scratch", scratch, std::max(scratch_for_workers(s, 1), winograd_scratch(s, 1)));
 }
 
 }  // namespace
 
 std::int64_t conv2d_scratch_elements(const Conv2dShape& s) {
   validate(s);
-  return scratch_for_workers(s, std::min<std::int64_t>(omp_get_max_threads(), image_groups(s)));
+  return std::max(scratch_for_workers(s, std::min<std::int64_t>(omp_get_max_threads(), image_groups(s))),
+                  winograd_scratch(s, omp_get_max_threads()));
 }
 
 void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<const float> weight,
@@ -637,6 +672,15 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
+  if (winograd_forward(s)) {
+    winograd(s, x.data(), weight.data(), false, y.data(), scratch);
+    if (s.bias)
+      detail::parallel_for(s.batch * s.out_channels, p, [&](std::int64_t plane) {
+        float* out = y.data() + plane * p;
+        for (std::int64_t i = 0; i < p; ++i) out[i] += bias[plane % s.out_channels];
+      });
+    return;
+  }
   const std::int64_t workers = workers_for(s, scratch);
   float* by_row = scratch.data() + workers * cols_elements(s);
   if (by_kernel_rows(s)) weights_by_kernel_row(s, weight.data(), by_row);
@@ -667,6 +711,8 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
   expect_size("conv2d_backward_input", "dx", dx, s.batch * s.in_channels * input_plane(s));
   check_scratch("conv2d_backward_input", s, scratch);
   if (is_depthwise(s)) return depthwise_backward_input(s, dy.data(), weight.data(), dx.data());
+  if (const std::optional<Conv2dShape> t = winograd_input_gradient(s))
+    return winograd(*t, dy.data(), weight.data(), true, dx.data(), scratch);
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
   const std::int64_t workers = workers_for(s, scratch);
   if (input_gradient_as_convolution(s)) {
@@ -718,6 +764,9 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
   if (is_depthwise(s)) {
     depthwise_backward_weight(s, dy.data(), x.data(), dweight.data());
+  } else if (detail::winograd_weight_gradient_applies(s)) {
+    detail::winograd_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(),
+                                     winograd_workers(s, scratch));
   } else {
     const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
     const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);
