@@ -63,8 +63,6 @@ Tiling tiling(const Conv2dShape& s) {
 }
 
 std::int64_t weight_groups(const Tiling& t) { return std::min(kWeightGroups, t.blocks); }
-// The start of the scratch: U (the forward) or the groups' sums of dU (the weight gradient).
-std::int64_t weights_area(const Tiling& t) { return weight_groups(t) * kPositions * t.u_stride; }
 
 // U[p][co][ci] = (G g G^T)[p] for g = the kernel of (co, ci). Per output channel, a run of
 // input channels at a time, gathered first so that the arithmetic runs along contiguous
@@ -310,7 +308,9 @@ bool winograd_weight_gradient_applies(const Conv2dShape& s) {
 
 std::int64_t winograd_scratch_elements(const Conv2dShape& s, std::int64_t workers) {
   const Tiling t = tiling(s);
-  return weights_area(t) + workers * t.worker;
+  // U (the forward) or the groups' sums of dU (the weight gradient), then the workers'.
+  const std::int64_t weights = winograd_weight_gradient_applies(s) ? weight_groups(t) : 1;
+  return weights * kPositions * t.u_stride + workers * t.worker;
 }
 
 void winograd_convolve(const Conv2dShape& s, const float* x, const float* weight, bool flipped, float* y,
@@ -324,7 +324,7 @@ void winograd_convolve(const Conv2dShape& s, const float* x, const float* weight
   // number.
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::max<std::int64_t>(1, workers)))
   for (std::int64_t b = 0; b < t.blocks; ++b) {
-    float* v = scratch + weights_area(t) + omp_get_thread_num() * t.worker;
+    float* v = scratch + kPositions * t.u_stride + omp_get_thread_num() * t.worker;
     float* m = v + kPositions * t.v_stride;
     float* lines = m + kPositions * t.m_stride;
     const std::int64_t first = b * t.rows_per_block, end = std::min(first + t.rows_per_block, all_rows);
@@ -345,7 +345,7 @@ void winograd_weight_gradient(const Conv2dShape& s, const float* x, const float*
   // Inside a parallel region even of one thread, as winograd_convolve.
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(std::max<std::int64_t>(1, workers)))
   for (std::int64_t group = 0; group < groups; ++group) {
-    float* v = scratch + weights_area(t) + omp_get_thread_num() * t.worker;
+    float* v = scratch + groups * size + omp_get_thread_num() * t.worker;
     float* dm = v + kPositions * t.v_stride;
     float* lines = dm + kPositions * t.m_stride;
     const std::int64_t begin = group * t.blocks / groups, end_block = (group + 1) * t.blocks / groups;
