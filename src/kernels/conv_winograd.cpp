@@ -76,8 +76,8 @@ void transform_weights(const Conv2dShape& s, const Tiling& t, const float* weigh
       float g[9][kRun], h[12][kRun];  // the kernels; G g, row by row
       for (std::int64_t c = 0; c < run; ++c) {
         const std::int64_t ci = first + c;
-        for (int t = 0; t < 9; ++t)
-          g[t][c] = flipped ? weight[(ci * cout + co) * 9 + 8 - t] : weight[(co * cin + ci) * 9 + t];
+        for (int tap = 0; tap < 9; ++tap)
+          g[tap][c] = flipped ? weight[(ci * cout + co) * 9 + 8 - tap] : weight[(co * cin + ci) * 9 + tap];
       }
       for (int j = 0; j < 3; ++j)
         for (std::int64_t c = 0; c < run; ++c) {
