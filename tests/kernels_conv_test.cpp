@@ -129,7 +129,8 @@ TEST(KernelConv2d, WinogradMatchesTheDefinition) {
               for (std::int64_t j = 0; j < 3; ++j) {
                 const std::int64_t iy = oy - 1 + i, ix = ox - 1 + j;
                 if (iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w)
-                  want += static_cast<double>(x[at(n, c, s.in_channels, iy, ix)]) * weight[(o * s.in_channels + c) * 9 + i * 3 + j];
+                  want += static_cast<double>(x[at(n, c, s.in_channels, iy, ix)]) *
+                          weight[(o * s.in_channels + c) * 9 + i * 3 + j];
               }
           worst = std::max(worst, std::abs(y[at(n, o, s.out_channels, oy, ox)] - want));
         }
@@ -140,7 +141,8 @@ TEST(KernelConv2d, WinogradMatchesTheDefinition) {
               for (std::int64_t j = 0; j < 3; ++j) {
                 const std::int64_t y_row = oy + 1 - i, y_col = ox + 1 - j;
                 if (y_row >= 0 && y_row < s.in_h && y_col >= 0 && y_col < s.in_w)
-                  want += static_cast<double>(dy[at(n, o, s.out_channels, y_row, y_col)]) * weight[(o * s.in_channels + c) * 9 + i * 3 + j];
+                  want += static_cast<double>(dy[at(n, o, s.out_channels, y_row, y_col)]) *
+                          weight[(o * s.in_channels + c) * 9 + i * 3 + j];
               }
           worst = std::max(worst, std::abs(dx[at(n, c, s.in_channels, oy, ox)] - want));
         }
@@ -160,7 +162,8 @@ TEST(KernelConv2d, WinogradMatchesTheDefinition) {
               for (std::int64_t ox = 0; ox < s.in_w; ++ox) {
                 const std::int64_t iy = oy - 1 + i, ix = ox - 1 + j;
                 if (iy >= 0 && iy < s.in_h && ix >= 0 && ix < s.in_w)
-                  want += static_cast<double>(dy[at(n, o, s.out_channels, oy, ox)]) * x[at(n, c, s.in_channels, iy, ix)];
+                  want += static_cast<double>(dy[at(n, o, s.out_channels, oy, ox)]) *
+                          x[at(n, c, s.in_channels, iy, ix)];
               }
           worst_weight = std::max(worst_weight, std::abs(dweight[(o * s.in_channels + c) * 9 + i * 3 + j] - want));
         }

@@ -110,7 +110,8 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
 TEST(KernelThreads, WinogradGivesTheSameBitsOnEveryThreadCount) {
   const Conv2dShape s{.batch = 3, .in_channels = 32, .in_h = 29, .in_w = 27, .out_channels = 64, .kernel_h = 3,
                       .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
-  const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w, y_size = s.batch * s.out_channels * s.in_h * s.in_w;
+  const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w,
+                    y_size = s.batch * s.out_channels * s.in_h * s.in_w;
   const std::vector<float> x = random_values(x_size, 7), w = random_values(s.out_channels * s.in_channels * 9, 8),
                            b = random_values(s.out_channels, 9), dy = random_values(y_size, 10);
   same_bits_for_every_thread_count([&] {
