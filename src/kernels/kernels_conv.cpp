@@ -4,10 +4,8 @@
 // convolution of dY with flipped weights), and its weight gradient into dY_g cols^T summed
 // over the batch. Convolutions whose per-image GEMMs are small share their images between
 // the threads, and go by kernel rows: an im2row buffer of the kernel_w horizontal shifts
-// of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions (one input
-// and one output channel per group) are computed directly instead: as GEMMs they are
-// one-row products, one BLAS call per channel and image, that ran several times slower than
-// the direct loops. Large 3x3 convolutions (resnet18's, one image at a time) go by
+// of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
+// computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one image at a time) go by
 // Winograd's F(2x2, 3x3) instead, forward and both gradients (conv_winograd.h). (oneDNN's
 // convolution primitives were measured too and are not used: each execution allocates on
 // the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
@@ -17,8 +15,9 @@
 
 #include <algorithm>
 #include <optional>
-#include <type_traits>
 
+#include "conv_depthwise.h"
+#include "conv_geometry.h"
 #include "conv_winograd.h"
 #include "gemm.h"
 #include "kernel_checks.h"
@@ -30,130 +29,20 @@ namespace {
 
 using detail::expect_at_least;
 using detail::expect_size;
+using detail::ColumnRange;
+using detail::depthwise_backward_input;
+using detail::depthwise_backward_weight;
+using detail::depthwise_forward;
 using detail::gemm;
+using detail::input_plane;
+using detail::inside_columns;
+using detail::is_depthwise;
+using detail::patch_size;
+using detail::positions;
+using detail::reads_input_directly;
+using detail::with_stride;
 
-// A 1x1, stride 1, unpadded convolution's im2col is its input itself.
-bool reads_input_directly(const Conv2dShape& s) {
-  return s.kernel_h == 1 && s.kernel_w == 1 && s.stride == 1 && s.pad_h == 0 && s.pad_w == 0;
-}
 
-std::int64_t patch_size(const Conv2dShape& s) { return s.in_channels_per_group() * s.kernel_h * s.kernel_w; }
-std::int64_t positions(const Conv2dShape& s) { return s.out_h() * s.out_w(); }
-std::int64_t input_plane(const Conv2dShape& s) { return s.in_h * s.in_w; }
-
-// The output columns [begin, end) whose input column ox stride - pad_w + j dilation is
-// inside the image: the loops below then run without a bounds test per element. (A tap
-// (i, j) reads the input i dilation rows and j dilation columns from its window's corner.)
-struct ColumnRange {
-  std::int64_t begin, end;
-};
-
-ColumnRange inside_columns(const Conv2dShape& s, int j) {
-  const std::int64_t shift = s.pad_w - std::int64_t{j} * s.dilation;
-  if (s.stride == 1) {
-    // Without the divisions: im2col calls this per tap and image (1.3% of a resnet18_cifar
-    // step in perf with them).
-    const std::int64_t ow = s.in_w + 2 * s.pad_w - s.span_w() + 1;
-    return {std::clamp<std::int64_t>(shift, 0, ow), std::clamp<std::int64_t>(s.in_w + shift, 0, ow)};
-  }
-  const auto first_at_least = [&](std::int64_t x) {  // the least ox with ox stride - pad_w + j dilation >= x
-    const std::int64_t need = x + shift;
-    return need <= 0 ? 0 : (need + s.stride - 1) / s.stride;
-  };
-  const std::int64_t ow = s.out_w();
-  return {std::min(first_at_least(0), ow), std::min(first_at_least(s.in_w), ow)};
-}
-
-bool is_depthwise(const Conv2dShape& s) {
-  return s.groups > 1 && s.groups == s.in_channels && s.groups == s.out_channels;
-}
-
-// For every output row oy and kernel tap (i, j) whose input row is inside the image, in
-// that order, calls visit(tap index, output index of ox = 0, input index of ox = 0, columns
-// inside), so that the visitor's loop over ox runs without bounds tests: input index + ox
-// stride. Row by row, all taps: the output row stays in the L1 cache while its taps add up
-// (tap by tap over the whole plane, the depthwise forward was 17% of a mobilenet_v2 step).
-template <typename Visit>
-void for_each_tap_row(const Conv2dShape& s, Visit visit) {
-  const std::int64_t oh = s.out_h(), ow = s.out_w();
-  for (std::int64_t oy = 0; oy < oh; ++oy)
-    for (int i = 0; i < s.kernel_h; ++i) {
-      const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
-      if (iy < 0 || iy >= s.in_h) continue;
-      for (int j = 0; j < s.kernel_w; ++j)
-        visit(i * s.kernel_w + j, oy * ow, iy * s.in_w - s.pad_w + j * s.dilation, inside_columns(s, j));
-    }
-}
-
-// Calls f(stride), strides 1 and 2 as compile-time constants: the loops over ox then read
-// contiguous floats or every other one, which the compiler vectorizes; with the stride a
-// run-time value it loaded them one at a time (perf: most of the depthwise forward's time
-// in mobilenet_v2; im2col's and col2im's strided rows 5.6% of a resnet18_cifar step).
-template <typename F>
-void with_stride(const Conv2dShape& s, F f) {
-  if (s.stride == 1) return f(std::integral_constant<std::int64_t, 1>{});
-  if (s.stride == 2) return f(std::integral_constant<std::int64_t, 2>{});
-  f(static_cast<std::int64_t>(s.stride));
-}
-
-// Per image and channel: y = bias + sum over taps of w[tap] x shifted, in tap order.
-void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight, const float* bias, float* y) {
-  const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  with_stride(s, [&](auto stride) {
-    detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {  // plane: image n, channel c
-      const std::int64_t c = plane % s.in_channels;
-      const float* in = x + plane * area;
-      const float* w = weight + c * taps;
-      float* out = y + plane * p;
-      std::fill(out, out + p, s.bias ? bias[c] : 0.0f);
-      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
-          out[out_row + ox] += w[tap] * in[in_row + ox * stride];
-      });
-    });
-  });
-}
-
-void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float* weight, float* dx) {
-  const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  with_stride(s, [&](auto stride) {
-    detail::parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
-      const float* g = dy + plane * p;
-      const float* w = weight + plane % s.in_channels * taps;
-      float* out = dx + plane * area;
-      std::fill(out, out + area, 0.0f);
-      for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-        for (std::int64_t ox = inside.begin; ox < inside.end; ++ox)
-          out[in_row + ox * stride] += w[tap] * g[out_row + ox];
-      });
-    });
-  });
-}
-
-void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const float* x, float* dweight) {
-  const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  std::fill(dweight, dweight + s.in_channels * taps, 0.0f);
-  with_stride(s, [&](auto stride) {
-    detail::parallel_for(s.in_channels, s.batch * p * taps, [&](std::int64_t c) {
-      float* dw = dweight + c * taps;
-      for (std::int64_t n = 0; n < s.batch; ++n) {
-        const float* g = dy + (n * s.in_channels + c) * p;
-        const float* in = x + (n * s.in_channels + c) * area;
-        for_each_tap_row(s, [&](std::int64_t tap, std::int64_t out_row, std::int64_t in_row, ColumnRange inside) {
-          // One running sum: partial sums in lanes, combined per row, were slower on
-          // mobilenet_v2's rows of 7 to 112 (perf: 10.3% of a step against 8.7%).
-          float sum = 0.0f;
-          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) sum += g[out_row + ox] * in[in_row + ox * stride];
-          dw[tap] += sum;
-        });
-      }
-    });
-  });
-}
-
-// One tap (i, j) of a stride-1 convolution with as many output columns as input columns:
-// its rows are one contiguous run of the input plane, shifted by the tap, so they are copied
-// at once and the columns that fall outside the image (wrapped into the neighbouring row)
 // are then zeroed. The same values as row by row, in fewer and longer copies.
 void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int j, float* out) {
   const std::int64_t oh = s.out_h(), w = s.in_w, area = input_plane(s);
