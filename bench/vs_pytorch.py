@@ -13,6 +13,13 @@ Both sides: synthetic data, SGD with momentum 0.9 (lr 0.01), checkpoint-all (poe
 budget), batch norm in training mode, dropout on. The PyTorch networks mirror poet's zoo
 (src/models/): lenet5, resnet18_cifar and the transformer block are written out below;
 resnet18 and mobilenet_v2 are torchvision's, whose parameter counts poet's equal.
+
+PyTorch's matrix products (nn.Linear, the attention's) go to the system BLAS. Debian's
+python3-torch runs them on whichever libblas.so.3 the alternatives system points to, the
+reference BLAS unless an optimized one is installed, which made its transformer step 6.2 s
+instead of 0.8 s here. So PyTorch runs on OpenBLAS when Debian's libopenblas0-pthread is
+installed (its library first on LD_LIBRARY_PATH, for the PyTorch process alone: poet's own
+products are oneDNN's), and the report names the BLAS PyTorch loaded.
 """
 import argparse
 import json
@@ -26,6 +33,9 @@ import time
 # A PyTorch step this many times poet's is PyTorch misbehaving (a slow kernel path on this
 # CPU), not poet being fast: such rows get a warning under the table.
 ANOMALOUS = 3
+
+# Debian's libopenblas0-pthread puts its libblas.so.3 here.
+OPENBLAS_DIR = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
 
 # model: (batch, poet's --max-batches)
 MODELS = {
@@ -120,7 +130,9 @@ def torch_steps(name, batch, steps, threads):
         optimizer.step()
         if step >= 3:
             times.append(time.perf_counter() - began)
-    print(json.dumps({"median_step_s": statistics.median(times)}))
+    with open("/proc/self/maps") as maps:
+        blas = sorted({line.split()[-1] for line in maps if "libblas" in line or "libopenblas" in line})
+    print(json.dumps({"median_step_s": statistics.median(times), "blas": blas}))
 
 
 def run(argv, env):
@@ -146,6 +158,10 @@ def main():
         torch_steps(name, int(batch), int(steps), args.threads)
         return
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    torch_env = dict(env, OPENBLAS_NUM_THREADS=str(args.threads))
+    if os.path.isdir(OPENBLAS_DIR):
+        torch_env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [OPENBLAS_DIR, env.get("LD_LIBRARY_PATH")]))
+    torch_blas = set()
     print(f"| model | batch | threads | poet median step | PyTorch median step | poet / PyTorch | poet peak RSS | PyTorch peak RSS |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     warnings = []
@@ -159,8 +175,9 @@ def main():
             poet_s.append(json.loads(out)["median_step_s"])
             poet_rss.append(rss)
             out, rss = run([sys.executable, __file__, "--threads", str(args.threads), "--child",
-                            f"{name}:{batch}:{steps}"], env)
+                            f"{name}:{batch}:{steps}"], torch_env)
             torch_s.append(json.loads(out)["median_step_s"])
+            torch_blas.update(json.loads(out)["blas"])
             torch_rss.append(rss)
             ratios.append(poet_s[-1] / torch_s[-1])
         ms = lambda s: f"{1e3 * statistics.median(s):.3g} ms"
@@ -169,8 +186,12 @@ def main():
               f"({min(ratios):.2f}-{max(ratios):.2f}) | {mib(poet_rss)} | {mib(torch_rss)} |", flush=True)
         if statistics.median(ratios) < 1 / ANOMALOUS:
             warnings.append(f"{name}: PyTorch's step is {1 / statistics.median(ratios):.0f}x poet's. Read that row as "
-                            "PyTorch running anomalously on this machine (seen: its mobilenet_v2 at one thread, its "
-                            "transformer block), not as poet's speed; compare another thread count or machine.")
+                            "PyTorch running anomalously on this machine (seen: its mobilenet_v2 at one thread), not as "
+                            "poet's speed; compare another thread count or machine.")
+    print(f"\nPyTorch's BLAS: {', '.join(sorted(torch_blas)) or 'none loaded'}")
+    if not any("openblas" in path for path in torch_blas):
+        warnings.append("PyTorch's matrix products ran on the reference BLAS, many times slower than an optimized one; "
+                        "install Debian's libopenblas0-pthread for a fair comparison.")
     for warning in warnings:
         print(f"\nWarning: {warning}")
 

@@ -31,6 +31,32 @@ TEST(KernelBatchNorm, StatisticsAndForwardWorkedByHand) {
   EXPECT_FLOAT_EQ(y[3], -1.0f);
 }
 
+// The statistics merge blocks of a plane: a channel far from zero, of planes that end in a
+// partial block, whose first element is far from the rest, still gets the mean and the
+// variance of a sum in double.
+TEST(KernelBatchNorm, StatisticsStayAccurateOverManyBlocksFarFromZero) {
+  const BatchNormShape s{.batch = 3, .channels = 2, .spatial = 700, .eps = 1e-6f};
+  std::vector<float> x = random_values(static_cast<std::size_t>(3 * 2 * 700), 7, -1.0f, 1.0f);
+  for (float& v : x) v += 1000.0f;
+  x[0] = 1500.0f;
+  std::vector<float> stats(4);
+  batch_norm_stats(s, x, stats);
+  for (std::int64_t c = 0; c < 2; ++c) {
+    double sum = 0, squares = 0;
+    for (std::int64_t n = 0; n < 3; ++n)
+      for (std::int64_t i = 0; i < 700; ++i) sum += x[static_cast<std::size_t>((n * 2 + c) * 700 + i)];
+    const double mean = sum / 2100;
+    for (std::int64_t n = 0; n < 3; ++n)
+      for (std::int64_t i = 0; i < 700; ++i) {
+        const double d = x[static_cast<std::size_t>((n * 2 + c) * 700 + i)] - mean;
+        squares += d * d;
+      }
+    const double inv_std = 1.0 / std::sqrt(squares / 2100 + 1e-6);
+    EXPECT_NEAR(stats[static_cast<std::size_t>(2 * c)], mean, 1e-7 * mean) << "channel " << c;
+    EXPECT_NEAR(stats[static_cast<std::size_t>(2 * c + 1)], inv_std, 1e-5 * inv_std) << "channel " << c;
+  }
+}
+
 TEST(KernelBatchNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
   const BatchNormShape s{.batch = 3, .channels = 2, .spatial = 4, .eps = 1e-5f};
   const std::size_t size = 24;
