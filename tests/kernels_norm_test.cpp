@@ -31,9 +31,10 @@ TEST(KernelBatchNorm, StatisticsAndForwardWorkedByHand) {
   EXPECT_FLOAT_EQ(y[3], -1.0f);
 }
 
-// The statistics merge blocks of a plane: a channel far from zero, of planes that end in a
-// partial block, whose first element is far from the rest, still gets the mean and the
-// variance of a sum in double.
+// The statistics sum a channel in float blocks added in double, the mean first and then the
+// squared deviations from it: a channel far from zero, whose planes end in a partial block
+// and whose first element is far from the rest, gets the mean and the variance of sums in
+// double (one pass of squares, E[x^2] - mean^2, would lose the variance here).
 TEST(KernelBatchNorm, StatisticsStayAccurateOverManyBlocksFarFromZero) {
   const BatchNormShape s{.batch = 3, .channels = 2, .spatial = 700, .eps = 1e-6f};
   std::vector<float> x = random_values(static_cast<std::size_t>(3 * 2 * 700), 7, -1.0f, 1.0f);
@@ -42,15 +43,13 @@ TEST(KernelBatchNorm, StatisticsStayAccurateOverManyBlocksFarFromZero) {
   std::vector<float> stats(4);
   batch_norm_stats(s, x, stats);
   for (std::int64_t c = 0; c < 2; ++c) {
+    std::vector<double> channel;
+    for (std::int64_t n = 0; n < 3; ++n)
+      for (std::int64_t i = 0; i < 700; ++i) channel.push_back(x[static_cast<std::size_t>((n * 2 + c) * 700 + i)]);
     double sum = 0, squares = 0;
-    for (std::int64_t n = 0; n < 3; ++n)
-      for (std::int64_t i = 0; i < 700; ++i) sum += x[static_cast<std::size_t>((n * 2 + c) * 700 + i)];
+    for (const double v : channel) sum += v;
     const double mean = sum / 2100;
-    for (std::int64_t n = 0; n < 3; ++n)
-      for (std::int64_t i = 0; i < 700; ++i) {
-        const double d = x[static_cast<std::size_t>((n * 2 + c) * 700 + i)] - mean;
-        squares += d * d;
-      }
+    for (const double v : channel) squares += (v - mean) * (v - mean);
     const double inv_std = 1.0 / std::sqrt(squares / 2100 + 1e-6);
     EXPECT_NEAR(stats[static_cast<std::size_t>(2 * c)], mean, 1e-7 * mean) << "channel " << c;
     EXPECT_NEAR(stats[static_cast<std::size_t>(2 * c + 1)], inv_std, 1e-5 * inv_std) << "channel " << c;
