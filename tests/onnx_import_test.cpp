@@ -584,6 +584,47 @@ TEST(OnnxImport, HostileFilesAreClearErrors) {
   import_error(short_weights);
 }
 
+// ONNX's own shape inference divides by a stride unchecked: a stride of 0 stopped the
+// process (SIGFPE), found by the fuzzer. Each such attribute is an error naming the node, at
+// the top level and inside a branch of an If.
+TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
+  const auto with_ints = [](::onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> values) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (const std::int64_t v : values) a->add_ints(v);
+  };
+  const std::pair<std::string, std::vector<std::int64_t>> bad[] = {
+      {"strides", {0, 0}}, {"dilations", {1, 0}}, {"kernel_shape", {0, 3}}, {"pads", {0, 0, -1, 0}}};
+  for (const auto& entry : bad) {
+    const std::string& attribute = entry.first;  // named, not bound: clang 14's lambdas cannot capture a binding
+    const std::vector<std::int64_t>& values = entry.second;
+    const std::string path = write_model("zero_" + attribute, {1, 3, 8, 8}, {1, 2, 6, 6}, [&](auto& g) {
+      add_initializer(g, "w", {2, 3, 3, 3}, 0.1f);
+      with_ints(add_node(g, "strided_conv", "Conv", {"x", "w"}, "y"), attribute, values);
+    });
+    const std::string message = import_error(path);
+    EXPECT_NE(message.find("strided_conv"), std::string::npos) << message;
+    EXPECT_NE(message.find(attribute), std::string::npos) << message;
+  }
+  const std::string pool = write_model("zero_pool", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
+    auto* n = add_node(g, "pool", "MaxPool", {"x"}, "y");
+    with_ints(n, "kernel_shape", {2, 2});
+    with_ints(n, "strides", {0, 2});
+  });
+  EXPECT_NE(import_error(pool).find("'pool' (MaxPool) has strides 0"), std::string::npos);
+  const std::string branch = write_model("zero_branch", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
+    auto* n = add_node(g, "choose", "If", {"x"}, "y");
+    auto* then_branch = n->add_attribute();
+    then_branch->set_name("then_branch");
+    then_branch->set_type(::onnx::AttributeProto::GRAPH);
+    auto* pool_node = add_node(*then_branch->mutable_g(), "inner_pool", "AveragePool", {"x"}, "z");
+    with_ints(pool_node, "kernel_shape", {2, 2});
+    with_ints(pool_node, "strides", {2, 0});
+  });
+  EXPECT_NE(import_error(branch).find("inner_pool"), std::string::npos);
+}
+
 TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
   const OnnxModel m = import_onnx(fixture("tiny_cnn.onnx"), {.batch_size = 5});
   EXPECT_EQ(m.forward.node(0).shape, (Shape{5, 3, 16, 16}));

@@ -30,6 +30,31 @@ namespace poet::onnx_import {
   return model;
 }
 
+namespace {
+
+// ONNX's shape inference divides by a convolution's or pooling's strides unchecked (a stride
+// of 0 stopped the process with SIGFPE: the fuzzer found it), so the attributes ONNX
+// requires positive are checked first, in every graph a node may hold (If, Loop, Scan).
+void check_window_attributes(const ::onnx::GraphProto& g, const std::string& path) {
+  for (const ::onnx::NodeProto& n : g.node()) {
+    for (const ::onnx::AttributeProto& a : n.attribute()) {
+      for (const ::onnx::GraphProto& sub : a.graphs()) check_window_attributes(sub, path);
+      if (a.has_g()) check_window_attributes(a.g(), path);
+      const bool pads = a.name() == "pads";
+      if (!pads && a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
+      const std::int64_t least = pads ? 0 : 1;
+      for (const std::int64_t v : a.ints())
+        if (v < least)
+          throw InputError(fmt::format("'{}' is not a valid ONNX model: node '{}' ({}) has {} {}, and each must be "
+                                       "{}; export the model again",
+                                       path, n.name(), n.op_type(), a.name(), v,
+                                       pads ? "0 or more" : "at least 1"));
+    }
+  }
+}
+
+}  // namespace
+
 ::onnx::ModelProto checked_with_shapes(const ::onnx::ModelProto& model, const std::string& input, int batch,
                                        const std::string& path) {
   ::onnx::ModelProto m = model;
@@ -59,6 +84,7 @@ namespace poet::onnx_import {
     for (const std::int64_t d : t.dims()) tensor->mutable_shape()->add_dim()->set_dim_value(d);
     inits->DeleteSubrange(i, 1);
   }
+  check_window_attributes(g, path);
   try {
     ::onnx::checker::check_model(m);
     ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
