@@ -65,6 +65,14 @@ void add_initializer(::onnx::GraphProto& g, const std::string& name, const Shape
   return n;
 }
 
+// Sets attribute `name` of node n to a list of integers (strides, pads, axes, ...).
+void add_ints_attribute(::onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (const std::int64_t v : values) a->add_ints(v);
+}
+
 // A model with input x of `input` dims and output y of `output` dims, whose nodes `body` adds.
 std::string write_model(const std::string& name, const Shape& input, const Shape& output,
                         const std::function<void(::onnx::GraphProto&)>& body) {
@@ -108,12 +116,7 @@ TEST(OnnxImport, UnsupportedAttributeIsNamed) {
   // Dilated by 2 along the rows and 1 along the columns: poet's convolution dilates both alike.
   const std::string path = write_model("dilated", {1, 3, 8, 8}, {1, 2, 4, 6}, [](auto& g) {
     add_initializer(g, "w", {2, 3, 3, 3}, 0.1f);
-    auto* conv = add_node(g, "dilated_conv", "Conv", {"x", "w"}, "y");
-    auto* d = conv->add_attribute();
-    d->set_name("dilations");
-    d->set_type(::onnx::AttributeProto::INTS);
-    d->add_ints(2);
-    d->add_ints(1);
+    add_ints_attribute(add_node(g, "dilated_conv", "Conv", {"x", "w"}, "y"), "dilations", {2, 1});
   });
   const std::string message = import_error(path);
   EXPECT_NE(message.find("dilated_conv"), std::string::npos) << message;
@@ -210,10 +213,7 @@ TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {
   auto mean_over = [](std::vector<std::int64_t> axes, const Shape& out) {
     return write_model("mean", {1, 2, 3, 3}, out, [axes](auto& g) {
       auto* mean = add_node(g, "mean", "ReduceMean", {"x"}, "y");
-      auto* a = mean->add_attribute();
-      a->set_name("axes");
-      a->set_type(::onnx::AttributeProto::INTS);
-      for (const std::int64_t v : axes) a->add_ints(v);
+      add_ints_attribute(mean, "axes", axes);
       auto* keep = mean->add_attribute();
       keep->set_name("keepdims");
       keep->set_type(::onnx::AttributeProto::INT);
@@ -588,12 +588,6 @@ TEST(OnnxImport, HostileFilesAreClearErrors) {
 // process (SIGFPE), found by the fuzzer. Each such attribute is an error naming the node, at
 // the top level and inside a branch of an If.
 TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
-  const auto with_ints = [](::onnx::NodeProto* n, const std::string& name, std::vector<std::int64_t> values) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::INTS);
-    for (const std::int64_t v : values) a->add_ints(v);
-  };
   const std::pair<std::string, std::vector<std::int64_t>> bad[] = {
       {"strides", {0, 0}}, {"dilations", {1, 0}}, {"kernel_shape", {0, 3}}, {"pads", {0, 0, -1, 0}}};
   for (const auto& entry : bad) {
@@ -601,7 +595,7 @@ TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
     const std::vector<std::int64_t>& values = entry.second;
     const std::string path = write_model("zero_" + attribute, {1, 3, 8, 8}, {1, 2, 6, 6}, [&](auto& g) {
       add_initializer(g, "w", {2, 3, 3, 3}, 0.1f);
-      with_ints(add_node(g, "strided_conv", "Conv", {"x", "w"}, "y"), attribute, values);
+      add_ints_attribute(add_node(g, "strided_conv", "Conv", {"x", "w"}, "y"), attribute, values);
     });
     const std::string message = import_error(path);
     EXPECT_NE(message.find("strided_conv"), std::string::npos) << message;
@@ -609,8 +603,8 @@ TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
   }
   const std::string pool = write_model("zero_pool", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
     auto* n = add_node(g, "pool", "MaxPool", {"x"}, "y");
-    with_ints(n, "kernel_shape", {2, 2});
-    with_ints(n, "strides", {0, 2});
+    add_ints_attribute(n, "kernel_shape", {2, 2});
+    add_ints_attribute(n, "strides", {0, 2});
   });
   EXPECT_NE(import_error(pool).find("'pool' (MaxPool) has strides 0"), std::string::npos);
   const std::string branch = write_model("zero_branch", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
@@ -619,8 +613,8 @@ TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
     then_branch->set_name("then_branch");
     then_branch->set_type(::onnx::AttributeProto::GRAPH);
     auto* pool_node = add_node(*then_branch->mutable_g(), "inner_pool", "AveragePool", {"x"}, "z");
-    with_ints(pool_node, "kernel_shape", {2, 2});
-    with_ints(pool_node, "strides", {2, 0});
+    add_ints_attribute(pool_node, "kernel_shape", {2, 2});
+    add_ints_attribute(pool_node, "strides", {2, 0});
   });
   EXPECT_NE(import_error(branch).find("inner_pool"), std::string::npos);
 }

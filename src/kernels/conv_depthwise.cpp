@@ -62,8 +62,4 @@ void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const floa
   });
 }
 
-// One tap (i, j) of a stride-1 convolution with as many output columns as input columns:
-// its rows are one contiguous run of the input plane, shifted by the tap, so they are copied
-// at once and the columns that fall outside the image (wrapped into the neighbouring row)
-
 }  // namespace poet::kernels::detail

@@ -5,10 +5,10 @@
 // over the batch. Convolutions whose per-image GEMMs are small share their images between
 // the threads, and go by kernel rows: an im2row buffer of the kernel_w horizontal shifts
 // of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
-// computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one image at a time) go by
-// Winograd's F(2x2, 3x3) instead, forward and both gradients (conv_winograd.h). (oneDNN's
-// convolution primitives were measured too and are not used: each execution allocates on
-// the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
+// computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
+// image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
+// (conv_winograd.h). (oneDNN's convolution primitives were measured too and are not used:
+// each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
 #include <omp.h>
@@ -42,7 +42,9 @@ using detail::positions;
 using detail::reads_input_directly;
 using detail::with_stride;
 
-
+// One tap (i, j) of a stride-1 convolution with as many output columns as input columns:
+// its rows are one contiguous run of the input plane, shifted by the tap, so they are copied
+// at once and the columns that fall outside the image (wrapped into the neighbouring row)
 // are then zeroed. The same values as row by row, in fewer and longer copies.
 void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int j, float* out) {
   const std::int64_t oh = s.out_h(), w = s.in_w, area = input_plane(s);
@@ -213,7 +215,9 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
           }
           const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
           for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
-          for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox * s.stride];
+          with_stride(s, [&](auto stride) {
+            for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox * stride];
+          });
           for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
         }
         continue;
