@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "../src/kernels/conv_channels_last.h"
 #include "kernel_gradcheck.h"
 #include "poet/kernels/kernels_conv.h"
 #include "poet/util/error.h"
@@ -225,10 +226,14 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
 
 // The weight gradient against its definition, in double, on the paths that build operands
 // of their own: by stacked kernel rows (from 16 input channels to fewer than 32 output
-// channels: strides 1 to 3, phases with fewer rows than others, 11 and 13 padded rows), and
+// channels: strides 1 to 3, phases with fewer rows than others, 11 and 13 padded rows),
 // transposed with dY transposed (16 to 63 output channels: over im2col by kernel rows,
-// dilated, and 1x1 reading x directly); groups, sizes that are not multiples of 4 or 8, and
-// 5 images in uneven groups. The scratch starts as NaN, which no product may meet.
+// dilated, and 1x1 reading x directly), and, where the CPU has AVX-512, channels-last
+// (3x3 padded by 1 with a multiple of 16 input channels: stride 2 on odd sizes, output
+// channels in threes with one or two left over, two blocks of 16 input channels, 9 images
+// in groups of 2 and 3, a 1x1 image whose taps are all border but the centre; the stacked
+// kernel rows of stride 2 then with a 4x3 kernel); groups, sizes that are not multiples of
+// 4 or 8, and 5 images in uneven groups. The scratch starts as NaN, which no product may meet.
 TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 5, .in_channels = 16, .in_h = 9, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
@@ -239,7 +244,13 @@ TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
        .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false},
       {.batch = 2, .in_channels = 16, .in_h = 8, .in_w = 9, .out_channels = 31, .kernel_h = 4, .kernel_w = 3,
        .stride = 2, .pad_h = 2, .pad_w = 1, .groups = 1, .bias = false},
-      {.batch = 5, .in_channels = 16, .in_h = 5, .in_w = 7, .out_channels = 33, .kernel_h = 3, .kernel_w = 3,
+      {.batch = 5, .in_channels = 24, .in_h = 5, .in_w = 7, .out_channels = 33, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 9, .in_channels = 16, .in_h = 5, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 3, .in_channels = 32, .in_h = 4, .in_w = 6, .out_channels = 7, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 2, .in_channels = 16, .in_h = 1, .in_w = 1, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 3, .in_channels = 3, .in_h = 9, .in_w = 7, .out_channels = 20, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = false, .dilation = 2},
@@ -271,6 +282,39 @@ TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
                 << c << ", " << i << ", " << j << ")";
           }
   }
+}
+
+// Which convolutions take their weight gradient channels-last (conv_channels_last.h): the 3x3
+// ones padded by 1, of stride 1 or 2, with a multiple of 16 input channels, on a CPU with
+// AVX-512. Elsewhere none, and the tests above check the other paths on the same shapes.
+TEST(KernelConv2d, ChannelsLastWeightGradientAppliesByShapeAndCpu) {
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+#else
+  const bool avx512 = false;
+#endif
+  const Conv2dShape same{.batch = 32, .in_channels = 16, .in_h = 32, .in_w = 32, .out_channels = 16, .kernel_h = 3,
+                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
+  EXPECT_EQ(detail::channels_last_weight_gradient_applies(same), avx512);
+  Conv2dShape other = same;
+  other.in_channels = 24;
+  EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
+  other = same;
+  other.stride = 2;
+  EXPECT_EQ(detail::channels_last_weight_gradient_applies(other), avx512);
+  other.stride = 3;
+  EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
+  other = same;
+  other.pad_w = 0;
+  EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
+  other = same;
+  other.kernel_w = 5;
+  other.pad_w = 2;
+  EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
+  other = same;
+  other.in_channels = other.out_channels = 32;
+  other.groups = 2;
+  EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {

@@ -7,7 +7,8 @@
 // of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
-// (conv_winograd.h). (oneDNN's convolution primitives were measured too and are not used:
+// (conv_winograd.h). The small 3x3 ones' weight gradients go channels-last on CPUs with
+// AVX-512 (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are not used:
 // each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "conv_channels_last.h"
 #include "conv_depthwise.h"
 #include "conv_geometry.h"
 #include "conv_winograd.h"
@@ -435,6 +437,17 @@ std::int64_t winograd_scratch(const Conv2dShape& s, std::int64_t workers) {
   return floats;
 }
 
+// The weight gradients taken channels-last (conv_channels_last.h): of the small
+// convolutions, whose images go to the threads (resnet18's large ones go by Winograd).
+bool channels_last_weight_gradient(const Conv2dShape& s) {
+  return images_in_parallel(s) && detail::channels_last_weight_gradient_applies(s);
+}
+std::int64_t channels_last_scratch(const Conv2dShape& s, std::int64_t workers) {
+  return channels_last_weight_gradient(s)
+             ? detail::channels_last_weight_gradient_scratch_elements(s, image_groups(s), workers)
+             : 0;
+}
+
 // As many threads as the scratch holds for a Winograd convolution of shape t.
 std::int64_t winograd_workers(const Conv2dShape& t, std::span<float> scratch) {
   std::int64_t workers = omp_get_max_threads();
@@ -546,15 +559,17 @@ struct PartialSumLayout {
 };
 
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
-  expect_at_least(kernel, "scratch", scratch, std::max(scratch_for_workers(s, 1), winograd_scratch(s, 1)));
+  expect_at_least(kernel, "scratch", scratch,
+                  std::max({scratch_for_workers(s, 1), winograd_scratch(s, 1), channels_last_scratch(s, 1)}));
 }
 
 }  // namespace
 
 std::int64_t conv2d_scratch_elements(const Conv2dShape& s) {
   validate(s);
-  return std::max(scratch_for_workers(s, std::min<std::int64_t>(omp_get_max_threads(), image_groups(s))),
-                  winograd_scratch(s, omp_get_max_threads()));
+  const std::int64_t workers = std::min<std::int64_t>(omp_get_max_threads(), image_groups(s));
+  return std::max({scratch_for_workers(s, workers), winograd_scratch(s, omp_get_max_threads()),
+                   channels_last_scratch(s, workers)});
 }
 
 void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<const float> weight,
@@ -662,6 +677,11 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
   } else if (detail::winograd_weight_gradient_applies(s)) {
     detail::winograd_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(),
                                      winograd_workers(s, scratch));
+  } else if (channels_last_weight_gradient(s)) {
+    std::int64_t workers = workers_for(s, scratch);
+    while (workers > 1 && channels_last_scratch(s, workers) > static_cast<std::int64_t>(scratch.size())) --workers;
+    detail::channels_last_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(), image_groups(s),
+                                          workers);
   } else {
     const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
     const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);

@@ -1,0 +1,173 @@
+// Each worker copies a block of images channels-last into its scratch and accumulates their
+// weight gradient in registers: per output pixel, the nine taps' vectors of 16 input
+// channels times dy of three output channels (broadcast), 27 multiply-adds from 9 + 3 loads.
+// The multiply-adds, not the loads, bound it. resnet18_cifar, one thread, batch 32
+// (docs/BENCHMARKS.md, "The weight gradient channels-last").
+#include "conv_channels_last.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "quad.h"
+
+namespace poet::kernels::detail {
+namespace {
+
+constexpr std::int64_t kLanes = 16;  // floats in an AVX-512 vector: input channels per block
+// Images copied channels-last at once: their copy of 16 channels (74 KiB an image at 32x32)
+// stays in the L2 cache while every output channel reads it.
+constexpr std::int64_t kBlockImages = 4;
+// Output channels whose accumulators (x 9 taps) are held in registers: 27 of the 32.
+constexpr int kOutputChannels = 3;
+
+std::int64_t padded_width(const Conv2dShape& s) { return s.in_w + 2; }
+// One image's block of 16 channels, channels-last with a zero border.
+std::int64_t image_floats(const Conv2dShape& s) { return (s.in_h + 2) * padded_width(s) * kLanes; }
+std::int64_t channel_blocks(const Conv2dShape& s) { return s.in_channels / kLanes; }
+// A worker's copy, and a vector's worth of slack to align it.
+std::int64_t worker_floats(const Conv2dShape& s) {
+  return kBlockImages * channel_blocks(s) * image_floats(s) + kLanes;
+}
+std::int64_t weight_floats(const Conv2dShape& s) { return s.out_channels * s.in_channels * 9; }
+
+float* aligned(float* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return p + (kLanes - at / sizeof(float) % kLanes) % kLanes;
+}
+
+// copy[b][k][(y + 1) (w + 2) + x + 1][c] = x[first + k][16 b + c][y][x], and zero around.
+void copy_channels_last(const Conv2dShape& s, const float* x, std::int64_t first, std::int64_t images,
+                        float* copy) {
+  const std::int64_t plane = s.in_h * s.in_w, wp = padded_width(s), row = wp * kLanes;
+  for (std::int64_t b = 0; b < channel_blocks(s); ++b)
+    for (std::int64_t k = 0; k < images; ++k) {
+      float* image = copy + (b * kBlockImages + k) * image_floats(s);
+      std::fill_n(image, row, 0.0f);
+      std::fill_n(image + (s.in_h + 1) * row, row, 0.0f);
+      const float* channels = x + ((first + k) * s.in_channels + b * kLanes) * plane;
+      for (std::int64_t y = 0; y < s.in_h; ++y) {
+        float* pixels = image + (y + 1) * row;
+        std::fill_n(pixels, kLanes, 0.0f);
+        std::fill_n(pixels + (wp - 1) * kLanes, kLanes, 0.0f);
+        transpose_by_quads(channels + y * s.in_w, plane, kLanes, s.in_w, pixels + kLanes, kLanes);
+      }
+    }
+}
+
+#if defined(__x86_64__)
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+// sums[b][t][c] = sum over the images and pixels p of copy[p + tap t][c] dy[b][p], for B
+// output channels (dy at the first, the next a plane apart).
+template <int B>
+__attribute__((target("avx512f,fma"))) void accumulate(const Conv2dShape& s, const float* copy, std::int64_t images,
+                                                       const float* dy, float* sums) {
+  const std::int64_t wp = padded_width(s), plane = s.out_h() * s.out_w(), dy_image = s.out_channels * plane;
+  __m512 acc[B][9];
+#pragma GCC unroll 3
+  for (int b = 0; b < B; ++b)
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) acc[b][t] = _mm512_setzero_ps();
+  for (std::int64_t k = 0; k < images; ++k)
+    for (std::int64_t y = 0; y < s.out_h(); ++y) {
+      // Output row y reads padded rows y stride + i, input rows y stride + i - 1.
+      const float* rows = copy + k * image_floats(s) + y * s.stride * wp * kLanes;
+      const float* d = dy + k * dy_image + y * s.out_w();
+      for (std::int64_t x = 0; x < s.out_w(); ++x) {
+        __m512 g[B];
+#pragma GCC unroll 3
+        for (int b = 0; b < B; ++b) g[b] = _mm512_set1_ps(d[b * plane + x]);
+#pragma GCC unroll 9
+        for (int t = 0; t < 9; ++t) {
+          const __m512 v = _mm512_load_ps(rows + ((t / 3) * wp + x * s.stride + t % 3) * kLanes);
+#pragma GCC unroll 3
+          for (int b = 0; b < B; ++b) acc[b][t] = _mm512_fmadd_ps(v, g[b], acc[b][t]);
+        }
+      }
+    }
+#pragma GCC unroll 3
+  for (int b = 0; b < B; ++b)
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) _mm512_storeu_ps(sums + (b * 9 + t) * kLanes, acc[b][t]);
+}
+#endif
+
+// sum (+)= the weight gradient of images [first, end), by blocks of kBlockImages in order.
+void group_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64_t first, std::int64_t end,
+               float* buffer, float* sum) {
+#if defined(__x86_64__)
+  const std::int64_t plane = s.out_h() * s.out_w();
+  float sums[kOutputChannels * 9 * kLanes];
+  for (std::int64_t block = first; block < end; block += kBlockImages) {
+    const std::int64_t images = std::min(kBlockImages, end - block);
+    copy_channels_last(s, x, block, images, buffer);
+    for (std::int64_t b = 0; b < channel_blocks(s); ++b)
+      for (std::int64_t co = 0; co < s.out_channels;) {
+        const float* copy = buffer + b * kBlockImages * image_floats(s);
+        const float* d = dy + (block * s.out_channels + co) * plane;
+        const int width = static_cast<int>(std::min<std::int64_t>(kOutputChannels, s.out_channels - co));
+        if (width == 3) accumulate<3>(s, copy, images, d, sums);
+        else if (width == 2) accumulate<2>(s, copy, images, d, sums);
+        else accumulate<1>(s, copy, images, d, sums);
+        for (int o = 0; o < width; ++o)
+          for (int t = 0; t < 9; ++t)
+            for (std::int64_t c = 0; c < kLanes; ++c) {
+              float& w = sum[((co + o) * s.in_channels + b * kLanes + c) * 9 + t];
+              const float v = sums[(o * 9 + t) * kLanes + c];
+              w = block == first ? v : w + v;
+            }
+        co += width;
+      }
+  }
+#else
+  // Never reached: channels_last_weight_gradient_applies is false without AVX-512.
+  (void)s, (void)x, (void)dy, (void)first, (void)end, (void)buffer, (void)sum;
+#endif
+}
+
+}  // namespace
+
+bool channels_last_weight_gradient_applies(const Conv2dShape& s) {
+#if defined(__x86_64__)
+  return s.kernel_h == 3 && s.kernel_w == 3 && (s.stride == 1 || s.stride == 2) && s.pad_h == 1 && s.pad_w == 1 &&
+         s.dilation == 1 && s.groups == 1 && s.in_channels % kLanes == 0 && cpu_has_avx512();
+#else
+  (void)s;
+  return false;
+#endif
+}
+
+std::int64_t channels_last_weight_gradient_scratch_elements(const Conv2dShape& s, std::int64_t image_groups,
+                                                            std::int64_t workers) {
+  return (image_groups - 1) * weight_floats(s) + workers * worker_floats(s);
+}
+
+void channels_last_weight_gradient(const Conv2dShape& s, const float* x, const float* dy, float* dweight,
+                                   float* scratch, std::int64_t image_groups, std::int64_t workers) {
+  const std::int64_t size = weight_floats(s);
+  float* sums = scratch;  // of groups 1, 2, ...; group 0 sums into dweight
+  float* buffers = scratch + (image_groups - 1) * size;
+  const auto group = [&](std::int64_t g, std::int64_t worker) {
+    group_sum(s, x, dy, g * s.batch / image_groups, (g + 1) * s.batch / image_groups,
+              aligned(buffers + worker * worker_floats(s)), g == 0 ? dweight : sums + (g - 1) * size);
+  };
+  if (workers <= 1) {
+    for (std::int64_t g = 0; g < image_groups; ++g) group(g, 0);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
+    for (std::int64_t g = 0; g < image_groups; ++g) group(g, omp_get_thread_num());
+  }
+  for (std::int64_t g = 1; g < image_groups; ++g)
+    for (std::int64_t i = 0; i < size; ++i) dweight[i] += sums[(g - 1) * size + i];
+}
+
+}  // namespace poet::kernels::detail

@@ -1,0 +1,33 @@
+// The weight gradient of the small 3x3 convolutions (resnet18_cifar's, whose images go to the
+// threads) with the input channels in the vector lanes, on CPUs with AVX-512. oneDNN's
+// products for it have 16 rows or columns and a long inner dimension, their slowest
+// shape (kernels_conv.cpp). Here each block of 16 input channels of x is first copied
+// channels-last ("NHWC", a zero border around each image), so that the 16 channels of one
+// pixel are one vector; then dW[co][ci block][tap] += x[pixel + tap][ci block] * dy[co][pixel]
+// for every output pixel (pixel + tap at the stride), three output channels x nine taps of
+// accumulators in registers.
+// The vector loads are aligned and need no masks; dy is read where it lies.
+#pragma once
+
+#include <cstdint>
+
+#include "poet/kernels/kernel_shapes.h"
+
+namespace poet::kernels::detail {
+
+// 3x3, stride 1 or 2, padding 1, undilated, one group, input channels a multiple of 16, and a
+// CPU with AVX-512F.
+bool channels_last_weight_gradient_applies(const Conv2dShape& s);
+
+// Floats of scratch for `workers` threads summing `image_groups` groups.
+std::int64_t channels_last_weight_gradient_scratch_elements(const Conv2dShape& s, std::int64_t image_groups,
+                                                            std::int64_t workers);
+
+// dweight [out channels, in channels, 3, 3] = the weight gradient from x and dy. The batch is
+// summed in `image_groups` fixed groups of consecutive images (each group in image order,
+// then the groups in order), the groups on `workers` threads: the bits do not depend on the
+// thread count.
+void channels_last_weight_gradient(const Conv2dShape& s, const float* x, const float* dy, float* dweight,
+                                   float* scratch, std::int64_t image_groups, std::int64_t workers);
+
+}  // namespace poet::kernels::detail
