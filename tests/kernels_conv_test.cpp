@@ -315,6 +315,63 @@ TEST(KernelConv2d, ChannelsLastWeightGradientAppliesByShapeAndCpu) {
   other.in_channels = other.out_channels = 32;
   other.groups = 2;
   EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
+  // The forward needs 32 output channels at a time and rows of 8.
+  EXPECT_FALSE(detail::channels_last_forward_applies(same));
+  other = same;
+  other.out_channels = 64;
+  EXPECT_EQ(detail::channels_last_forward_applies(other), avx512);
+  other.in_w = 12;
+  EXPECT_FALSE(detail::channels_last_forward_applies(other));
+}
+
+// The forward and the input gradient channels-last (where the CPU has AVX-512: 32 or 64
+// output channels, rows of 8 or 16 outputs, stride 2 on an odd height, two blocks of 16
+// input channels, a bias added after) against their definitions in double. A stride-1
+// input gradient is the forward of the swapped convolution: 32 -> 32 goes channels-last,
+// 16 -> 32 not (16 output channels), nor stride 2. The scratch starts as NaN.
+TEST(KernelConv2d, ChannelsLastForwardAndInputGradientMatchTheDefinition) {
+  const Conv2dShape shapes[] = {
+      {.batch = 3, .in_channels = 16, .in_h = 5, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 2, .in_channels = 32, .in_h = 7, .in_w = 16, .out_channels = 64, .kernel_h = 3, .kernel_w = 3,
+       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 5, .in_channels = 32, .in_h = 3, .in_w = 16, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
+  for (const Conv2dShape& s : shapes) {
+    const std::int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h() * s.out_w();
+    const std::vector<float> x = random_values(s.batch * s.in_channels * in_plane, 21),
+                             weight = random_values(s.out_channels * s.in_channels * 9, 22),
+                             bias = random_values(s.bias ? s.out_channels : 0, 23),
+                             dy = random_values(s.batch * s.out_channels * out_plane, 24);
+    std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> y(dy.size()), dx(x.size());
+    conv2d_forward(s, x, weight, bias, y, scratch);
+    conv2d_backward_input(s, dy, weight, dx, scratch);
+    std::vector<float> want = direct_conv(s, x, weight);
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      if (s.bias) want[k] += bias[k / out_plane % s.out_channels];
+      ASSERT_NEAR(y[k], want[k], 1e-4) << s.in_channels << " -> " << s.out_channels << ", output " << k;
+    }
+    for (std::int64_t n = 0; n < s.batch; ++n)
+      for (std::int64_t c = 0; c < s.in_channels; ++c)
+        for (std::int64_t iy = 0; iy < s.in_h; ++iy)
+          for (std::int64_t ix = 0; ix < s.in_w; ++ix) {
+            double sum = 0;  // over the outputs whose window holds (iy, ix) at tap (i, j)
+            for (std::int64_t o = 0; o < s.out_channels; ++o)
+              for (std::int64_t i = 0; i < 3; ++i)
+                for (std::int64_t j = 0; j < 3; ++j) {
+                  const std::int64_t ry = iy + s.pad_h - i, rx = ix + s.pad_w - j;
+                  if (ry < 0 || rx < 0 || ry % s.stride != 0 || rx % s.stride != 0) continue;
+                  const std::int64_t oy = ry / s.stride, ox = rx / s.stride;
+                  if (oy >= s.out_h() || ox >= s.out_w()) continue;
+                  sum += static_cast<double>(dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox]) *
+                         weight[(o * s.in_channels + c) * 9 + i * 3 + j];
+                }
+            ASSERT_NEAR(dx[((n * s.in_channels + c) * s.in_h + iy) * s.in_w + ix], sum, 1e-4)
+                << s.in_channels << " -> " << s.out_channels << ", input gradient (" << n << ", " << c << ", " << iy
+                << ", " << ix << ")";
+          }
+  }
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {

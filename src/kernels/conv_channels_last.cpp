@@ -1,8 +1,11 @@
 // Each worker copies a block of images channels-last into its scratch and accumulates their
 // weight gradient in registers: per output pixel, the nine taps' vectors of 16 input
 // channels times dy of three output channels (broadcast), 27 multiply-adds from 9 + 3 loads.
-// The multiply-adds, not the loads, bound it. resnet18_cifar, one thread, batch 32
-// (docs/BENCHMARKS.md, "The weight gradient channels-last").
+// The multiply-adds, not the loads, bound it. The forward reads the same copy, one image at
+// a time: per input channel and tap, two vectors of output channels' weights times x at 8
+// pixels (broadcast), 16 multiply-adds from 2 + 8 loads; the outputs, channels in the lanes,
+// are transposed into y. resnet18_cifar, one thread, batch 32: docs/BENCHMARKS.md, "Small
+// convolutions channels-last".
 #include "conv_channels_last.h"
 
 #include <omp.h>
@@ -25,6 +28,9 @@ constexpr std::int64_t kLanes = 16;  // floats in an AVX-512 vector: input chann
 constexpr std::int64_t kBlockImages = 4;
 // Output channels whose accumulators (x 9 taps) are held in registers: 27 of the 32.
 constexpr int kOutputChannels = 3;
+// The forward's accumulators: 2 vectors of 16 output channels at 8 pixels of an output row,
+// from 2 weight loads and 8 broadcasts of x per input channel and tap.
+constexpr std::int64_t kForwardVectors = 2, kForwardPixels = 8;
 
 std::int64_t padded_width(const Conv2dShape& s) { return s.in_w + 2; }
 // One image's block of 16 channels, channels-last with a zero border.
@@ -99,7 +105,62 @@ __attribute__((target("avx512f,fma"))) void accumulate(const Conv2dShape& s, con
 #pragma GCC unroll 9
     for (int t = 0; t < 9; ++t) _mm512_storeu_ps(sums + (b * 9 + t) * kLanes, acc[b][t]);
 }
+
+// out[p][v 16 + lane] = y[co + v 16 + lane][oy][ox + p] of the image in copy, for p <
+// kForwardPixels and v < kForwardVectors; by_tap[ci][t][co] holds the weights.
+__attribute__((target("avx512f,fma"))) void forward_block(const Conv2dShape& s, const float* copy, const float* by_tap,
+                                                          std::int64_t oy, std::int64_t ox, std::int64_t co,
+                                                          float* out) {
+  const std::int64_t wp = padded_width(s), step = s.stride * kLanes;
+  __m512 acc[kForwardVectors][kForwardPixels];
+#pragma GCC unroll 2
+  for (int v = 0; v < kForwardVectors; ++v)
+#pragma GCC unroll 8
+    for (int p = 0; p < kForwardPixels; ++p) acc[v][p] = _mm512_setzero_ps();
+  for (std::int64_t b = 0; b < channel_blocks(s); ++b)
+    for (std::int64_t i = 0; i < 3; ++i) {
+      const float* row = copy + b * kBlockImages * image_floats(s) + ((oy * s.stride + i) * wp + ox * s.stride) * kLanes;
+      for (std::int64_t j = 0; j < 3; ++j)
+        for (std::int64_t c = 0; c < kLanes; ++c) {
+          const float* w = by_tap + ((b * kLanes + c) * 9 + i * 3 + j) * s.out_channels + co;
+          __m512 weights[kForwardVectors];
+#pragma GCC unroll 2
+          for (int v = 0; v < kForwardVectors; ++v) weights[v] = _mm512_loadu_ps(w + v * kLanes);
+          const float* pixels = row + j * kLanes + c;
+#pragma GCC unroll 8
+          for (int p = 0; p < kForwardPixels; ++p) {
+            const __m512 x = _mm512_set1_ps(pixels[p * step]);
+#pragma GCC unroll 2
+            for (int v = 0; v < kForwardVectors; ++v) acc[v][p] = _mm512_fmadd_ps(weights[v], x, acc[v][p]);
+          }
+        }
+    }
+#pragma GCC unroll 2
+  for (int v = 0; v < kForwardVectors; ++v)
+#pragma GCC unroll 8
+    for (int p = 0; p < kForwardPixels; ++p) _mm512_storeu_ps(out + (p * kForwardVectors + v) * kLanes, acc[v][p]);
+}
 #endif
+
+// y of image n, from its copy (copy_channels_last), by blocks of output channels and pixels.
+void forward_image(const Conv2dShape& s, const float* x, const float* by_tap, std::int64_t n, float* buffer,
+                   float* y) {
+#if defined(__x86_64__)
+  const std::int64_t plane = s.out_h() * s.out_w(), width = kForwardVectors * kLanes;
+  float out[kForwardPixels * width];
+  copy_channels_last(s, x, n, 1, buffer);
+  for (std::int64_t co = 0; co < s.out_channels; co += width)
+    for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+      for (std::int64_t ox = 0; ox < s.out_w(); ox += kForwardPixels) {
+        forward_block(s, buffer, by_tap, oy, ox, co, out);
+        transpose_by_quads(out, width, kForwardPixels, width, y + (n * s.out_channels + co) * plane + oy * s.out_w() + ox,
+                           plane);
+      }
+#else
+  // Never reached: channels_last_forward_applies is false without AVX-512.
+  (void)s, (void)x, (void)by_tap, (void)n, (void)buffer, (void)y;
+#endif
+}
 
 // sum (+)= the weight gradient of images [first, end), by blocks of kBlockImages in order.
 void group_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64_t first, std::int64_t end,
@@ -144,6 +205,31 @@ bool channels_last_weight_gradient_applies(const Conv2dShape& s) {
   (void)s;
   return false;
 #endif
+}
+
+bool channels_last_forward_applies(const Conv2dShape& s) {
+  return channels_last_weight_gradient_applies(s) && s.out_channels % (kForwardVectors * kLanes) == 0 &&
+         s.out_w() % kForwardPixels == 0;
+}
+
+std::int64_t channels_last_forward_scratch_elements(const Conv2dShape& s, std::int64_t workers) {
+  return weight_floats(s) + workers * worker_floats(s);
+}
+
+void channels_last_forward(const Conv2dShape& s, const float* x, const float* weight, float* y, float* scratch,
+                           std::int64_t workers) {
+  float* by_tap = scratch;  // [in channel][tap][out channel]
+  for (std::int64_t co = 0; co < s.out_channels; ++co)
+    for (std::int64_t ci = 0; ci < s.in_channels; ++ci)
+      for (std::int64_t t = 0; t < 9; ++t) by_tap[(ci * 9 + t) * s.out_channels + co] = weight[(co * s.in_channels + ci) * 9 + t];
+  float* buffers = scratch + weight_floats(s);
+  if (workers <= 1) {
+    for (std::int64_t n = 0; n < s.batch; ++n) forward_image(s, x, by_tap, n, aligned(buffers), y);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
+  for (std::int64_t n = 0; n < s.batch; ++n)
+    forward_image(s, x, by_tap, n, aligned(buffers + omp_get_thread_num() * worker_floats(s)), y);
 }
 
 std::int64_t channels_last_weight_gradient_scratch_elements(const Conv2dShape& s, std::int64_t image_groups,

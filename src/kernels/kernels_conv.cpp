@@ -437,15 +437,34 @@ std::int64_t winograd_scratch(const Conv2dShape& s, std::int64_t workers) {
   return floats;
 }
 
-// The weight gradients taken channels-last (conv_channels_last.h): of the small
-// convolutions, whose images go to the threads (resnet18's large ones go by Winograd).
+// The passes taken channels-last (conv_channels_last.h): of the small convolutions, whose
+// images go to the threads (resnet18's large ones go by Winograd). The input gradient as
+// the forward of the swapped convolution (input_gradient_as_convolution).
 bool channels_last_weight_gradient(const Conv2dShape& s) {
   return images_in_parallel(s) && detail::channels_last_weight_gradient_applies(s);
 }
+bool channels_last_forward(const Conv2dShape& s) {
+  return images_in_parallel(s) && detail::channels_last_forward_applies(s);
+}
+bool channels_last_input_gradient(const Conv2dShape& s) {
+  return images_in_parallel(s) && input_gradient_as_convolution(s) &&
+         detail::channels_last_forward_applies(swapped_channels(s));
+}
 std::int64_t channels_last_scratch(const Conv2dShape& s, std::int64_t workers) {
-  return channels_last_weight_gradient(s)
-             ? detail::channels_last_weight_gradient_scratch_elements(s, image_groups(s), workers)
-             : 0;
+  std::int64_t floats = 0;
+  if (channels_last_weight_gradient(s))
+    floats = detail::channels_last_weight_gradient_scratch_elements(s, image_groups(s), workers);
+  if (channels_last_forward(s))
+    floats = std::max(floats, detail::channels_last_forward_scratch_elements(s, workers));
+  if (channels_last_input_gradient(s))  // after the flipped weights
+    floats = std::max(floats, weight_elements(s) +
+                                  detail::channels_last_forward_scratch_elements(swapped_channels(s), workers));
+  return floats;
+}
+// As many of `workers` as the scratch holds for the channels-last passes.
+std::int64_t channels_last_workers(const Conv2dShape& s, std::int64_t workers, std::span<float> scratch) {
+  while (workers > 1 && channels_last_scratch(s, workers) > static_cast<std::int64_t>(scratch.size())) --workers;
+  return workers;
 }
 
 // As many threads as the scratch holds for a Winograd convolution of shape t.
@@ -582,8 +601,12 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  if (winograd_forward(s)) {
-    winograd(s, x.data(), weight.data(), false, y.data(), scratch);
+  if (winograd_forward(s) || channels_last_forward(s)) {
+    if (winograd_forward(s))
+      winograd(s, x.data(), weight.data(), false, y.data(), scratch);
+    else
+      detail::channels_last_forward(s, x.data(), weight.data(), y.data(), scratch.data(),
+                                    channels_last_workers(s, workers_for(s, scratch), scratch));
     if (s.bias)
       detail::parallel_for(s.batch * s.out_channels, p, [&](std::int64_t plane) {
         float* out = y.data() + plane * p;
@@ -625,6 +648,12 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     return winograd(*t, dy.data(), weight.data(), true, dx.data(), scratch);
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
   const std::int64_t workers = workers_for(s, scratch);
+  if (channels_last_input_gradient(s)) {
+    flip_weights(s, weight.data(), scratch.data());
+    return detail::channels_last_forward(swapped_channels(s), dy.data(), scratch.data(), dx.data(),
+                                         scratch.data() + weight_elements(s),
+                                         channels_last_workers(s, workers, scratch));
+  }
   if (input_gradient_as_convolution(s)) {
     const Conv2dShape t = swapped_channels(s);
     const std::int64_t cin = s.in_channels_per_group(), k_t = patch_size(t);
@@ -678,10 +707,8 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
     detail::winograd_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(),
                                      winograd_workers(s, scratch));
   } else if (channels_last_weight_gradient(s)) {
-    std::int64_t workers = workers_for(s, scratch);
-    while (workers > 1 && channels_last_scratch(s, workers) > static_cast<std::int64_t>(scratch.size())) --workers;
     detail::channels_last_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(), image_groups(s),
-                                          workers);
+                                          channels_last_workers(s, workers_for(s, scratch), scratch));
   } else {
     const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
     const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);
