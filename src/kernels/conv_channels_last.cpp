@@ -119,7 +119,8 @@ __attribute__((target("avx512f,fma"))) void forward_block(const Conv2dShape& s, 
     for (int p = 0; p < kForwardPixels; ++p) acc[v][p] = _mm512_setzero_ps();
   for (std::int64_t b = 0; b < channel_blocks(s); ++b)
     for (std::int64_t i = 0; i < 3; ++i) {
-      const float* row = copy + b * kBlockImages * image_floats(s) + ((oy * s.stride + i) * wp + ox * s.stride) * kLanes;
+      const float* row =
+          copy + b * kBlockImages * image_floats(s) + ((oy * s.stride + i) * wp + ox * s.stride) * kLanes;
       for (std::int64_t j = 0; j < 3; ++j)
         for (std::int64_t c = 0; c < kLanes; ++c) {
           const float* w = by_tap + ((b * kLanes + c) * 9 + i * 3 + j) * s.out_channels + co;
@@ -153,8 +154,8 @@ void forward_image(const Conv2dShape& s, const float* x, const float* by_tap, st
     for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
       for (std::int64_t ox = 0; ox < s.out_w(); ox += kForwardPixels) {
         forward_block(s, buffer, by_tap, oy, ox, co, out);
-        transpose_by_quads(out, width, kForwardPixels, width, y + (n * s.out_channels + co) * plane + oy * s.out_w() + ox,
-                           plane);
+        float* at = y + (n * s.out_channels + co) * plane + oy * s.out_w() + ox;
+        transpose_by_quads(out, width, kForwardPixels, width, at, plane);
       }
 #else
   // Never reached: channels_last_forward_applies is false without AVX-512.
@@ -221,7 +222,8 @@ void channels_last_forward(const Conv2dShape& s, const float* x, const float* we
   float* by_tap = scratch;  // [in channel][tap][out channel]
   for (std::int64_t co = 0; co < s.out_channels; ++co)
     for (std::int64_t ci = 0; ci < s.in_channels; ++ci)
-      for (std::int64_t t = 0; t < 9; ++t) by_tap[(ci * 9 + t) * s.out_channels + co] = weight[(co * s.in_channels + ci) * 9 + t];
+      for (std::int64_t t = 0; t < 9; ++t)
+        by_tap[(ci * 9 + t) * s.out_channels + co] = weight[(co * s.in_channels + ci) * 9 + t];
   float* buffers = scratch + weight_floats(s);
   if (workers <= 1) {
     for (std::int64_t n = 0; n < s.batch; ++n) forward_image(s, x, by_tap, n, aligned(buffers), y);

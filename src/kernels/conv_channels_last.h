@@ -1,12 +1,12 @@
-// The weight gradient of the small 3x3 convolutions (resnet18_cifar's, whose images go to the
-// threads) with the input channels in the vector lanes, on CPUs with AVX-512. oneDNN's
-// products for it have 16 rows or columns and a long inner dimension, their slowest
-// shape (kernels_conv.cpp). Here each block of 16 input channels of x is first copied
-// channels-last ("NHWC", a zero border around each image), so that the 16 channels of one
-// pixel are one vector; then dW[co][ci block][tap] += x[pixel + tap][ci block] * dy[co][pixel]
-// for every output pixel (pixel + tap at the stride), three output channels x nine taps of
-// accumulators in registers.
-// The vector loads are aligned and need no masks; dy is read where it lies.
+// The small 3x3 convolutions (resnet18_cifar's, whose images go to the threads) on CPUs with
+// AVX-512, channels-last. oneDNN's products for their weight gradients have 16 rows or
+// columns and a long inner dimension, its slowest shape (kernels_conv.cpp). Here each block
+// of 16 input channels of x is first copied channels-last ("NHWC", a zero border around each
+// image), so that the 16 channels of one pixel are one aligned vector. The weight gradient
+// is then dW[co][ci block][tap] += x[pixel + tap][ci block] * dy[co][pixel] over the output
+// pixels (pixel + tap at the stride), three output channels x nine taps of accumulators in
+// registers; dy is read where it lies. The forward (and a stride-1 input gradient, the
+// forward of the swapped convolution) holds output channels in the lanes instead.
 #pragma once
 
 #include <cstdint>

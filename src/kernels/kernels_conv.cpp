@@ -7,8 +7,8 @@
 // of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
-// (conv_winograd.h). The small 3x3 ones' weight gradients go channels-last on CPUs with
-// AVX-512 (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are not used:
+// (conv_winograd.h). Small 3x3 ones go channels-last on CPUs with AVX-512, where measured
+// faster (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are not used:
 // each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
