@@ -8,8 +8,6 @@
 // convolutions channels-last".
 #include "conv_channels_last.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 
@@ -36,12 +34,6 @@ std::int64_t padded_width(const Conv2dShape& s) { return s.in_w + 2; }
 // One image's block of 16 channels, channels-last with a zero border.
 std::int64_t image_floats(const Conv2dShape& s) { return (s.in_h + 2) * padded_width(s) * kLanes; }
 std::int64_t channel_blocks(const Conv2dShape& s) { return s.in_channels / kLanes; }
-// A worker's copy, and a vector's worth of slack to align it.
-std::int64_t worker_floats(const Conv2dShape& s) {
-  return kBlockImages * channel_blocks(s) * image_floats(s) + kLanes;
-}
-std::int64_t weight_floats(const Conv2dShape& s) { return s.out_channels * s.in_channels * 9; }
-
 float* aligned(float* p) {
   const auto at = reinterpret_cast<std::uintptr_t>(p);
   return p + (kLanes - at / sizeof(float) % kLanes) % kLanes;
@@ -143,12 +135,15 @@ __attribute__((target("avx512f,fma"))) void forward_block(const Conv2dShape& s, 
 }
 #endif
 
-// y of image n, from its copy (copy_channels_last), by blocks of output channels and pixels.
-void forward_image(const Conv2dShape& s, const float* x, const float* by_tap, std::int64_t n, float* buffer,
-                   float* y) {
+}  // namespace
+
+// Image n's copy (copy_channels_last), then y by blocks of output channels and pixels.
+void channels_last_forward_image(const Conv2dShape& s, const float* x, const float* by_tap, std::int64_t n,
+                                 float* buffer, float* y) {
 #if defined(__x86_64__)
   const std::int64_t plane = s.out_h() * s.out_w(), width = kForwardVectors * kLanes;
   float out[kForwardPixels * width];
+  buffer = aligned(buffer);
   copy_channels_last(s, x, n, 1, buffer);
   for (std::int64_t co = 0; co < s.out_channels; co += width)
     for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
@@ -163,12 +158,13 @@ void forward_image(const Conv2dShape& s, const float* x, const float* by_tap, st
 #endif
 }
 
-// sum (+)= the weight gradient of images [first, end), by blocks of kBlockImages in order.
-void group_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64_t first, std::int64_t end,
-               float* buffer, float* sum) {
+// By blocks of kBlockImages, each copied channels-last and then summed into sum in order.
+void channels_last_weight_gradient_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64_t first,
+                                       std::int64_t end, float* buffer, float* sum) {
 #if defined(__x86_64__)
   const std::int64_t plane = s.out_h() * s.out_w();
   float sums[kOutputChannels * 9 * kLanes];
+  buffer = aligned(buffer);
   for (std::int64_t block = first; block < end; block += kBlockImages) {
     const std::int64_t images = std::min(kBlockImages, end - block);
     copy_channels_last(s, x, block, images, buffer);
@@ -196,8 +192,6 @@ void group_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64
 #endif
 }
 
-}  // namespace
-
 bool channels_last_weight_gradient_applies(const Conv2dShape& s) {
 #if defined(__x86_64__)
   return s.kernel_h == 3 && s.kernel_w == 3 && (s.stride == 1 || s.stride == 2) && s.pad_h == 1 && s.pad_w == 1 &&
@@ -213,49 +207,8 @@ bool channels_last_forward_applies(const Conv2dShape& s) {
          s.out_w() % kForwardPixels == 0;
 }
 
-std::int64_t channels_last_forward_scratch_elements(const Conv2dShape& s, std::int64_t workers) {
-  return weight_floats(s) + workers * worker_floats(s);
-}
-
-void channels_last_forward(const Conv2dShape& s, const float* x, const float* weight, float* y, float* scratch,
-                           std::int64_t workers) {
-  float* by_tap = scratch;  // [in channel][tap][out channel]
-  for (std::int64_t co = 0; co < s.out_channels; ++co)
-    for (std::int64_t ci = 0; ci < s.in_channels; ++ci)
-      for (std::int64_t t = 0; t < 9; ++t)
-        by_tap[(ci * 9 + t) * s.out_channels + co] = weight[(co * s.in_channels + ci) * 9 + t];
-  float* buffers = scratch + weight_floats(s);
-  if (workers <= 1) {
-    for (std::int64_t n = 0; n < s.batch; ++n) forward_image(s, x, by_tap, n, aligned(buffers), y);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
-  for (std::int64_t n = 0; n < s.batch; ++n)
-    forward_image(s, x, by_tap, n, aligned(buffers + omp_get_thread_num() * worker_floats(s)), y);
-}
-
-std::int64_t channels_last_weight_gradient_scratch_elements(const Conv2dShape& s, std::int64_t image_groups,
-                                                            std::int64_t workers) {
-  return (image_groups - 1) * weight_floats(s) + workers * worker_floats(s);
-}
-
-void channels_last_weight_gradient(const Conv2dShape& s, const float* x, const float* dy, float* dweight,
-                                   float* scratch, std::int64_t image_groups, std::int64_t workers) {
-  const std::int64_t size = weight_floats(s);
-  float* sums = scratch;  // of groups 1, 2, ...; group 0 sums into dweight
-  float* buffers = scratch + (image_groups - 1) * size;
-  const auto group = [&](std::int64_t g, std::int64_t worker) {
-    group_sum(s, x, dy, g * s.batch / image_groups, (g + 1) * s.batch / image_groups,
-              aligned(buffers + worker * worker_floats(s)), g == 0 ? dweight : sums + (g - 1) * size);
-  };
-  if (workers <= 1) {
-    for (std::int64_t g = 0; g < image_groups; ++g) group(g, 0);
-  } else {
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
-    for (std::int64_t g = 0; g < image_groups; ++g) group(g, omp_get_thread_num());
-  }
-  for (std::int64_t g = 1; g < image_groups; ++g)
-    for (std::int64_t i = 0; i < size; ++i) dweight[i] += sums[(g - 1) * size + i];
+std::int64_t channels_last_buffer_elements(const Conv2dShape& s) {
+  return kBlockImages * channel_blocks(s) * image_floats(s) + kLanes;  // and a vector's worth to align it
 }
 
 }  // namespace poet::kernels::detail

@@ -19,28 +19,22 @@ namespace poet::kernels::detail {
 // CPU with AVX-512F.
 bool channels_last_weight_gradient_applies(const Conv2dShape& s);
 
-// Floats of scratch for `workers` threads summing `image_groups` groups.
-std::int64_t channels_last_weight_gradient_scratch_elements(const Conv2dShape& s, std::int64_t image_groups,
-                                                            std::int64_t workers);
-
-// dweight [out channels, in channels, 3, 3] = the weight gradient from x and dy. The batch is
-// summed in `image_groups` fixed groups of consecutive images (each group in image order,
-// then the groups in order), the groups on `workers` threads: the bits do not depend on the
-// thread count.
-void channels_last_weight_gradient(const Conv2dShape& s, const float* x, const float* dy, float* dweight,
-                                   float* scratch, std::int64_t image_groups, std::int64_t workers);
-
 // The forward the same way, with 32 output channels (two vectors) at 8 pixels of a row in
 // registers: where the weight gradient applies, with a multiple of 32 output channels and of
 // 8 output columns.
 bool channels_last_forward_applies(const Conv2dShape& s);
 
-// Floats of scratch for `workers` threads.
-std::int64_t channels_last_forward_scratch_elements(const Conv2dShape& s, std::int64_t workers);
+// Floats of one thread's buffer for the functions below (its channels-last copy).
+std::int64_t channels_last_buffer_elements(const Conv2dShape& s);
 
-// y = the convolution of x (no bias), weight [out channels, in channels, 3, 3]; images on
-// `workers` threads.
-void channels_last_forward(const Conv2dShape& s, const float* x, const float* weight, float* y, float* scratch,
-                           std::int64_t workers);
+// sum [out channels, in channels, 3, 3] = the weight gradient of images [first, end) of x and
+// dy, summed in image order (the caller sums the batch's fixed groups of images).
+void channels_last_weight_gradient_sum(const Conv2dShape& s, const float* x, const float* dy, std::int64_t first,
+                                       std::int64_t end, float* buffer, float* sum);
+
+// y of image n = its convolution of x (no bias), by_tap [in channels x 9 taps, out channels]
+// the weights transposed.
+void channels_last_forward_image(const Conv2dShape& s, const float* x, const float* by_tap, std::int64_t n,
+                                 float* buffer, float* y);
 
 }  // namespace poet::kernels::detail

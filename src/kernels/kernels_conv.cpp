@@ -8,8 +8,8 @@
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
 // (conv_winograd.h). Small 3x3 ones go channels-last on CPUs with AVX-512, where measured
-// faster (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are not used:
-// each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
+// faster (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are
+// not used: each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
 #include <omp.h>
@@ -450,15 +450,17 @@ bool channels_last_input_gradient(const Conv2dShape& s) {
   return images_in_parallel(s) && input_gradient_as_convolution(s) &&
          detail::channels_last_forward_applies(swapped_channels(s));
 }
+// Scratch: the workers' buffers, then the weight gradient's sums of the image groups but the
+// first, or the forward's transposed weights (and the input gradient's flipped ones).
 std::int64_t channels_last_scratch(const Conv2dShape& s, std::int64_t workers) {
   std::int64_t floats = 0;
   if (channels_last_weight_gradient(s))
-    floats = detail::channels_last_weight_gradient_scratch_elements(s, image_groups(s), workers);
+    floats = workers * detail::channels_last_buffer_elements(s) + (image_groups(s) - 1) * weight_elements(s);
   if (channels_last_forward(s))
-    floats = std::max(floats, detail::channels_last_forward_scratch_elements(s, workers));
-  if (channels_last_input_gradient(s))  // after the flipped weights
-    floats = std::max(floats, weight_elements(s) +
-                                  detail::channels_last_forward_scratch_elements(swapped_channels(s), workers));
+    floats = std::max(floats, workers * detail::channels_last_buffer_elements(s) + weight_elements(s));
+  if (channels_last_input_gradient(s))
+    floats = std::max(floats, workers * detail::channels_last_buffer_elements(swapped_channels(s)) +
+                                  2 * weight_elements(s));
   return floats;
 }
 // As many of `workers` as the scratch holds for the channels-last passes.
@@ -493,10 +495,10 @@ std::int64_t workers_for(const Conv2dShape& s, std::span<float> scratch) {
   return work < detail::kParallelMinElements ? 1 : std::max<std::int64_t>(workers, 1);
 }
 
-// Runs item(i, im2col buffer of the thread) for i in [0, count) on `workers` threads.
+// Runs item(i, buffer of the thread) for i in [0, count) on `workers` threads, their buffers
+// `buffer` floats apart from scratch on.
 template <typename F>
-void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, float* scratch, F item) {
-  const std::int64_t cols = cols_elements(s);
+void on_workers(std::int64_t count, std::int64_t workers, std::int64_t buffer, float* scratch, F item) {
   if (workers <= 1) {
     // Outside any parallel region: a region of one thread (`if (false)`) would still nest
     // the GEMMs inside it, and oneDNN runs a nested GEMM on one thread (resnet18's large
@@ -505,7 +507,7 @@ void on_workers(std::int64_t count, std::int64_t workers, const Conv2dShape& s, 
     return;
   }
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(workers))
-  for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * cols);
+  for (std::int64_t i = 0; i < count; ++i) item(i, scratch + omp_get_thread_num() * buffer);
 }
 
 // One image's group's weight gradient from its rows (im2row), added (beta 1) to or written
@@ -550,6 +552,17 @@ void add_weight_gradient_stacked(const Conv2dShape& s, const float* dy, const fl
     gemm(false, false, k, width, t, 1.0f, rows + phase * t, rows_plane(s), stack, width, beta,
          sum + (g * s.kernel_h + stacked_position(s, phase)) * cout * k, width);
   }
+}
+
+// y = the convolution t of x channels-last (conv_channels_last.h), images on the workers.
+void convolve_channels_last(const Conv2dShape& t, const float* x, const float* weight, float* y, float* scratch,
+                            std::int64_t workers) {
+  const std::int64_t buffer = detail::channels_last_buffer_elements(t), k = patch_size(t);
+  float* by_tap = scratch + workers * buffer;  // [in channels x taps, out channels]
+  detail::transpose_by_quads(weight, k, t.out_channels, k, by_tap, t.out_channels);
+  on_workers(t.batch, workers, buffer, scratch, [&](std::int64_t n, float* own) {
+    detail::channels_last_forward_image(t, x, by_tap, n, own, y);
+  });
 }
 
 // Where weight-gradient entry (group g, output channel co, patch index kk = (ci, i, j)) sits
@@ -605,8 +618,8 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
     if (winograd_forward(s))
       winograd(s, x.data(), weight.data(), false, y.data(), scratch);
     else
-      detail::channels_last_forward(s, x.data(), weight.data(), y.data(), scratch.data(),
-                                    channels_last_workers(s, workers_for(s, scratch), scratch));
+      convolve_channels_last(s, x.data(), weight.data(), y.data(), scratch.data(),
+                             channels_last_workers(s, workers_for(s, scratch), scratch));
     if (s.bias)
       detail::parallel_for(s.batch * s.out_channels, p, [&](std::int64_t plane) {
         float* out = y.data() + plane * p;
@@ -617,7 +630,7 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   const std::int64_t workers = workers_for(s, scratch);
   float* by_row = scratch.data() + workers * cols_elements(s);
   if (by_kernel_rows(s)) weights_by_kernel_row(s, weight.data(), by_row);
-  on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
+  on_workers(s.batch, workers, cols_elements(s), scratch.data(), [&](std::int64_t n, float* buffer) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       const GroupOffsets at = offsets(s, n, g);
       if (by_kernel_rows(s)) {
@@ -649,10 +662,12 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
   const std::int64_t workers = workers_for(s, scratch);
   if (channels_last_input_gradient(s)) {
-    flip_weights(s, weight.data(), scratch.data());
-    return detail::channels_last_forward(swapped_channels(s), dy.data(), scratch.data(), dx.data(),
-                                         scratch.data() + weight_elements(s),
-                                         channels_last_workers(s, workers, scratch));
+    const Conv2dShape t = swapped_channels(s);
+    const std::int64_t threads = channels_last_workers(s, workers, scratch);
+    // After the workers' buffers and the transposed weights (channels_last_scratch).
+    float* flipped = scratch.data() + threads * detail::channels_last_buffer_elements(t) + weight_elements(s);
+    flip_weights(s, weight.data(), flipped);
+    return convolve_channels_last(t, dy.data(), flipped, dx.data(), scratch.data(), threads);
   }
   if (input_gradient_as_convolution(s)) {
     const Conv2dShape t = swapped_channels(s);
@@ -661,7 +676,7 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     float* by_row = flipped + weight_elements(s);
     flip_weights(s, weight.data(), flipped);
     if (by_kernel_rows(s)) weights_by_kernel_row(t, flipped, by_row);
-    on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
+    on_workers(s.batch, workers, cols_elements(s), scratch.data(), [&](std::int64_t n, float* buffer) {
       for (std::int64_t g = 0; g < s.groups; ++g) {
         const GroupOffsets at = offsets(s, n, g);
         if (by_kernel_rows(s)) {
@@ -676,7 +691,7 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     });
     return;
   }
-  on_workers(s.batch, workers, s, scratch.data(), [&](std::int64_t n, float* buffer) {
+  on_workers(s.batch, workers, cols_elements(s), scratch.data(), [&](std::int64_t n, float* buffer) {
     const std::int64_t image = s.in_channels * input_plane(s);
     if (!reads_input_directly(s)) std::fill(dx.begin() + n * image, dx.begin() + (n + 1) * image, 0.0f);
     for (std::int64_t g = 0; g < s.groups; ++g) {
@@ -706,16 +721,19 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
   } else if (detail::winograd_weight_gradient_applies(s)) {
     detail::winograd_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(),
                                      winograd_workers(s, scratch));
-  } else if (channels_last_weight_gradient(s)) {
-    detail::channels_last_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(), image_groups(s),
-                                          channels_last_workers(s, workers_for(s, scratch), scratch));
   } else {
-    const std::int64_t groups = image_groups(s), workers = workers_for(s, scratch), size = weight_elements(s);
-    const bool transposed = weight_gradient_transposed(s), separate = separate_weight_sums(s);
-    float* sums = scratch.data() + workers * cols_elements(s);
-    on_workers(groups, workers, s, scratch.data(), [&](std::int64_t group, float* buffer) {
+    const bool channels_last = channels_last_weight_gradient(s);
+    const std::int64_t groups = image_groups(s), size = weight_elements(s),
+                       buffer_floats = channels_last ? detail::channels_last_buffer_elements(s) : cols_elements(s),
+                       workers = channels_last ? channels_last_workers(s, workers_for(s, scratch), scratch)
+                                               : workers_for(s, scratch);
+    const bool transposed = weight_gradient_transposed(s), separate = !channels_last && separate_weight_sums(s);
+    float* sums = scratch.data() + workers * buffer_floats;
+    on_workers(groups, workers, buffer_floats, scratch.data(), [&](std::int64_t group, float* buffer) {
       float* sum = separate ? sums + group * size : group == 0 ? dweight.data() : sums + (group - 1) * size;
       const std::int64_t first = group * s.batch / groups, end = (group + 1) * s.batch / groups;
+      if (channels_last)
+        return detail::channels_last_weight_gradient_sum(s, x.data(), dy.data(), first, end, buffer, sum);
       for (std::int64_t n = first; n < end; ++n) {
         for (std::int64_t g = 0; g < s.groups; ++g) {
           const GroupOffsets at = offsets(s, n, g);
