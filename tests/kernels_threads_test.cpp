@@ -80,7 +80,8 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
   // convolution), and those whose images are shared between the threads (small GEMMs, the
   // weight gradient summed in groups of images; 5 images, uneven groups): with 16 input
   // channels its weight gradient goes channels-last where the CPU has AVX-512
-  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes.
+  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes. And
+  // one too large for that at 7x7, 5 images side by side in chunks of 4.
   const Conv2dShape shapes[] = {
       {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .bias = true},
@@ -91,6 +92,8 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
       {.batch = 5, .in_channels = 24, .in_h = 20, .in_w = 20, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 32, .in_h = 8, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 5, .in_channels = 96, .in_h = 7, .in_w = 7, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 8, .in_h = 20, .in_w = 20, .out_channels = 24, .kernel_h = 3, .kernel_w = 3,
        .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},

@@ -8,7 +8,9 @@
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
 // (conv_winograd.h). Small 3x3 ones go channels-last on CPUs with AVX-512, where measured
-// faster (conv_channels_last.h). (oneDNN's convolution primitives were measured too and are
+// faster (conv_channels_last.h). Those with few output positions an image (7x7) and too
+// large to share their images take the columns of 4 images side by side, one GEMM for all
+// (side_by_side_images). (oneDNN's convolution primitives were measured too and are
 // not used: each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
 #include "poet/kernels/kernels_conv.h"
 
@@ -70,15 +72,15 @@ void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int 
 }
 
 // cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i dilation, ox stride - pad_w + j dilation],
-// 0 outside.
-void im2col(const Conv2dShape& s, const float* x, float* cols) {
+// 0 outside; the rows of cols `ld` floats apart (the output positions unless given).
+void im2col(const Conv2dShape& s, const float* x, float* cols, std::int64_t ld = 0) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
+  if (ld == 0) ld = oh * ow;
   if (s.stride == 1 && ow == s.in_w) {
     detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
       for (int i = 0; i < s.kernel_h; ++i)
         for (int j = 0; j < s.kernel_w; ++j)
-          im2col_tap_same_width(s, x + c * input_plane(s), i, j,
-                                cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow);
+          im2col_tap_same_width(s, x + c * input_plane(s), i, j, cols + ((c * s.kernel_h + i) * s.kernel_w + j) * ld);
     });
     return;
   }
@@ -86,7 +88,7 @@ void im2col(const Conv2dShape& s, const float* x, float* cols) {
     const float* plane = x + c * input_plane(s);
     for (int i = 0; i < s.kernel_h; ++i) {
       for (int j = 0; j < s.kernel_w; ++j) {
-        float* out = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow;
+        float* out = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * ld;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
           const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
@@ -111,13 +113,14 @@ void im2col(const Conv2dShape& s, const float* x, float* cols) {
 
 // The adjoint of im2col: adds each column entry back to the input position it came from.
 // dx must be zeroed first; overlapping windows add in a fixed order.
-void col2im_add(const Conv2dShape& s, const float* cols, float* dx) {
+void col2im_add(const Conv2dShape& s, const float* cols, float* dx, std::int64_t ld = 0) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
+  if (ld == 0) ld = oh * ow;
   detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
     float* plane = dx + c * input_plane(s);
     for (int i = 0; i < s.kernel_h; ++i) {
       for (int j = 0; j < s.kernel_w; ++j) {
-        const float* in = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * oh * ow;
+        const float* in = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * ld;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
           const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
@@ -469,6 +472,51 @@ std::int64_t channels_last_workers(const Conv2dShape& s, std::int64_t workers, s
   return workers;
 }
 
+// Convolutions whose images have few output positions (resnet18's and resnet50's 7x7
+// layers: 49) but are too large for their images to go to the threads: oneDNN's sgemm is
+// slow with 49 columns, and reads the whole weight matrix (9.4 MB at 512 -> 512) again for
+// every image. Their images' columns go side by side, [K, images x positions], kSideBySide
+// images to a product. resnet18's 512 -> 512 layer at batch 4, 2 threads: forward 4.6 ->
+// 3.8 ms, input gradient 5.4 -> 4.3 ms, weight gradient 3.8 -> 3.6 ms (docs/BENCHMARKS.md).
+// A fixed count, so the weight gradient's sum runs in the same order on every thread count.
+constexpr std::int64_t kSideBySide = 4;
+std::int64_t side_by_side_images(const Conv2dShape& s) {
+  if (s.groups != 1 || s.batch < 2 || positions(s) >= 64 || images_in_parallel(s) || reads_input_directly(s))
+    return 0;
+  return std::min(kSideBySide, s.batch);
+}
+// Scratch: the columns and the products (or dY) of one chunk of images.
+std::int64_t side_by_side_elements(const Conv2dShape& s) {
+  return (patch_size(s) + s.out_channels) * side_by_side_images(s) * positions(s);
+}
+// cols[:, (n - first) p + q] = image n's im2col, for images [first, end).
+void im2col_side_by_side(const Conv2dShape& s, const float* x, std::int64_t first, std::int64_t end, float* cols) {
+  const std::int64_t p = positions(s), ld = (end - first) * p;
+  for (std::int64_t n = first; n < end; ++n) im2col(s, x + n * s.in_channels * input_plane(s), cols + (n - first) * p, ld);
+}
+// wide[c][(n - first) p + q] <-> y[n][c][q] for images [first, end) of `channels` planes of p.
+void side_by_side_layout(std::int64_t channels, std::int64_t p, std::int64_t first, std::int64_t end, const float* from,
+                         float* to, bool to_wide) {
+  const std::int64_t wide = (end - first) * p;
+  detail::parallel_for((end - first) * channels, p, [&](std::int64_t plane) {
+    const std::int64_t n = first + plane / channels, c = plane % channels;
+    if (to_wide) std::copy_n(from + (n * channels + c) * p, p, to + c * wide + (n - first) * p);
+    else std::copy_n(from + c * wide + (n - first) * p, p, to + (n * channels + c) * p);
+  });
+}
+// y = the convolution s of x, chunks of images side by side.
+void convolve_side_by_side(const Conv2dShape& s, const float* x, const float* weight, float* y, float* scratch) {
+  const std::int64_t m = side_by_side_images(s), p = positions(s), k = patch_size(s);
+  for (std::int64_t first = 0; first < s.batch; first += m) {
+    const std::int64_t end = std::min(s.batch, first + m), wide = (end - first) * p;
+    float* cols = scratch;
+    float* out = cols + k * wide;
+    im2col_side_by_side(s, x, first, end, cols);
+    gemm(false, false, s.out_channels, wide, k, 1.0f, weight, k, cols, wide, 0.0f, out, wide);
+    side_by_side_layout(s.out_channels, p, first, end, out, y, false);
+  }
+}
+
 // As many threads as the scratch holds for a Winograd convolution of shape t.
 std::int64_t winograd_workers(const Conv2dShape& t, std::span<float> scratch) {
   std::int64_t workers = omp_get_max_threads();
@@ -592,7 +640,8 @@ struct PartialSumLayout {
 
 void check_scratch(const char* kernel, const Conv2dShape& s, std::span<float> scratch) {
   expect_at_least(kernel, "scratch", scratch,
-                  std::max({scratch_for_workers(s, 1), winograd_scratch(s, 1), channels_last_scratch(s, 1)}));
+                  std::max({scratch_for_workers(s, 1), winograd_scratch(s, 1), channels_last_scratch(s, 1),
+                            side_by_side_elements(s)}));
 }
 
 }  // namespace
@@ -601,7 +650,7 @@ std::int64_t conv2d_scratch_elements(const Conv2dShape& s) {
   validate(s);
   const std::int64_t workers = std::min<std::int64_t>(omp_get_max_threads(), image_groups(s));
   return std::max({scratch_for_workers(s, workers), winograd_scratch(s, omp_get_max_threads()),
-                   channels_last_scratch(s, workers)});
+                   channels_last_scratch(s, workers), side_by_side_elements(s)});
 }
 
 void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<const float> weight,
@@ -614,9 +663,11 @@ void conv2d_forward(const Conv2dShape& s, std::span<const float> x, std::span<co
   check_scratch("conv2d_forward", s, scratch);
   if (is_depthwise(s)) return depthwise_forward(s, x.data(), weight.data(), bias.data(), y.data());
   const std::int64_t k = patch_size(s), p = positions(s), cout = s.out_channels_per_group();
-  if (winograd_forward(s) || channels_last_forward(s)) {
+  if (winograd_forward(s) || channels_last_forward(s) || side_by_side_images(s)) {
     if (winograd_forward(s))
       winograd(s, x.data(), weight.data(), false, y.data(), scratch);
+    else if (side_by_side_images(s))
+      convolve_side_by_side(s, x.data(), weight.data(), y.data(), scratch.data());
     else
       convolve_channels_last(s, x.data(), weight.data(), y.data(), scratch.data(),
                              channels_last_workers(s, workers_for(s, scratch), scratch));
@@ -668,6 +719,20 @@ void conv2d_backward_input(const Conv2dShape& s, std::span<const float> dy, std:
     float* flipped = scratch.data() + threads * detail::channels_last_buffer_elements(t) + weight_elements(s);
     flip_weights(s, weight.data(), flipped);
     return convolve_channels_last(t, dy.data(), flipped, dx.data(), scratch.data(), threads);
+  }
+  if (side_by_side_images(s)) {
+    const std::int64_t m = side_by_side_images(s);
+    const std::int64_t image = s.in_channels * input_plane(s);
+    std::fill(dx.begin(), dx.end(), 0.0f);
+    for (std::int64_t first = 0; first < s.batch; first += m) {
+      const std::int64_t end = std::min(s.batch, first + m), wide = (end - first) * p;
+      float* cols = scratch.data();
+      float* dy_wide = cols + k * wide;
+      side_by_side_layout(s.out_channels, p, first, end, dy.data(), dy_wide, true);
+      gemm(true, false, k, wide, cout, 1.0f, weight.data(), k, dy_wide, wide, 0.0f, cols, wide);
+      for (std::int64_t n = first; n < end; ++n) col2im_add(s, cols + (n - first) * p, dx.data() + n * image, wide);
+    }
+    return;
   }
   if (input_gradient_as_convolution(s)) {
     const Conv2dShape t = swapped_channels(s);
@@ -721,6 +786,15 @@ void conv2d_backward_params(const Conv2dShape& s, std::span<const float> dy, std
   } else if (detail::winograd_weight_gradient_applies(s)) {
     detail::winograd_weight_gradient(s, x.data(), dy.data(), dweight.data(), scratch.data(),
                                      winograd_workers(s, scratch));
+  } else if (const std::int64_t m = side_by_side_images(s)) {
+    for (std::int64_t first = 0; first < s.batch; first += m) {
+      const std::int64_t end = std::min(s.batch, first + m), wide = (end - first) * p;
+      float* cols = scratch.data();
+      float* dy_wide = cols + k * wide;
+      im2col_side_by_side(s, x.data(), first, end, cols);
+      side_by_side_layout(s.out_channels, p, first, end, dy.data(), dy_wide, true);
+      gemm(false, true, cout, k, wide, 1.0f, dy_wide, wide, cols, wide, first == 0 ? 0.0f : 1.0f, dweight.data(), k);
+    }
   } else {
     const bool channels_last = channels_last_weight_gradient(s);
     const std::int64_t groups = image_groups(s), size = weight_elements(s),
