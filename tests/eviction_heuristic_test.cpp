@@ -263,21 +263,20 @@ TEST(EvictionHeuristic, RecomputesATensorEarlyWhereItsInputsAreThereAnyway) {
 }
 
 TEST(EvictionHeuristic, PerturbedCoversBeatTheGreedyRepairOfTheCoverAlone) {
-  // resnet18_cifar on m4 at 30% of its activation peak, as `poet solve -m resnet18_cifar -p
-  // m4 --ram-budget 30% --heuristic`. The heuristic from the starts and from the covering
-  // bound's restorations ends 2.17% above the bound. Dropping or switching restorations of
-  // the cover at random before the heuristic completes it (48 tries, a fixed seed each)
-  // finds a schedule within 1.7%.
-  const OnM4 m = on_m4(build_model_training_graph("resnet18_cifar", {}, BackwardMode::Autodiff));
+  // mcu_cnn on m4 at 40% of its activation peak, as `poet solve -m mcu_cnn -p m4 --ram-budget
+  // 40% --heuristic`. The heuristic from the starts and from the covering bound's
+  // restorations ends 3.5% above the bound. Dropping or switching restorations of the cover
+  // at random before the heuristic completes it (a fixed seed each try) reaches the bound.
+  const OnM4 m = on_m4(build_model_training_graph("mcu_cnn", {}, BackwardMode::Autodiff));
   SolveOptions o;
-  o.ram_budget_bytes = m.budget(30);
+  o.ram_budget_bytes = m.budget(40);
   o.heuristic_only = true;
   o.progress = false;
   testing::limit_by_work(o, 50);
   const SolveResult r = solve(m.g, m.costs, o);
   ASSERT_TRUE(r.simulation && r.schedule) << r.message;
   EXPECT_LE(r.simulation->peak_bytes, o.ram_budget_bytes);
-  EXPECT_LT(r.gap, 0.017);
+  EXPECT_LT(r.gap, 1e-6);
 }
 
 }  // namespace
