@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../src/kernels/conv_channels_last.h"
@@ -324,11 +325,56 @@ TEST(KernelConv2d, ChannelsLastWeightGradientAppliesByShapeAndCpu) {
   EXPECT_FALSE(detail::channels_last_forward_applies(other));
 }
 
+// The forward, the input gradient and (with `weight_gradient`) the weight gradient of a 3x3
+// convolution s against their definitions in double, within `tolerance`; the scratch starts
+// as NaN.
+void expect_3x3_passes_match_the_definition(const Conv2dShape& s, unsigned seed, double tolerance,
+                                            bool weight_gradient) {
+  const std::int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h() * s.out_w();
+  const std::vector<float> x = random_values(s.batch * s.in_channels * in_plane, seed),
+                           weight = random_values(s.out_channels * s.in_channels * 9, seed + 1),
+                           bias = random_values(s.bias ? s.out_channels : 0, seed + 2),
+                           dy = random_values(s.batch * s.out_channels * out_plane, seed + 3);
+  std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(dy.size()), dx(x.size()), dweight(weight.size()), dbias(bias.size());
+  conv2d_forward(s, x, weight, bias, y, scratch);
+  conv2d_backward_input(s, dy, weight, dx, scratch);
+  if (weight_gradient) conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
+  const std::string shape = std::to_string(s.in_channels) + " -> " + std::to_string(s.out_channels) + ", stride " +
+                            std::to_string(s.stride);
+  std::vector<float> want = direct_conv(s, x, weight);
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    if (s.bias) want[k] += bias[k / out_plane % s.out_channels];
+    ASSERT_NEAR(y[k], want[k], tolerance) << shape << ", output " << k;
+  }
+  std::vector<double> want_dx(x.size(), 0.0), want_dw(weight.size(), 0.0);
+  for (std::int64_t n = 0; n < s.batch; ++n)
+    for (std::int64_t o = 0; o < s.out_channels; ++o)
+      for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
+        for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
+          const double g = dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox];
+          for (std::int64_t c = 0; c < s.in_channels; ++c)
+            for (std::int64_t i = 0; i < 3; ++i)
+              for (std::int64_t j = 0; j < 3; ++j) {
+                const std::int64_t iy = oy * s.stride - s.pad_h + i, ix = ox * s.stride - s.pad_w + j;
+                if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
+                const std::int64_t at = ((n * s.in_channels + c) * s.in_h + iy) * s.in_w + ix,
+                                   w = (o * s.in_channels + c) * 9 + i * 3 + j;
+                want_dx[at] += g * weight[w];
+                want_dw[w] += g * x[at];
+              }
+        }
+  for (std::size_t k = 0; k < dx.size(); ++k) ASSERT_NEAR(dx[k], want_dx[k], tolerance) << shape << ", input gradient " << k;
+  if (!weight_gradient) return;
+  for (std::size_t k = 0; k < dweight.size(); ++k)
+    ASSERT_NEAR(dweight[k], want_dw[k], tolerance) << shape << ", weight gradient " << k;
+}
+
 // The forward and the input gradient channels-last (where the CPU has AVX-512: 32 or 64
 // output channels, rows of 8 or 16 outputs, stride 2 on an odd height, two blocks of 16
-// input channels, a bias added after) against their definitions in double. A stride-1
-// input gradient is the forward of the swapped convolution: 32 -> 32 goes channels-last,
-// 16 -> 32 not (16 output channels), nor stride 2. The scratch starts as NaN.
+// input channels, a bias added after). A stride-1 input gradient is the forward of the
+// swapped convolution: 32 -> 32 goes channels-last, 16 -> 32 not (16 output channels), nor
+// stride 2.
 TEST(KernelConv2d, ChannelsLastForwardAndInputGradientMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 3, .in_channels = 16, .in_h = 5, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
@@ -337,92 +383,21 @@ TEST(KernelConv2d, ChannelsLastForwardAndInputGradientMatchTheDefinition) {
        .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 5, .in_channels = 32, .in_h = 3, .in_w = 16, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
-  for (const Conv2dShape& s : shapes) {
-    const std::int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h() * s.out_w();
-    const std::vector<float> x = random_values(s.batch * s.in_channels * in_plane, 21),
-                             weight = random_values(s.out_channels * s.in_channels * 9, 22),
-                             bias = random_values(s.bias ? s.out_channels : 0, 23),
-                             dy = random_values(s.batch * s.out_channels * out_plane, 24);
-    std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
-    std::vector<float> y(dy.size()), dx(x.size());
-    conv2d_forward(s, x, weight, bias, y, scratch);
-    conv2d_backward_input(s, dy, weight, dx, scratch);
-    std::vector<float> want = direct_conv(s, x, weight);
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      if (s.bias) want[k] += bias[k / out_plane % s.out_channels];
-      ASSERT_NEAR(y[k], want[k], 1e-4) << s.in_channels << " -> " << s.out_channels << ", output " << k;
-    }
-    for (std::int64_t n = 0; n < s.batch; ++n)
-      for (std::int64_t c = 0; c < s.in_channels; ++c)
-        for (std::int64_t iy = 0; iy < s.in_h; ++iy)
-          for (std::int64_t ix = 0; ix < s.in_w; ++ix) {
-            double sum = 0;  // over the outputs whose window holds (iy, ix) at tap (i, j)
-            for (std::int64_t o = 0; o < s.out_channels; ++o)
-              for (std::int64_t i = 0; i < 3; ++i)
-                for (std::int64_t j = 0; j < 3; ++j) {
-                  const std::int64_t ry = iy + s.pad_h - i, rx = ix + s.pad_w - j;
-                  if (ry < 0 || rx < 0 || ry % s.stride != 0 || rx % s.stride != 0) continue;
-                  const std::int64_t oy = ry / s.stride, ox = rx / s.stride;
-                  if (oy >= s.out_h() || ox >= s.out_w()) continue;
-                  sum += static_cast<double>(dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox]) *
-                         weight[(o * s.in_channels + c) * 9 + i * 3 + j];
-                }
-            ASSERT_NEAR(dx[((n * s.in_channels + c) * s.in_h + iy) * s.in_w + ix], sum, 1e-4)
-                << s.in_channels << " -> " << s.out_channels << ", input gradient (" << n << ", " << c << ", " << iy
-                << ", " << ix << ")";
-          }
-  }
+  for (const Conv2dShape& s : shapes) expect_3x3_passes_match_the_definition(s, 21, 1e-4, false);
 }
 
 // Convolutions too large for their images to go to the threads but with few output
 // positions (fewer than 64) put the columns of 4 images side by side and take each pass as
 // one product a chunk: stride 1 at 7x7 (resnet18's last layers; 5 images, so a chunk of 4
-// and one of 1) and stride 2 from 13x13, with a bias, against their definitions in double.
-// The scratch starts as NaN.
+// and one of 1) and stride 2 from 13x13, with a bias.
 TEST(KernelConv2d, ImagesSideBySideMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 5, .in_channels = 96, .in_h = 7, .in_w = 7, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 2, .in_channels = 96, .in_h = 13, .in_w = 13, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
        .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
-  for (const Conv2dShape& s : shapes) {
-    const std::int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h() * s.out_w();
-    const std::vector<float> x = random_values(s.batch * s.in_channels * in_plane, 31),
-                             weight = random_values(s.out_channels * s.in_channels * 9, 32),
-                             bias = random_values(s.bias ? s.out_channels : 0, 33),
-                             dy = random_values(s.batch * s.out_channels * out_plane, 34);
-    std::vector<float> scratch(conv2d_scratch_elements(s), std::numeric_limits<float>::quiet_NaN());
-    std::vector<float> y(dy.size()), dx(x.size()), dweight(weight.size()), dbias(bias.size());
-    conv2d_forward(s, x, weight, bias, y, scratch);
-    conv2d_backward_input(s, dy, weight, dx, scratch);
-    conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
-    std::vector<float> want = direct_conv(s, x, weight);
-    for (std::size_t k = 0; k < want.size(); ++k) {
-      if (s.bias) want[k] += bias[k / out_plane % s.out_channels];
-      ASSERT_NEAR(y[k], want[k], 1e-3) << "stride " << s.stride << ", output " << k;
-    }
-    std::vector<double> want_dx(x.size(), 0.0), want_dw(weight.size(), 0.0);
-    for (std::int64_t n = 0; n < s.batch; ++n)
-      for (std::int64_t o = 0; o < s.out_channels; ++o)
-        for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
-          for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
-            const double g = dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox];
-            for (std::int64_t c = 0; c < s.in_channels; ++c)
-              for (std::int64_t i = 0; i < 3; ++i)
-                for (std::int64_t j = 0; j < 3; ++j) {
-                  const std::int64_t iy = oy * s.stride - 1 + i, ix = ox * s.stride - 1 + j;
-                  if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
-                  const std::int64_t at = ((n * s.in_channels + c) * s.in_h + iy) * s.in_w + ix,
-                                     w = (o * s.in_channels + c) * 9 + i * 3 + j;
-                  want_dx[at] += g * weight[w];
-                  want_dw[w] += g * x[at];
-                }
-          }
-    for (std::size_t k = 0; k < dx.size(); ++k) ASSERT_NEAR(dx[k], want_dx[k], 1e-3) << "input gradient " << k;
-    for (std::size_t k = 0; k < dweight.size(); ++k) ASSERT_NEAR(dweight[k], want_dw[k], 1e-3) << "weight gradient " << k;
-  }
+  for (const Conv2dShape& s : shapes) expect_3x3_passes_match_the_definition(s, 31, 1e-3, true);
 }
-
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,

@@ -60,7 +60,6 @@ class Starts {
   }
 
   const SimulationOptions& budgeted() const { return budgeted_; }
-  const std::vector<StartSchedule>& found() const { return out_; }
 
  private:
   SimulationResult judge(const Schedule& s) const {
@@ -138,46 +137,37 @@ std::vector<StartSchedule> perturbed_cover_starts(const Graph& g, const GraphCos
                                                   const SimulationOptions& simulation, std::int64_t fixed_bytes,
                                                   const std::vector<Restoration>& cover, const PerturbedTries& limits) {
   if (cover.empty() || limits.tries <= 0) return {};
-  struct Best {
-    std::optional<StartSchedule> start;
-    int k = 0;
-  };
-  constexpr int kThreads = 2;
-  std::vector<Best> best(kThreads);
-  // Tries [from, to) on every thread: each takes the next try left, and keeps its cheapest
-  // (the earliest try among equals).
+  std::vector<std::optional<StartSchedule>> found(static_cast<std::size_t>(limits.tries));  // per try, its cheapest
+  // Tries [from, to) on both cores, each thread taking the next try left.
   const auto run = [&](int from, int to) {
     std::atomic<int> next = from;
     std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
+    for (int t = 0; t < 2; ++t)
+      threads.emplace_back([&] {
         for (int k; (k = next++) < to;) {
           if (limits.stop_at && std::chrono::steady_clock::now() > *limits.stop_at) return;
           Starts starts(g, costs, o, simulation, fixed_bytes);
           starts.evict(o.mode, {.guard_peaks = k % 2 == 1,
                                 .deadline_after_memory = o.deadline_s && k % 4 >= 2,
                                 .first = perturbed(cover, k)});
-          for (const StartSchedule& s : starts.found())
-            if (!best[t].start || s.objective < best[t].start->objective ||
-                (s.objective == best[t].start->objective && k < best[t].k))
-              best[t] = {s, k};
+          std::vector<StartSchedule> schedules = std::move(starts).cheapest_first();
+          if (!schedules.empty()) found[static_cast<std::size_t>(k)] = std::move(schedules.front());
         }
       });
     for (std::thread& t : threads) t.join();
   };
-  const auto cheapest = [&]() -> const Best* {
-    const Best* out = nullptr;
-    for (const Best& b : best)
-      if (b.start && (!out || b.start->objective < out->start->objective ||
-                      (b.start->objective == out->start->objective && b.k < out->k)))
-        out = &b;
+  // The cheapest so far, the earliest try among equals: the same on any thread count.
+  const auto cheapest = [&] {
+    const StartSchedule* out = nullptr;
+    for (const auto& f : found)
+      if (f && (!out || f->objective < out->objective)) out = &*f;
     return out;
   };
   run(0, std::min(limits.probe, limits.tries));
-  if (const Best* b = cheapest(); b && b->start->objective < limits.to_beat) run(limits.probe, limits.tries);
-  const Best* b = cheapest();
-  if (!b) return {};
-  return {*b->start};
+  if (const StartSchedule* best = cheapest(); best && best->objective < limits.to_beat)
+    run(limits.probe, limits.tries);
+  if (const StartSchedule* best = cheapest()) return {*best};
+  return {};
 }
 
 }  // namespace poet::solve_internal

@@ -48,7 +48,7 @@ struct PerturbedTries {
 // restoration dropped, or switched between paging and recomputing, at random (try k draws
 // from its own seed k, so that the result does not depend on the threads), the heuristic
 // completing the rest. The greedy repair of one cover is one choice among many; on
-// resnet18_cifar m4 30% the best of 40 perturbed covers costs 0.5% less than any start
+// resnet18_cifar m4 30% the best of 48 perturbed covers costs 0.5% less than any start
 // (docs/BENCHMARKS.md). Runs on both cores; returns the cheapest schedule found, if any.
 std::vector<StartSchedule> perturbed_cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                                   const SimulationOptions& simulation, std::int64_t fixed_bytes,
