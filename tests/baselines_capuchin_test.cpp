@@ -10,18 +10,15 @@
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
+#include "simulated.h"
 
 namespace poet {
 namespace {
 
-std::int64_t checkpoint_all_peak(const Graph& g, const GraphCosts& costs) {
-  return simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
-}
-
 TEST(BaselineCapuchin, PagesRatherThanRecomputesWhenTransfersAreCheap) {
   const Graph g = testing::chain_training_graph(12);
   const auto costs = estimate_costs(g, testing::device_with_transfers(0.01));
-  const std::int64_t budget = checkpoint_all_peak(g, costs) - 200;  // five of the 40 B activations
+  const std::int64_t budget = testing::checkpoint_all_peak(g, costs) - 200;  // five of the 40 B activations
   const BaselineResult r = capuchin_for_budget(g, costs, {.ram_budget_bytes = budget});
   ASSERT_TRUE(r.found()) << r.reason;
   EXPECT_GT(r.simulation->pageouts, 0u);
@@ -34,7 +31,7 @@ TEST(BaselineCapuchin, RecomputesWhenPagingCannotFit) {
   const Graph g = testing::chain_training_graph(12);
   // A page-out outlasts the whole backward, so its buffer is never released in time.
   const auto costs = estimate_costs(g, testing::device_with_transfers(1e4));
-  const std::int64_t budget = checkpoint_all_peak(g, costs) - 200;
+  const std::int64_t budget = testing::checkpoint_all_peak(g, costs) - 200;
   const BaselineResult r = capuchin_for_budget(g, costs, {.ram_budget_bytes = budget});
   ASSERT_TRUE(r.found()) << r.reason;
   EXPECT_GT(r.simulation->recomputes, 0u);
@@ -59,7 +56,7 @@ TEST(BaselineCapuchin, RandomGraphsValidateWithinTheBudgetOrSayWhy) {
     // Transfers slow (the hand device's 10 B/s), cheap, or too slow to ever help.
     DeviceProfile device = trial % 3 == 0 ? testing::hand_device() : testing::device_with_transfers(trial % 3 == 1 ? 0.01 : 1e12);
     const auto costs = estimate_costs(g, device);
-    const std::int64_t all_peak = checkpoint_all_peak(g, costs);
+    const std::int64_t all_peak = testing::checkpoint_all_peak(g, costs);
     const std::int64_t smallest = g.largest_footprint().bytes;
     const std::int64_t span = all_peak - smallest;
     for (std::int64_t budget : {all_peak, smallest + span / 2, smallest + span / 4, smallest, smallest - 1}) {

@@ -14,6 +14,7 @@
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
+#include "simulated.h"
 
 namespace poet {
 namespace {
@@ -43,10 +44,6 @@ Graph residual_forward_graph() {
   return g;
 }
 
-SimulationResult run(const Graph& g, const Schedule& s) {
-  return simulate(g, estimate_costs(g, testing::hand_device()), plan_from_schedule(s, g));
-}
-
 TEST(BaselineChen, SqrtOnSixteenNodeChainKeepsEveryFourthNodeAndRecomputesEachSegmentOnce) {
   const Graph g = testing::chain_training_graph(16);  // x0 .. x15 (loss), gradients at stages 16 .. 30
   // ceil(sqrt(16)) = 4: boundaries x4, x8, x12; x0 and the loss are kept anyway.
@@ -62,7 +59,7 @@ TEST(BaselineChen, SqrtOnSixteenNodeChainKeepsEveryFourthNodeAndRecomputesEachSe
     expected.push_back(static_cast<NodeId>(t));
     EXPECT_EQ(s.R.row(t), expected) << "stage " << t;
   }
-  const SimulationResult r = run(g, s);
+  const SimulationResult r = testing::simulate_on_hand_device(g, s);
   EXPECT_EQ(r.recomputes, 11u);  // 16 forward nodes less the 5 kept
   EXPECT_EQ(r.computes, g.size() + 11);
   // Kept x8 is in RAM from its forward stage until gradient 7 (stage 23) reads it last.
@@ -103,16 +100,16 @@ TEST(BaselineChen, ResNetBoundariesAreArticulationPointsAndTheScheduleValidates)
     EXPECT_TRUE(std::binary_search(points.begin(), points.end(), b)) << b;
   }
   EXPECT_FALSE(chen_sqrt_boundaries(g).empty());
-  const SimulationResult chen = run(g, chen_sqrt_schedule(g));
-  const SimulationResult all = run(g, checkpoint_all_schedule(g));
+  const SimulationResult chen = testing::simulate_on_hand_device(g, chen_sqrt_schedule(g));
+  const SimulationResult all = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g));
   EXPECT_LT(chen.peak_activation_bytes, all.peak_activation_bytes);
   EXPECT_GT(chen.recomputes, 0u);
 }
 
 TEST(BaselineChen, SqrtPeakIsBelowCheckpointAllOnALongChain) {
   const Graph g = testing::chain_training_graph(100);
-  const SimulationResult chen = run(g, chen_sqrt_schedule(g));
-  const SimulationResult all = run(g, checkpoint_all_schedule(g));
+  const SimulationResult chen = testing::simulate_on_hand_device(g, chen_sqrt_schedule(g));
+  const SimulationResult all = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g));
   EXPECT_LT(chen.peak_activation_bytes, all.peak_activation_bytes / 3);
   EXPECT_LE(chen.recomputes, 100u);  // each forward node at most once more
 }
@@ -122,17 +119,18 @@ TEST(BaselineChen, EveryScheduleValidatesOnRandomGraphs) {
   for (int trial = 0; trial < 30; ++trial) {
     const Graph g = testing::random_graph(rng, 12 + trial);
     const auto costs = estimate_costs(g, testing::hand_device());
-    EXPECT_NO_THROW(run(g, chen_sqrt_schedule(g))) << "trial " << trial;
+    EXPECT_NO_THROW(testing::simulate_on_hand_device(g, chen_sqrt_schedule(g))) << "trial " << trial;
     for (std::int64_t b : {0, 1000, 10000, 1000000}) {
       const Schedule s = segment_recompute_schedule(g, chen_greedy_boundaries(g, b), "chen_greedy");
-      EXPECT_NO_THROW(run(g, s)) << "trial " << trial << " b " << b;
+      EXPECT_NO_THROW(testing::simulate_on_hand_device(g, s)) << "trial " << trial << " b " << b;
     }
     const BaselineResult greedy = chen_greedy_for_budget(g, costs, {});
     ASSERT_TRUE(greedy.found()) << greedy.reason;
     // Unconstrained, keeping every candidate (b = 0) recomputes least; on a DAG the nodes
     // between articulation points are still recomputed.
     const Schedule every_candidate = segment_recompute_schedule(g, segment_boundary_candidates(g), "chen_greedy");
-    EXPECT_EQ(greedy.simulation->recomputes, run(g, every_candidate).recomputes) << "trial " << trial;
+    EXPECT_EQ(greedy.simulation->recomputes, testing::simulate_on_hand_device(g, every_candidate).recomputes)
+        << "trial " << trial;
   }
 }
 
@@ -152,16 +150,17 @@ TEST(BaselineChen, GreedyFindsNothingBelowTheLargestNodeFootprint) {
 TEST(BaselineChen, GreedyTradesComputeForMemoryAsTheBudgetShrinks) {
   const Graph g = testing::chain_training_graph(40);
   const auto costs = estimate_costs(g, testing::hand_device());
-  const std::int64_t all_peak = run(g, checkpoint_all_schedule(g)).peak_bytes;
+  const std::int64_t all_peak = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g)).peak_bytes;
   const BaselineResult roomy = chen_greedy_for_budget(g, costs, {.ram_budget_bytes = all_peak});
   ASSERT_TRUE(roomy.found()) << roomy.reason;
   EXPECT_EQ(roomy.simulation->recomputes, 0u);
-  const std::int64_t sqrt_peak = run(g, chen_sqrt_schedule(g)).peak_bytes;
+  const std::int64_t sqrt_peak = testing::simulate_on_hand_device(g, chen_sqrt_schedule(g)).peak_bytes;
   const BaselineResult tight = chen_greedy_for_budget(g, costs, {.ram_budget_bytes = sqrt_peak});
   ASSERT_TRUE(tight.found()) << tight.reason;
   EXPECT_LE(tight.simulation->peak_bytes, sqrt_peak);
   EXPECT_GT(tight.simulation->recomputes, 0u);
-  EXPECT_LE(tight.simulation->compute_time_s, run(g, chen_sqrt_schedule(g)).compute_time_s);
+  EXPECT_LE(tight.simulation->compute_time_s,
+            testing::simulate_on_hand_device(g, chen_sqrt_schedule(g)).compute_time_s);
   EXPECT_NO_THROW(simulate(g, costs, plan_from_schedule(*tight.schedule, g), {.ram_budget_bytes = sqrt_peak}));
 }
 

@@ -13,6 +13,7 @@
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
+#include "simulated.h"
 
 namespace poet {
 namespace {
@@ -98,14 +99,10 @@ TEST(BaselinePofo, PlayOutOfAHandChain) {
   EXPECT_DOUBLE_EQ(offload.time_s, 19);
 }
 
-std::int64_t checkpoint_all_peak(const Graph& g, const GraphCosts& costs) {
-  return simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
-}
-
 TEST(BaselinePofo, OffloadsWhenTransfersHideAndRecomputesWhenTheyDoNot) {
   const Graph g = testing::chain_training_graph(std::vector<std::int64_t>(12, 10));
   const auto cheap = estimate_costs(g, testing::device_with_transfers(0.01));
-  const std::int64_t budget = checkpoint_all_peak(g, cheap) - 160;
+  const std::int64_t budget = testing::checkpoint_all_peak(g, cheap) - 160;
   const BaselineResult offloading = pofo_for_budget(g, cheap, {.ram_budget_bytes = budget});
   ASSERT_TRUE(offloading.found()) << offloading.reason;
   EXPECT_GT(offloading.simulation->pageouts, 0u);
@@ -136,7 +133,7 @@ TEST(BaselinePofo, RandomChainsValidateWithinTheBudgetOrSayWhy) {
     for (auto& s : sizes) s = elems(rng);
     const Graph g = testing::chain_training_graph(sizes);
     const auto costs = estimate_costs(g, trial % 2 ? testing::device_with_transfers(0.01) : testing::hand_device());
-    const std::int64_t all_peak = checkpoint_all_peak(g, costs);
+    const std::int64_t all_peak = testing::checkpoint_all_peak(g, costs);
     const std::int64_t smallest = g.largest_footprint().bytes;
     const std::int64_t span = all_peak - smallest;
     const BaselineResult roomy = pofo_for_budget(g, costs, {});

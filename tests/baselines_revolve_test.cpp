@@ -10,15 +10,12 @@
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
+#include "simulated.h"
 
 namespace poet {
 namespace {
 
 using K = RevolveAction::Kind;
-
-SimulationResult run(const Graph& g, const Schedule& s) {
-  return simulate(g, estimate_costs(g, testing::hand_device()), plan_from_schedule(s, g));
-}
 
 std::vector<int> advances_per_step(const std::vector<RevolveAction>& actions, int steps) {
   std::vector<int> count(steps + 1, 0);
@@ -107,22 +104,22 @@ TEST(BaselineRevolve, FourNodeChainByHand) {
   EXPECT_EQ(one.schedule->R.row(4), (SparseRow{4}));
   EXPECT_EQ(one.schedule->R.row(5), (SparseRow{1, 2, 5}));
   EXPECT_EQ(one.schedule->R.row(6), (SparseRow{6}));
-  EXPECT_EQ(run(g, *one.schedule).recomputes, 2u);
+  EXPECT_EQ(testing::simulate_on_hand_device(g, *one.schedule).recomputes, 2u);
   // Two slots: x1 is stored in the forward sweep, nothing is recomputed.
   const BaselineResult two = revolve_schedule(g, 2);
   ASSERT_TRUE(two.found()) << two.reason;
-  EXPECT_EQ(run(g, *two.schedule).recomputes, 0u);
+  EXPECT_EQ(testing::simulate_on_hand_device(g, *two.schedule).recomputes, 0u);
   EXPECT_THROW(revolve_schedule(g, 0), InputError);
 }
 
 TEST(BaselineRevolve, SchedulesValidateAndBeatCheckpointAllOnALongChain) {
   const Graph g = testing::chain_training_graph(40);
-  const SimulationResult all = run(g, checkpoint_all_schedule(g));
+  const SimulationResult all = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g));
   std::int64_t previous_recomputes = INT64_MAX;
   for (int slots = 1; slots <= 10; ++slots) {
     const BaselineResult r = revolve_schedule(g, slots);
     ASSERT_TRUE(r.found()) << r.reason;
-    const SimulationResult sim = run(g, *r.schedule);
+    const SimulationResult sim = testing::simulate_on_hand_device(g, *r.schedule);
     EXPECT_LT(sim.peak_activation_bytes, all.peak_activation_bytes) << slots;
     const auto recomputes = static_cast<std::int64_t>(sim.recomputes);
     EXPECT_LE(recomputes, previous_recomputes) << slots;
@@ -139,13 +136,13 @@ TEST(BaselineRevolve, AutodiffChainsWithGradientOnlyStagesValidate) {
   // tensor, and some steps have no backward node that reads their input.
   for (const char* model : {"linear", "lenet5"}) {
     const Graph g = build_model_training_graph(model, {}, BackwardMode::Autodiff);
-    const SimulationResult all = run(g, checkpoint_all_schedule(g));
+    const SimulationResult all = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g));
     std::int64_t lowest_peak = INT64_MAX;
     for (int slots = 1; slots <= 6; ++slots) {
       const BaselineResult r = revolve_schedule(g, slots);
       ASSERT_TRUE(r.found()) << model << ": " << r.reason;
       SimulationResult sim;
-      EXPECT_NO_THROW(sim = run(g, *r.schedule)) << model << " slots " << slots;
+      EXPECT_NO_THROW(sim = testing::simulate_on_hand_device(g, *r.schedule)) << model << " slots " << slots;
       lowest_peak = std::min(lowest_peak, sim.peak_activation_bytes);
     }
     // LeNet's peak is relu1's backward (its dY, its dX and the mask of relu1's output, with
@@ -172,11 +169,11 @@ TEST(BaselineRevolve, RefusesAGraphThatIsNotAChain) {
 TEST(BaselineRevolve, ForBudgetPicksTheCheapestScheduleThatFits) {
   const Graph g = testing::chain_training_graph(30);
   const auto costs = estimate_costs(g, testing::hand_device());
-  const std::int64_t all_peak = run(g, checkpoint_all_schedule(g)).peak_bytes;
+  const std::int64_t all_peak = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g)).peak_bytes;
   const BaselineResult roomy = revolve_for_budget(g, costs, {.ram_budget_bytes = all_peak});
   ASSERT_TRUE(roomy.found()) << roomy.reason;
   EXPECT_EQ(roomy.simulation->recomputes, 0u);
-  const std::int64_t one_slot_peak = run(g, *revolve_schedule(g, 1).schedule).peak_bytes;
+  const std::int64_t one_slot_peak = testing::simulate_on_hand_device(g, *revolve_schedule(g, 1).schedule).peak_bytes;
   const BaselineResult tight = revolve_for_budget(g, costs, {.ram_budget_bytes = one_slot_peak});
   ASSERT_TRUE(tight.found()) << tight.reason;
   EXPECT_NO_THROW(simulate(g, costs, plan_from_schedule(*tight.schedule, g), {.ram_budget_bytes = one_slot_peak}));

@@ -121,13 +121,13 @@ std::string replay(const Graph& g, const DevicePlan& d) {
 }
 
 // A plan with paging: checkpoint-all with some tensors paged out and back in.
-struct Case {
+struct PlanCase {
   Graph graph;
   GraphCosts costs;
   DevicePlan plan;
 };
 
-Case paging_case(std::mt19937& rng, int nodes) {
+PlanCase paging_case(std::mt19937& rng, int nodes) {
   for (;;) {
     Graph g = testing::random_graph(rng, nodes);
     const GraphCosts costs = instant_paging_costs(g);
@@ -152,7 +152,7 @@ std::size_t offset_index(const DevicePlan& d, std::size_t p) {
   return k;
 }
 
-void expect_rejected(const Case& c, const DevicePlan& forgery, const std::string& reason_part) {
+void expect_rejected(const PlanCase& c, const DevicePlan& forgery, const std::string& reason_part) {
   const auto read = forged(forgery);
   ASSERT_TRUE(read.has_value()) << "the reader itself refused it; the forgery tests nothing";
   const DevicePlanVerdict v = check_device_plan(c.graph, c.costs, *read);
@@ -163,7 +163,7 @@ void expect_rejected(const Case& c, const DevicePlan& forgery, const std::string
 
 TEST(DevicePlanCheck, PoetsOwnPlanIsLegal) {
   std::mt19937 rng(12);
-  const Case c = paging_case(rng, 40);
+  const PlanCase c = paging_case(rng, 40);
   const DevicePlanVerdict v = check_device_plan(c.graph, c.costs, c.plan);
   EXPECT_TRUE(v.valid()) << v.error;
   EXPECT_EQ(replay(c.graph, c.plan), "");
@@ -171,7 +171,7 @@ TEST(DevicePlanCheck, PoetsOwnPlanIsLegal) {
 
 TEST(DevicePlanCheck, RejectsTheKnownIllegalForgeries) {
   std::mt19937 rng(7);
-  const Case c = paging_case(rng, 40);
+  const PlanCase c = paging_case(rng, 40);
   const auto& ins = c.plan.plan.instructions;
   // The first paged tensor: its page-out, page-in and the frees around them.
   std::size_t pageout = 0;
@@ -238,7 +238,7 @@ TEST(DevicePlanCheck, EveryCrcValidForgeryItAcceptsIsLegalAndEveryLegalOneIsAcce
   std::map<std::string, int> tally;
   int accepted = 0, rejected = 0, refused_by_reader = 0;
   for (int base = 0; base < 12; ++base) {
-    const Case c = paging_case(rng, std::uniform_int_distribution<int>(10, 40)(rng));
+    const PlanCase c = paging_case(rng, std::uniform_int_distribution<int>(10, 40)(rng));
     const std::size_t n = c.plan.plan.instructions.size();
     for (int m = 0; m < 200; ++m) {
       // Mutate the instructions with their offsets (kept in step: one per buffer made).

@@ -11,6 +11,7 @@
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
+#include "onnx_fixture.h"
 #include "random_graphs.h"
 #include "work_limit.h"
 #include "test_scale.h"
@@ -173,7 +174,7 @@ struct MiniResnet {
 MiniResnet mini_resnet_at_half() {
   OnnxImportOptions import;
   import.batch_size = 8;
-  const OnnxModel model = import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import);
+  const OnnxModel model = import_onnx(testing::onnx_fixture("mini_resnet1.onnx"), import);
   OnM4 m = on_m4(build_training_graph(model.forward, BackwardMode::Autodiff));
   const std::int64_t budget = m.budget(50);
   return {std::move(m.g), std::move(m.costs), budget};

@@ -35,20 +35,20 @@ DeviceProfile balanced_device() {
   return d;
 }
 
-struct Case {
+struct BoundCase {
   SolveMode mode;
   Accounting accounting;
   SolveObjective objective;
   bool deadline;
 };
 
-std::string describe(const Case& c, int graph, std::int64_t budget) {
+std::string describe(const BoundCase& c, int graph, std::int64_t budget) {
   return "graph " + std::to_string(graph) + ", budget " + std::to_string(budget) + ", mode " +
          std::to_string(static_cast<int>(c.mode)) + ", " + (c.accounting == Accounting::Strict ? "strict" : "reference") +
          ", " + (c.objective == SolveObjective::Energy ? "energy" : "time") + (c.deadline ? ", deadline" : "");
 }
 
-SolveOptions case_options(const Case& c, std::int64_t budget, const GraphCosts& costs) {
+SolveOptions case_options(const BoundCase& c, std::int64_t budget, const GraphCosts& costs) {
   SolveOptions o;
   o.mode = c.mode;
   o.accounting = c.accounting;
@@ -85,7 +85,7 @@ void expect_bound_at_the_optimum(const Graph& g, std::int64_t budget, double ext
 TEST(LowerBound, NeverAboveTheMilpOptimum) {
   std::mt19937 rng(13);
   const DeviceProfile device = balanced_device();
-  std::vector<Case> cases;
+  std::vector<BoundCase> cases;
   for (SolveMode mode : {SolveMode::RematAndPaging, SolveMode::RematOnly, SolveMode::PagingOnly})
     for (Accounting accounting : {Accounting::Reference, Accounting::Strict})
       for (SolveObjective objective : {SolveObjective::Energy, SolveObjective::Time})
@@ -107,7 +107,7 @@ TEST(LowerBound, NeverAboveTheMilpOptimum) {
     const std::int64_t least = g.largest_footprint().bytes;
     const double fraction = std::uniform_real_distribution<double>(0.0, 0.5)(rng);
     const auto budget = least + static_cast<std::int64_t>(fraction * static_cast<double>(peak - least));
-    for (const Case& c : cases) {
+    for (const BoundCase& c : cases) {
       const SolveOptions o = case_options(c, budget, costs);
       const LowerBound bound = lower_bound(g, costs, o, 600);
       const SolveResult exact = exact_optimum(g, costs, o);
@@ -164,7 +164,7 @@ TEST(LowerBound, NeverAboveTheMilpOptimumWithNodesComputedInPlace) {
       const auto budget = least + static_cast<std::int64_t>(fraction * static_cast<double>(peak - least));
       for (const SolveMode mode : {SolveMode::RematAndPaging, SolveMode::RematOnly})
         for (const Accounting accounting : {Accounting::Reference, Accounting::Strict}) {
-          const Case c{mode, accounting, SolveObjective::Energy, false};
+          const BoundCase c{mode, accounting, SolveObjective::Energy, false};
           const SolveOptions o = case_options(c, budget, costs);
           const LowerBound bound = lower_bound(g, costs, o, 600);
           const SolveResult exact = exact_optimum(g, costs, o);

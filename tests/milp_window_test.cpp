@@ -82,7 +82,7 @@ TEST(MilpWindow, TheWholeGraphIsTheFullModelAsBefore) {
 
 // A random graph at a budget where it must recompute or page, in both accountings, one
 // with a deadline.
-struct Case {
+struct WindowCase {
   Graph g;
   GraphCosts costs;
   SolveOptions o;
@@ -90,8 +90,8 @@ struct Case {
   std::string name;
 };
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<WindowCase> cases() {
+  std::vector<WindowCase> out;
   std::mt19937 rng(11);
   for (int c = 0; c < 6; ++c) {
     Graph g = testing::random_graph(rng, 8 + c);
@@ -116,14 +116,14 @@ std::vector<Case> cases() {
 
 // How solve() has the simulator judge a case's schedules: against the budget in strict
 // accounting (the MILP's count is the budget in reference accounting).
-SimulationOptions simulation_of(const Case& c) {
+SimulationOptions simulation_of(const WindowCase& c) {
   SimulationOptions sim;
   sim.count_parameters = c.o.accounting == Accounting::Strict;
   if (c.o.accounting == Accounting::Strict) sim.ram_budget_bytes = c.o.ram_budget_bytes;
   return sim;
 }
 
-std::vector<solve_internal::StartSchedule> starts_of(const Case& c) {
+std::vector<solve_internal::StartSchedule> starts_of(const WindowCase& c) {
   return solve_internal::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget);
 }
 
@@ -139,7 +139,8 @@ double window_energy(const Schedule& s, const GraphCosts& costs, std::size_t beg
 }
 
 // The window around `incumbent`, with the deadline's slack as its time cap.
-solve_internal::Window window_of(const Case& c, const Schedule& incumbent, std::size_t begin, std::size_t end, bool all_tensors) {
+solve_internal::Window window_of(const WindowCase& c, const Schedule& incumbent, std::size_t begin, std::size_t end,
+                                 bool all_tensors) {
   solve_internal::Window w = solve_internal::fixed_window(c.g, incumbent, begin, end);
   if (all_tensors) w.tensors.reset();
   if (c.o.deadline_s)
@@ -183,7 +184,7 @@ TEST(MilpWindow, AnInputReadTwiceIsFreedOnce) {
 
 TEST(MilpWindow, AnOptimumRestrictedToAWindowIsTheWindowsOptimum) {
   int windows = 0;
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
     const solve_internal::CbcOutcome best = solve_exactly(full, c.o, nullptr);
     ASSERT_TRUE(best.solution) << c.name;
@@ -217,7 +218,7 @@ TEST(MilpWindow, MemoryWithoutUKeepsTheOptimum) {
   // With every tensor free that is the full model again: the same optimum, U's columns
   // fewer. With half of them pinned to the optimum, the optimum still holds and is optimal;
   // with a third of them free around every start, what CBC finds keeps the full model's rows.
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
     const std::size_t n = c.g.size();
     const auto window_around = [&](const Schedule& pinned, std::size_t first, std::size_t step) {
@@ -265,7 +266,7 @@ TEST(MilpWindow, PinnedDecisionsTheRowsRejectMakeAWindowWithoutSchedules) {
   // its last use without restoring it: the keep row of that tensor has no column left and
   // fails. Such a window holds no schedule (solve() met one on resnet18_cifar m4 30%, from
   // a baseline's start, and stopped with an internal error).
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     Schedule broken = checkpoint_all_schedule(c.g);
     const std::size_t n = c.g.size();
     const auto users = c.g.users();
@@ -284,7 +285,7 @@ TEST(MilpWindow, PinnedDecisionsTheRowsRejectMakeAWindowWithoutSchedules) {
 
 TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
   int improved = 0;
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
     const auto starts = starts_of(c);
     // The costliest start the model accepts: the most for the windows to improve.
@@ -320,14 +321,14 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
 
 TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
   int improved = 0, solved = 0;
-  std::vector<Case> all = cases();
+  std::vector<WindowCase> all = cases();
   all.resize(static_cast<std::size_t>(testing::test_cases(static_cast<int>(all.size()))));
   // Every case in POET's mode; the last (whose starts leave the most to gain) in each mode.
   for (const SolveMode mode : {SolveMode::RematOnly, SolveMode::PagingOnly}) {
     all.push_back(all.back());
     all.back().o.mode = mode;
   }
-  for (const Case& c : all) {
+  for (const WindowCase& c : all) {
     const SolveMode mode = c.o.mode;
     const std::string where = c.name + " mode " + std::to_string(static_cast<int>(mode));
     const solve_internal::MilpModel full(c.g, c.costs, c.o, c.activation_budget);
@@ -370,7 +371,7 @@ TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {
 // solve() ends the search at a schedule within the gap asked of the bound (it is reported
 // optimal then): a start that good is not searched from at all.
 TEST(NeighbourhoodSearch, EndsAtAGoodEnoughObjective) {
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     const SimulationOptions sim = simulation_of(c);
     const auto starts = starts_of(c);
     if (starts.empty()) continue;
@@ -391,7 +392,7 @@ TEST(NeighbourhoodSearch, EndsAtAGoodEnoughObjective) {
 // Capuchin finds one, and nothing was searched.
 TEST(NeighbourhoodSearch, SkipsTheWindowsWhoseMilpRejectsTheStart) {
   int solved = 0;
-  for (const Case& c : cases()) {
+  for (const WindowCase& c : cases()) {
     const SimulationOptions sim = simulation_of(c);
     const auto starts = starts_of(c);
     if (starts.empty()) continue;

@@ -17,11 +17,11 @@
 #include "poet/onnx/onnx_import.h"
 #include "poet/train/imported_weights.h"
 #include "poet/util/error.h"
+#include "onnx_fixture.h"
 
 namespace poet {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(POET_TEST_DATA_DIR) + "/onnx/" + name; }
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::path(::testing::TempDir()) / ("poet_onnx_" + name)).string();
@@ -135,17 +135,17 @@ TEST(OnnxImport, ErfOutsideGeluIsNamed) {
 // Pow, Sqrt, Div, Mul and Add is one layer norm, with its epsilon; exported in training
 // mode it keeps its dropout, and the same parameters. torchvision's ViT: the exact GELU.
 TEST(OnnxImport, TransformerPatternsBecomeOneNodeEach) {
-  const OnnxModel m = import_onnx(fixture("tiny_transformer.onnx"), {.batch_size = 3});
+  const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_transformer.onnx"), {.batch_size = 3});
   auto count = [](const Graph& g, OpKind op) {
     return std::count_if(g.nodes().begin(), g.nodes().end(), [op](const Node& n) { return n.op == op; });
   };
   EXPECT_EQ(count(m.forward, OpKind::LayerNorm), 4);
   EXPECT_EQ(count(m.forward, OpKind::Dropout), 0);
   EXPECT_EQ(m.forward.node(0).shape, (Shape{3, 5, 16}));
-  const OnnxModel trained = import_onnx(fixture("tiny_transformer_train.onnx"), {.batch_size = 3});
+  const OnnxModel trained = import_onnx(testing::onnx_fixture("tiny_transformer_train.onnx"), {.batch_size = 3});
   EXPECT_EQ(count(trained.forward, OpKind::Dropout), 8) << "per layer: of the attention weights, after attention, in and after the feed-forward";
   EXPECT_EQ(trainable_parameters(trained.forward), trainable_parameters(m.forward));
-  const OnnxModel vit = import_onnx(fixture("tiny_vit.onnx"), {.batch_size = 2});
+  const OnnxModel vit = import_onnx(testing::onnx_fixture("tiny_vit.onnx"), {.batch_size = 2});
   EXPECT_EQ(count(vit.forward, OpKind::GELUErf), 2);
   EXPECT_EQ(count(vit.forward, OpKind::PrependTokens), 1);
   EXPECT_EQ(count(vit.forward, OpKind::AddParameter), 1);
@@ -164,16 +164,16 @@ TEST(OnnxImport, TrainingModeExportsImportAsEvalModeOnes) {
   auto count = [](const Graph& g, OpKind op) {
     return std::count_if(g.nodes().begin(), g.nodes().end(), [op](const Node& n) { return n.op == op; });
   };
-  const OnnxModel eval = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  const OnnxModel eval = import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2});
   ASSERT_EQ(count(eval.forward, OpKind::BatchNorm2d), 6);
   for (const char* file : {"tiny_resnet_train_opset13.onnx", "tiny_resnet_train_opset17.onnx"}) {
-    const OnnxModel trained = import_onnx(fixture(file), {.batch_size = 2});
+    const OnnxModel trained = import_onnx(testing::onnx_fixture(file), {.batch_size = 2});
     EXPECT_EQ(count(trained.forward, OpKind::BatchNorm2d), 6) << file;
     EXPECT_EQ(trainable_parameters(trained.forward), trainable_parameters(eval.forward)) << file;
     EXPECT_EQ(trained.forward.fixed_memory().parameter_bytes, eval.forward.fixed_memory().parameter_bytes) << file;
   }
-  const OnnxModel vit = import_onnx(fixture("tiny_vit.onnx"), {.batch_size = 2});
-  const OnnxModel vit_trained = import_onnx(fixture("tiny_vit_train.onnx"), {.batch_size = 2});
+  const OnnxModel vit = import_onnx(testing::onnx_fixture("tiny_vit.onnx"), {.batch_size = 2});
+  const OnnxModel vit_trained = import_onnx(testing::onnx_fixture("tiny_vit_train.onnx"), {.batch_size = 2});
   EXPECT_EQ(count(vit_trained.forward, OpKind::Dropout), 0) << "7 Dropout nodes of ratio 0 in the file";
   EXPECT_EQ(vit_trained.forward.size(), vit.forward.size());
   EXPECT_EQ(trainable_parameters(vit_trained.forward), trainable_parameters(vit.forward));
@@ -184,7 +184,7 @@ TEST(OnnxImport, TrainingModeExportsImportAsEvalModeOnes) {
 // sense: the share of a batch's statistics; without the attribute, PyTorch's 0.1.
 TEST(OnnxImport, BatchNormKeepsItsMomentum) {
   const auto norm_momentum = [](const char* file) {
-    const OnnxModel m = import_onnx(fixture(file), {.batch_size = 2});
+    const OnnxModel m = import_onnx(testing::onnx_fixture(file), {.batch_size = 2});
     const auto norm = std::find_if(m.forward.nodes().begin(), m.forward.nodes().end(),
                                    [](const Node& n) { return n.op == OpKind::BatchNorm2d; });
     EXPECT_NE(norm, m.forward.nodes().end()) << file;
@@ -198,7 +198,7 @@ TEST(OnnxImport, BatchNormKeepsItsMomentum) {
 // v3's head in training mode): element-wise, of the shape ONNX gives their input, which
 // poet holds as [N, C].
 TEST(OnnxImport, ElementWiseNodesAfterGlobalPoolingKeepItsShape) {
-  const OnnxModel m = import_onnx(fixture("pooled_dropout_train.onnx"), {.batch_size = 2});
+  const OnnxModel m = import_onnx(testing::onnx_fixture("pooled_dropout_train.onnx"), {.batch_size = 2});
   auto count = [&](OpKind op) {
     return std::count_if(m.forward.nodes().begin(), m.forward.nodes().end(), [op](const Node& n) { return n.op == op; });
   };
@@ -505,7 +505,7 @@ TEST(OnnxImport, ComputedConstantsAreFixedAndAGatheredTableIsLearned) {
 // nn.Embedding, a Gather of its table's rows), and named with the node that reads it
 // otherwise.
 TEST(OnnxImport, IntegerInputIsTokenIdsOfEmbeddings) {
-  const OnnxModel bert = import_onnx(fixture("tiny_bert.onnx"), {.batch_size = 3});
+  const OnnxModel bert = import_onnx(testing::onnx_fixture("tiny_bert.onnx"), {.batch_size = 3});
   EXPECT_EQ(bert.forward.node(0).shape, (Shape{3, 6}));
   EXPECT_EQ(bert.forward.node(1).op, OpKind::Embedding);
   EXPECT_EQ(bert.forward.node(1).shape, (Shape{3, 6, 16}));
@@ -530,14 +530,14 @@ TEST(OnnxImport, IntegerInputIsTokenIdsOfEmbeddings) {
 TEST(OnnxImport, SequenceFirstTransformerIsRefusedNamingBatchFirst) {
   for (const int batch : {1, 2, 3}) {
     try {
-      import_onnx(fixture("tiny_transformer_seq_first.onnx"), {.batch_size = batch});
+      import_onnx(testing::onnx_fixture("tiny_transformer_seq_first.onnx"), {.batch_size = batch});
       ADD_FAILURE() << "a sequence-first encoder imported with batch " << batch;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("export it with batch_first=True"), std::string::npos) << e.what();
     }
   }
   // Exported with its batch axis named: the input varies along axis 1.
-  const std::string message = import_error(fixture("tiny_transformer_seq_first_batch_axis_1.onnx"));
+  const std::string message = import_error(testing::onnx_fixture("tiny_transformer_seq_first_batch_axis_1.onnx"));
   EXPECT_NE(message.find("batch_first=True"), std::string::npos) << message;
 }
 
@@ -552,7 +552,7 @@ TEST(OnnxImport, HostileFilesAreClearErrors) {
 
   EXPECT_NE(import_error(temp_path("does-not-exist.onnx")).find("cannot open"), std::string::npos);
 
-  const std::string whole = read_bytes(fixture("tiny_resnet.onnx"));
+  const std::string whole = read_bytes(testing::onnx_fixture("tiny_resnet.onnx"));
   for (const std::size_t keep : {std::size_t{10}, whole.size() / 3, whole.size() / 2, whole.size() - 7}) {
     const std::string truncated = temp_path("truncated.onnx");
     write_bytes(truncated, whole.substr(0, keep));
@@ -620,7 +620,7 @@ TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
 }
 
 TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
-  const OnnxModel m = import_onnx(fixture("tiny_cnn.onnx"), {.batch_size = 5});
+  const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_cnn.onnx"), {.batch_size = 5});
   EXPECT_EQ(m.forward.node(0).shape, (Shape{5, 3, 16, 16}));
   EXPECT_EQ(m.forward.node(m.forward.loss()).shape, (Shape{5, 5}));
   EXPECT_TRUE(m.has_weights);
@@ -630,7 +630,7 @@ TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
 // first batch norm does too): the norm and its statistics node keep it, and so does the
 // graph's JSON.
 TEST(OnnxImport, NormEpsilonIsKeptThroughTheTrainingGraphAndItsJson) {
-  const OnnxModel m = import_onnx(fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2});
   const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   int loose = 0;
   for (const Node& n : g.nodes())
@@ -648,7 +648,7 @@ TEST(OnnxImport, NormEpsilonIsKeptThroughTheTrainingGraphAndItsJson) {
 class OnnxExportRoundTrip : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OnnxExportRoundTrip, GivesTheTrainedWeights) {
-  OnnxModel m = import_onnx(fixture(std::string(GetParam()) + ".onnx"), {.batch_size = 4});
+  OnnxModel m = import_onnx(testing::onnx_fixture(std::string(GetParam()) + ".onnx"), {.batch_size = 4});
   const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   runtime::ExecutorOptions options;
   options.optimizer.kind = Optimizer::SGD;
@@ -699,7 +699,7 @@ TEST(OnnxExport, WeightsSharedThroughIdentityAreWrittenApart) {
 }
 
 TEST(OnnxExport, StructureOnlyModelHasNothingToExport) {
-  const OnnxModel m = import_onnx(fixture("resnet18.onnx"), {.batch_size = 1});
+  const OnnxModel m = import_onnx(testing::onnx_fixture("resnet18.onnx"), {.batch_size = 1});
   EXPECT_THROW(export_onnx(m, temp_path("resnet18_out.onnx")), InputError);
 }
 

@@ -14,16 +14,16 @@
 #include "poet/graph/op_table.h"
 #include "poet/onnx/onnx_import.h"
 #include "poet/train/imported_weights.h"
+#include "onnx_fixture.h"
 
 namespace poet {
 namespace {
 
 using nlohmann::json;
 
-std::string fixture(const std::string& name) { return std::string(POET_TEST_DATA_DIR) + "/onnx/" + name; }
 
 json load_json(const std::string& name) {
-  std::ifstream in(fixture(name));
+  std::ifstream in(testing::onnx_fixture(name));
   return json::parse(in);
 }
 
@@ -33,7 +33,7 @@ struct Imported {
 };
 
 Imported import_fixture(const std::string& name, int batch) {
-  OnnxModel m = import_onnx(fixture(name + ".onnx"), {.batch_size = batch});
+  OnnxModel m = import_onnx(testing::onnx_fixture(name + ".onnx"), {.batch_size = batch});
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   return {std::move(m), std::move(g)};
 }

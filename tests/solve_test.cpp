@@ -15,6 +15,7 @@
 #include "poet/onnx/onnx_import.h"
 #include "poet/util/error.h"
 #include "hand_graph.h"
+#include "onnx_fixture.h"
 #include "work_limit.h"
 
 namespace poet {
@@ -134,7 +135,7 @@ TEST(Solve, AStartWithinTheAskedGapEndsTheSolve) {
   OnnxImportOptions import;
   import.batch_size = 8;
   const Graph g = build_training_graph(
-      import_onnx(std::string(POET_TEST_DATA_DIR) + "/onnx/mini_resnet1.onnx", import).forward, BackwardMode::Autodiff);
+      import_onnx(testing::onnx_fixture("mini_resnet1.onnx"), import).forward, BackwardMode::Autodiff);
   const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
   SolveOptions o;
   o.ram_budget_bytes = budget_scale(g, costs, SimulationOptions{}).bytes_at(50);

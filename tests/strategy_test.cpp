@@ -11,7 +11,7 @@
 namespace poet {
 namespace {
 
-struct Case {
+struct StrategyCase {
   Graph g = build_model_training_graph("lenet5", {.batch_size = 4}, BackwardMode::Autodiff);
   GraphCosts costs = estimate_costs(g, builtin_platform("a72"));
   BudgetScale scale = budget_scale(g, costs, {});
@@ -38,7 +38,7 @@ TEST(Strategy, OneListOfEveryMethodTheOracleFirstPoetLast) {
 }
 
 TEST(Strategy, EverySchedulingMethodFitsTheBudgetAndTheAdaptiveOnesDoNothingAtThePeak) {
-  const Case c;
+  const StrategyCase c;
   const StrategyRequest peak = c.at(100);
   for (const std::string& name : strategy_names()) {
     const StrategyResult r = schedule_for_budget(name, c.g, c.costs, peak);
@@ -60,7 +60,7 @@ TEST(Strategy, EverySchedulingMethodFitsTheBudgetAndTheAdaptiveOnesDoNothingAtTh
 }
 
 TEST(Strategy, BelowTheFloorEveryMethodSaysWhyWithoutThrowing) {
-  const Case c;
+  const StrategyCase c;
   StrategyRequest tight = c.at(100);
   tight.budget.ram_budget_bytes = smallest_workable_budget(c.g, {}).bytes - 1;
   for (const std::string& name : strategy_names()) {
@@ -71,7 +71,7 @@ TEST(Strategy, BelowTheFloorEveryMethodSaysWhyWithoutThrowing) {
 }
 
 TEST(Strategy, UnknownNamesAndMissingBudgetsAreInputErrors) {
-  const Case c;
+  const StrategyCase c;
   try {
     schedule_for_budget("magic", c.g, c.costs, c.at(100));
     ADD_FAILURE() << "accepted 'magic'";
