@@ -178,7 +178,7 @@ TEST(ExecutorIdentity, ImportedAdditionsComputedInPlaceChangeNoBit) {
   for (const auto& [fixture, op] : {std::pair{"tiny_swin", OpKind::AddConstant},
                                     {"tiny_swin", OpKind::AddGathered},
                                     {"tiny_vit", OpKind::AddParameter}}) {
-    const OnnxModel m = import_onnx(testing::onnx_fixture(std::string(fixture) + ".onnx"), {.batch_size = 2});
+    const OnnxModel m = import_onnx(onnx_fixture(std::string(fixture) + ".onnx"), {.batch_size = 2});
     const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
     const std::string what = fmt::format("{}'s {}", fixture, op_name(op));
     LoweredPlan in_place = executable(g, checkpoint_all_schedule(g));
