@@ -7,7 +7,6 @@
 
 #include "../src/solve/eviction_heuristic.h"
 #include "poet/backward/backward.h"
-#include "poet/onnx/onnx_import.h"
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/solve/solve.h"
@@ -163,8 +162,8 @@ TEST(EvictionHeuristic, TightBudgetsDoNotPileRecomputationsIntoOneStage) {
   EXPECT_LT(r.total_energy_j(), 1.15 * costs.total_compute_energy_j);
 }
 
-// A stem and one residual block (bench/mini_resnet.py --blocks 1), batch 8, on m4, with a
-// budget of half its activation peak (strict accounting), as `poet solve --ram-budget 50%`.
+// testing::mini_resnet1_training_graph on m4, with a budget of half its activation peak
+// (strict accounting), as `poet solve --ram-budget 50%`.
 struct MiniResnet {
   Graph g;
   GraphCosts costs;
@@ -172,10 +171,7 @@ struct MiniResnet {
 };
 
 MiniResnet mini_resnet_at_half() {
-  OnnxImportOptions import;
-  import.batch_size = 8;
-  const OnnxModel model = import_onnx(testing::onnx_fixture("mini_resnet1.onnx"), import);
-  OnM4 m = on_m4(build_training_graph(model.forward, BackwardMode::Autodiff));
+  OnM4 m = on_m4(testing::mini_resnet1_training_graph());
   const std::int64_t budget = m.budget(50);
   return {std::move(m.g), std::move(m.costs), budget};
 }

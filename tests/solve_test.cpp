@@ -12,7 +12,6 @@
 
 #include "poet/backward/backward.h"
 #include "poet/budget/budget.h"
-#include "poet/onnx/onnx_import.h"
 #include "poet/util/error.h"
 #include "hand_graph.h"
 #include "onnx_fixture.h"
@@ -132,10 +131,7 @@ TEST(Solve, CheckmateMinimizesTimeWithoutPaging) {
 TEST(Solve, AStartWithinTheAskedGapEndsTheSolve) {
   // A one-block ResNet (tests/data/onnx), where the starts leave a gap of 2.1% (mcu_cnn m4
   // 40%, used before, is now solved by the starts).
-  OnnxImportOptions import;
-  import.batch_size = 8;
-  const Graph g = build_training_graph(
-      import_onnx(testing::onnx_fixture("mini_resnet1.onnx"), import).forward, BackwardMode::Autodiff);
+  const Graph g = testing::mini_resnet1_training_graph();
   const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
   SolveOptions o;
   o.ram_budget_bytes = budget_scale(g, costs, SimulationOptions{}).bytes_at(50);
