@@ -73,7 +73,7 @@ TEST(KernelActivation, MaskedBackwardEqualsTheFullOutputsSelectBitForBit) {
     EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), n * sizeof(float))) << "relu, " << n << " elements";
     relu6_forward(x, y);
     backward_through_mask<relu6_mask>(dy, y, dx);
-    for (std::size_t i = 0; i < n; ++i) expected[i] = ((y[i] > 0.0f) & (y[i] < 6.0f)) ? dy[i] : 0.0f;
+    for (std::size_t i = 0; i < n; ++i) expected[i] = (y[i] > 0.0f && y[i] < 6.0f) ? dy[i] : 0.0f;
     EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), n * sizeof(float))) << "relu6, " << n << " elements";
   }
 }
