@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -243,6 +245,100 @@ TEST_F(FilePagerTest, WaitReturnsOnceItsOwnTransferIsDoneWhileALaterOneIsHeld) {
   pager.wait(2);
   EXPECT_EQ(pager.bytes_paged_out(), 2 * kMiB);
 }
+
+TEST_F(FilePagerTest, TransfersOfDifferentTensorsMoveSideBySide) {
+  TransferGate gate(/*held=*/1);
+  std::promise<void> second_entered;
+  FilePagerOptions options = options_in_dir();
+  options.io_threads = 2;
+  options.faults.before_transfer = [&, hold = gate.hook()](NodeId node, PageTransfer kind) {
+    if (node == 2) second_entered.set_value();
+    hold(node, kind);
+  };
+  FilePager pager(options);
+  const auto a = pattern(kMiB, 1, 0), b = pattern(kMiB, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  second_entered.get_future().wait();  // never returns if tensor 2 queued behind the held tensor 1
+  gate.release();
+  pager.wait_all();
+  EXPECT_EQ(pager.bytes_paged_out(), 2 * kMiB);
+}
+
+TEST_F(FilePagerTest, ATransferThatRanBesideAnEarlierFailedOneReportsThatFailure) {
+  TransferGate gate(/*held=*/1);
+  std::promise<void> first_copy_of_2_written;
+  int transfers_of_2 = 0;  // touched by one I/O thread at a time: the second follows the first
+  FilePagerOptions options = options_in_dir();
+  options.io_threads = 2;
+  options.faults.fail_write = 1;  // tensor 1's page-out, held until tensor 2's has ended
+  options.faults.before_transfer = [&, hold = gate.hook()](NodeId node, PageTransfer kind) {
+    if (node == 2 && ++transfers_of_2 == 2) first_copy_of_2_written.set_value();
+    hold(node, kind);
+  };
+  FilePager pager(options);
+  const auto a = pattern(100, 1, 0), b = pattern(200, 2, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  pager.start_page_out(2, b);  // starts once the first copy of 2 is written
+  first_copy_of_2_written.get_future().wait();
+  gate.release();
+  expect_pager_error([&] { pager.wait(2); }, {"page-out of tensor 2", "earlier transfer failed", "tensor 1", "full"});
+  EXPECT_EQ(pager.bytes_paged_out(), 0u) << "nothing after the failure counts as stored";
+  EXPECT_FALSE(fs::exists(pager.path()));
+}
+
+class FilePagerSideBySide : public FilePagerTest, public ::testing::WithParamInterface<bool> {};
+
+// Every ordering rule at once: a fixed random program of page-outs from and page-ins into
+// overlapping parts of one buffer, with no wait between them, leaves the buffer and the
+// copies as running it one transfer at a time would. A correct pager cannot fail this; one
+// that broke a rule could still pass by the luck of timing, which transfer_order_test
+// does not leave to chance.
+TEST_P(FilePagerSideBySide, ARandomProgramEndsAsIfRunOneTransferAtATime) {
+  FilePagerOptions options = options_in_dir(/*direct_io=*/GetParam());
+  options.io_threads = 4;
+  FilePager pager(options);
+  constexpr std::size_t kArena = 256 * 1024;
+  constexpr std::size_t kBlock = paging::PageFile::kBlockSize;
+  // Block-aligned, so that aligned parts move straight between it and the device.
+  std::unique_ptr<std::byte, decltype(&std::free)> arena(static_cast<std::byte*>(std::aligned_alloc(kBlock, kArena)),
+                                                         &std::free);
+  std::vector<std::byte> expected = pattern(kArena, 99, 0);
+  std::copy(expected.begin(), expected.end(), arena.get());
+  std::map<NodeId, std::vector<std::byte>> stored;  // the copies, run one transfer at a time
+  std::mt19937 random(20261129);
+  const std::size_t sizes[] = {0, 100, kBlock, kBlock + 904, 4 * kBlock, 40000};
+  const auto place = [&](std::size_t size) {
+    const std::size_t at = random() % (kArena - size + 1);
+    return random() % 2 ? at / kBlock * kBlock : at;  // half of them block-aligned
+  };
+  for (int op = 0; op < 600; ++op) {
+    const auto node = static_cast<NodeId>(random() % 8);
+    const auto copy = stored.find(node);
+    if (copy == stored.end() || random() % 2) {
+      const std::size_t size = sizes[random() % std::size(sizes)], at = place(size);
+      stored[node].assign(expected.begin() + static_cast<std::ptrdiff_t>(at),
+                          expected.begin() + static_cast<std::ptrdiff_t>(at + size));
+      pager.start_page_out(node, {arena.get() + at, size});
+    } else {
+      const std::size_t size = copy->second.size(), at = place(size);
+      std::copy(copy->second.begin(), copy->second.end(), expected.begin() + static_cast<std::ptrdiff_t>(at));
+      pager.start_page_in(node, {arena.get() + at, size});
+    }
+  }
+  pager.wait_all();
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), arena.get())) << "the buffer after the program";
+  for (const auto& [node, bytes] : stored) {
+    std::vector<std::byte> back(bytes.size());
+    pager.start_page_in(node, back);
+    pager.wait(node);
+    EXPECT_EQ(back, bytes) << "the last copy of tensor " << node;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FilePager, FilePagerSideBySide, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "DirectIo" : "Buffered"; });
 
 TEST_F(FilePagerTest, WaitWithNothingInFlightIsANoOp) {
   FilePager pager(options_in_dir());

@@ -42,19 +42,33 @@ void raise_io_thread_priority() {
 
 FilePager::FilePager(FilePagerOptions options)
     : faults_(std::move(options.faults)),
-      file_(std::make_unique<paging::PageFile>(options.path, options.direct_io)),
+      file_(std::make_unique<paging::PageFile>(options.path, options.direct_io,
+                                               std::max<std::size_t>(options.io_threads, 1))),
       slots_(paging::PageFile::kBlockSize),
-      queue_(16),
-      io_thread_([this] { run_io_thread(); }) {}
+      queue_(16) {
+  const std::size_t threads = std::max<std::size_t>(options.io_threads, 1);
+  started_.reserve(2 * threads);
+  try {
+    for (std::size_t lane = 0; lane < threads; ++lane) io_threads_.emplace_back([this, lane] { run_io_thread(lane); });
+  } catch (...) {  // a thread could not start: the ones running must end before the members go
+    stop_io_threads();
+    throw;
+  }
+}
 
 FilePager::~FilePager() {
+  stop_io_threads();
+  // file_'s destructor removes the file.
+}
+
+void FilePager::stop_io_threads() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   work_ready_.notify_all();
-  io_thread_.join();
-  // file_'s destructor removes the file.
+  for (std::thread& thread : io_threads_) thread.join();
+  io_threads_.clear();
 }
 
 const std::string& FilePager::path() const { return file_->path(); }
@@ -72,9 +86,9 @@ FilePager::Record& FilePager::record(NodeId node) {
   return records_[static_cast<std::size_t>(node)];
 }
 
-void FilePager::enqueue(const Request& request) {
+void FilePager::enqueue(const paging::Transfer& request) {
   if (queue_size_ == queue_.size()) {
-    std::vector<Request> larger(queue_.size() * 2);
+    std::vector<paging::Transfer> larger(queue_.size() * 2);
     for (std::size_t i = 0; i < queue_size_; ++i) larger[i] = queue_[(queue_head_ + i) % queue_.size()];
     queue_ = std::move(larger);
     queue_head_ = 0;
@@ -96,8 +110,7 @@ void FilePager::start_page_out(NodeId node, std::span<const std::byte> data) {
   r.last_ticket = next_ticket_++;
   // The I/O thread only reads through this pointer for a page-out.
   enqueue({PageTransfer::kOut, node, r.last_ticket, r.slot.offset, const_cast<std::byte*>(data.data()), data.size()});
-  lock.unlock();
-  work_ready_.notify_one();  // unlocked: the I/O thread, woken, need not wait for the lock
+  wake_io_thread(lock);
 }
 
 void FilePager::start_page_in(NodeId node, std::span<std::byte> into) {
@@ -115,8 +128,7 @@ void FilePager::start_page_in(NodeId node, std::span<std::byte> into) {
                                  node, path(), into.size(), r.size));
   r.last_ticket = next_ticket_++;
   enqueue({PageTransfer::kIn, node, r.last_ticket, r.slot.offset, into.data(), into.size()});
-  lock.unlock();
-  work_ready_.notify_one();
+  wake_io_thread(lock);
 }
 
 void FilePager::wait(NodeId node) {
@@ -135,40 +147,72 @@ void FilePager::wait_all() {
   if (!first_failure_.empty()) throw PagerError(first_failure_);
 }
 
-void FilePager::run_io_thread() {
+void FilePager::wake_io_thread(std::unique_lock<std::mutex>& lock) {
+  const bool wake = head_can_start();
+  lock.unlock();
+  if (wake) work_ready_.notify_one();  // unlocked: the thread woken need not wait for the lock
+}
+
+bool FilePager::head_can_start() const {
+  if (queue_size_ == 0) return false;
+  const paging::Transfer& head = queue_[queue_head_];
+  return std::none_of(started_.begin(), started_.end(),
+                      [&](const Started& s) { return !s.done && paging::must_follow(head, s.request); });
+}
+
+void FilePager::finish(std::uint64_t ticket, std::string failure) {
+  auto it = std::find_if(started_.begin(), started_.end(), [&](const Started& s) { return s.request.ticket == ticket; });
+  it->done = true;
+  it->failure = std::move(failure);
+  if (!it->failure.empty() && !failed_) {
+    failed_ = true;
+    // The step is lost; take the file away now rather than when the pager is destroyed.
+    file_->remove();
+  }
+  // Reported in ticket order: a transfer that ran beside an earlier one that failed reports
+  // that failure too, as if it had queued behind it.
+  while (!started_.empty() && started_.front().done) {
+    Started& s = started_.front();
+    const paging::Transfer& request = s.request;
+    if (!first_failure_.empty()) {
+      s.failure = describe(request, "abandoned because an earlier transfer failed: " + first_failure_);
+    } else if (!s.failure.empty()) {
+      first_failure_ = s.failure;
+    } else {
+      (request.kind == PageTransfer::kOut ? bytes_out_ : bytes_in_).fetch_add(request.size, std::memory_order_relaxed);
+    }
+    Record& r = records_[static_cast<std::size_t>(request.node)];
+    if (!s.failure.empty() && r.failure.empty()) r.failure = std::move(s.failure);
+    completed_through_ = request.ticket;
+    started_.erase(started_.begin());
+  }
+}
+
+void FilePager::run_io_thread(std::size_t lane) {
   raise_io_thread_priority();
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_ready_.wait(lock, [&] { return stopping_ || queue_size_ > 0; });
+    work_ready_.wait(lock, [&] { return stopping_ || head_can_start(); });
     if (stopping_) return;
-    const Request request = queue_[queue_head_];
+    const paging::Transfer request = queue_[queue_head_];
     queue_head_ = (queue_head_ + 1) % queue_.size();
     --queue_size_;
-    Record* r = &records_[static_cast<std::size_t>(request.node)];
+    started_.push_back({request, false, {}});
+    const InjectedFault fault = injected_fault_for(request.kind);  // counted in ticket order
     std::string failure;
-    if (!first_failure_.empty()) {
-      failure = describe(request, "not performed because an earlier transfer failed: " + first_failure_);
-    } else {
-      // The page-out this page-in reads was queued earlier, so it has completed and set crc.
-      const std::uint32_t expected_crc = r->crc;
+    if (!failed_) {
+      // Every page-out of this tensor before a page-in has ended (must_follow) and set crc.
+      const std::uint32_t expected_crc = records_[static_cast<std::size_t>(request.node)].crc;
       std::uint32_t crc = 0;
-      lock.unlock();
-      failure = perform(request, expected_crc, crc);
+      wake_io_thread(lock);  // the next transfer may run beside this one
+      failure = perform(lane, request, fault, expected_crc, crc);
       lock.lock();
-      r = &records_[static_cast<std::size_t>(request.node)];  // records_ may have grown meanwhile
-      if (!failure.empty()) {
-        first_failure_ = failure;
-        // The step is lost; take the file away now rather than when the pager is destroyed.
-        file_->remove();
-      } else if (request.kind == PageTransfer::kOut) {
-        r->crc = crc;
-        bytes_out_.fetch_add(request.size, std::memory_order_relaxed);
-      } else {
-        bytes_in_.fetch_add(request.size, std::memory_order_relaxed);
-      }
+      // records_ may have grown meanwhile; no later page-in of this tensor has started.
+      if (failure.empty() && request.kind == PageTransfer::kOut) records_[static_cast<std::size_t>(request.node)].crc = crc;
     }
-    if (!failure.empty() && r->failure.empty()) r->failure = std::move(failure);
-    completed_through_ = request.ticket;
+    finish(request.ticket, std::move(failure));
+    // This thread takes the next transfer itself if it may start now; another is woken only
+    // for the one after (above), as every wake-up takes a core from the kernels.
     lock.unlock();
     transfer_done_.notify_all();  // unlocked: a woken waiter need not wait for the lock
     lock.lock();
@@ -186,18 +230,18 @@ InjectedFault FilePager::injected_fault_for(PageTransfer kind) {
   return InjectedFault::kNone;
 }
 
-// Runs on the I/O thread without the lock. Returns the failure message, empty on success.
-std::string FilePager::perform(const Request& request, std::uint32_t expected_crc, std::uint32_t& crc) {
+// Runs on I/O thread `lane` without the lock. Returns the failure message, empty on success.
+std::string FilePager::perform(std::size_t lane, const paging::Transfer& request, InjectedFault fault,
+                               std::uint32_t expected_crc, std::uint32_t& crc) {
   if (faults_.before_transfer) faults_.before_transfer(request.node, request.kind);
-  const InjectedFault fault = injected_fault_for(request.kind);
   std::string cause;
   if (request.kind == PageTransfer::kOut) {
     const std::span<const std::byte> data(request.bytes, request.size);
-    cause = file_->write_at(request.offset, data, fault, crc);
+    cause = file_->write_at(lane, request.offset, data, fault, crc);
   } else {
     const std::span<std::byte> into(request.bytes, request.size);
     std::uint32_t actual = 0;
-    cause = file_->read_at(request.offset, into, fault, actual);
+    cause = file_->read_at(lane, request.offset, into, fault, actual);
     if (cause.empty()) {
       if (actual != expected_crc)
         cause = fmt::format("checksum mismatch: the copy read back has CRC-32 {:08x} but the one written had "
@@ -209,7 +253,7 @@ std::string FilePager::perform(const Request& request, std::uint32_t expected_cr
   return cause.empty() ? cause : describe(request, cause);
 }
 
-std::string FilePager::describe(const Request& request, const std::string& cause) const {
+std::string FilePager::describe(const paging::Transfer& request, const std::string& cause) const {
   const bool out = request.kind == PageTransfer::kOut;
   return fmt::format("{} of tensor {} {} '{}' failed: {}", out ? "page-out" : "page-in", request.node,
                      out ? "to" : "from", file_->path(), cause);

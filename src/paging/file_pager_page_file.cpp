@@ -155,7 +155,8 @@ int create_file(const std::string& requested, std::string& path) {
 
 void PageFile::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 
-PageFile::PageFile(const std::string& requested, bool want_direct_io) {
+PageFile::PageFile(const std::string& requested, bool want_direct_io, std::size_t lanes)
+    : lanes_(std::max<std::size_t>(lanes, 1)) {
   fd_ = create_file(requested, path_);
   remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(path_);
   const std::string header = header_block();
@@ -193,32 +194,38 @@ bool PageFile::is_stale(const std::string& path) {
 }
 
 PageFile::~PageFile() {
-  if (aio_ != 0) ::syscall(SYS_io_destroy, aio_);
+  for (const Lane& lane : lanes_)
+    if (lane.aio != 0) ::syscall(SYS_io_destroy, lane.aio);
   remove();
   ::close(fd_);
 }
 
 void PageFile::try_enable_direct_io() {
-  bounce_.reset(static_cast<std::byte*>(std::aligned_alloc(kBlockSize, 2 * kBounceSize)));
-  if (!bounce_) return;
-  const int flags = ::fcntl(fd_, F_GETFL);
-  if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) {
-    bounce_.reset();
-    return;
+  // The bounce buffers' pages become resident only where a transfer uses them.
+  const auto drop_bounces = [&] {
+    for (Lane& lane : lanes_) lane.bounce.reset();
+  };
+  for (Lane& lane : lanes_) {
+    lane.bounce.reset(static_cast<std::byte*>(std::aligned_alloc(kBlockSize, 2 * kBounceSize)));
+    if (!lane.bounce) return drop_bounces();
   }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) return drop_bounces();
   // Some file systems accept the flag but refuse the I/O (EINVAL), so try one block (the
   // one after the header).
-  std::memset(bounce_.get(), 0, kBlockSize);
-  const bool works = ::pwrite(fd_, bounce_.get(), kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize) &&
-                     ::pread(fd_, bounce_.get(), kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize);
+  std::byte* probe = lanes_.front().bounce.get();
+  std::memset(probe, 0, kBlockSize);
+  const bool works = ::pwrite(fd_, probe, kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize) &&
+                     ::pread(fd_, probe, kBlockSize, kHeaderBytes) == static_cast<ssize_t>(kBlockSize);
   if (!works) {
     ::fcntl(fd_, F_SETFL, flags);
-    bounce_.reset();
+    drop_bounces();
   }
   direct_io_ = works;
   // Linux AIO lets a transfer's copy and checksum overlap the device's work; without it
-  // (io_setup refused, e.g. aio-max-nr reached) transfers are simply synchronous.
-  if (works && ::syscall(SYS_io_setup, 1, &aio_) != 0) aio_ = 0;
+  // (io_setup refused, e.g. aio-max-nr reached) that lane's transfers are simply synchronous.
+  for (Lane& lane : lanes_)
+    if (works && ::syscall(SYS_io_setup, 1, &lane.aio) != 0) lane.aio = 0;
   if (::ftruncate(fd_, kHeaderBytes) != 0) {
     // Harmless: the probe block is simply overwritten by the first slot.
   }
@@ -294,8 +301,9 @@ int PageFile::read_fully(std::byte* into, std::size_t size, std::size_t needed, 
   return 0;
 }
 
-std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault injected,
-                               std::uint32_t& crc) {
+std::string PageFile::write_at(std::size_t lane_index, std::uint64_t offset, std::span<const std::byte> data,
+                               InjectedFault injected, std::uint32_t& crc) {
+  const Lane& lane = lanes_.at(lane_index);
   POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
   offset += kHeaderBytes;
   crc = 0;
@@ -317,7 +325,7 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
   // O_DIRECT: through the two halves of the bounce buffer, or straight from the tensor
   // (moves_directly). With AIO, one chunk is written by the device while the next is
   // copied and checksummed.
-  const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
+  const bool overlap = lane.aio != 0 && injected == InjectedFault::kNone;
   std::size_t pending = 0;  // bytes of the tensor in the write in flight; 0: none
   const std::byte* pending_from = nullptr;
   std::uint64_t pending_offset = 0;
@@ -326,7 +334,7 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
     const std::size_t padded = round_up(chunk, kBlockSize);
     // What the device writes from: the tensor itself (nothing writes it while the transfer
     // runs), or a bounce half the chunk is copied into.
-    std::byte* from = bounce_.get() + half * kBounceSize;
+    std::byte* from = lane.bounce.get() + half * kBounceSize;
     if (moves_directly(data.data() + done, chunk)) {
       from = const_cast<std::byte*>(data.data() + done);
     } else {
@@ -341,11 +349,11 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
       if (err != 0) return write_failure(err, written, data.size());
     } else {
       if (pending != 0) {
-        const int err = finish_async(pending_from, pending, pending_offset, fault, written);
+        const int err = finish_async(lane, pending_from, pending, pending_offset, fault, written);
         pending = 0;
         if (err != 0) return write_failure(err, written, data.size());
       }
-      if (const int err = start_async(true, from, padded, offset + done); err != 0) {
+      if (const int err = start_async(lane, true, from, padded, offset + done); err != 0) {
         std::uint64_t chunk_written = 0;  // AIO refused: write this chunk the plain way
         const int failed = write_fully(from, padded, offset + done, fault, chunk_written);
         written += std::min<std::uint64_t>(chunk_written, chunk);
@@ -357,13 +365,14 @@ std::string PageFile::write_at(std::uint64_t offset, std::span<const std::byte> 
     done += chunk;
   }
   if (pending != 0)
-    if (const int err = finish_async(pending_from, pending, pending_offset, fault, written); err != 0)
+    if (const int err = finish_async(lane, pending_from, pending, pending_offset, fault, written); err != 0)
       return write_failure(err, written, data.size());
   return {};
 }
 
-std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault injected,
-                              std::uint32_t& crc) {
+std::string PageFile::read_at(std::size_t lane_index, std::uint64_t offset, std::span<std::byte> into,
+                              InjectedFault injected, std::uint32_t& crc) {
+  const Lane& lane = lanes_.at(lane_index);
   POET_CHECK(offset % kBlockSize == 0, "page file offsets are block-aligned");
   offset += kHeaderBytes;
   crc = 0;
@@ -383,14 +392,14 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
   // O_DIRECT: with AIO the device reads the next chunk into one half of the bounce buffer,
   // or straight into the tensor (moves_directly), while the chunk before is checksummed
   // and copied out.
-  const bool overlap = aio_ != 0 && injected == InjectedFault::kNone;
+  const bool overlap = lane.aio != 0 && injected == InjectedFault::kNone;
   auto chunk_at = [&](std::size_t done) { return std::min(direct_chunk(into.size()), into.size() - done); };
   auto target = [&](std::size_t at, std::size_t half) {
-    return moves_directly(into.data() + at, chunk_at(at)) ? into.data() + at : bounce_.get() + half * kBounceSize;
+    return moves_directly(into.data() + at, chunk_at(at)) ? into.data() + at : lane.bounce.get() + half * kBounceSize;
   };
   bool in_flight = false;  // a read of the chunk at `done` into the current half
   auto start = [&](std::size_t at, std::size_t half) {
-    in_flight = start_async(false, target(at, half), round_up(chunk_at(at), kBlockSize), offset + at) == 0;
+    in_flight = start_async(lane, false, target(at, half), round_up(chunk_at(at), kBlockSize), offset + at) == 0;
   };
   if (overlap && !into.empty()) start(0, 0);
   for (std::size_t done = 0, half = 0; done < into.size(); half ^= 1) {
@@ -399,7 +408,7 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
     int err = 0;
     if (in_flight) {
       in_flight = false;
-      const long got = wait_async();
+      const long got = wait_async(lane);
       if (got < 0) {
         err = static_cast<int>(-got);
       } else if (const auto have = static_cast<std::size_t>(got); have < chunk) {
@@ -420,7 +429,7 @@ std::string PageFile::read_at(std::uint64_t offset, std::span<std::byte> into, I
   return {};
 }
 
-int PageFile::start_async(bool write, std::byte* buffer, std::size_t size, std::uint64_t offset) {
+int PageFile::start_async(const Lane& lane, bool write, std::byte* buffer, std::size_t size, std::uint64_t offset) {
   iocb request{};
   request.aio_fildes = static_cast<std::uint32_t>(fd_);
   request.aio_lio_opcode = write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
@@ -429,17 +438,17 @@ int PageFile::start_async(bool write, std::byte* buffer, std::size_t size, std::
   request.aio_offset = static_cast<std::int64_t>(offset);
   iocb* requests[] = {&request};
   for (;;) {
-    const long n = ::syscall(SYS_io_submit, aio_, 1, requests);
+    const long n = ::syscall(SYS_io_submit, lane.aio, 1, requests);
     if (n == 1) return 0;
     if (n < 0 && errno == EINTR) continue;
     return n < 0 ? errno : EAGAIN;
   }
 }
 
-long PageFile::wait_async() {
+long PageFile::wait_async(const Lane& lane) {
   io_event event{};
   for (;;) {
-    const long n = ::syscall(SYS_io_getevents, aio_, 1, 1, &event, nullptr);
+    const long n = ::syscall(SYS_io_getevents, lane.aio, 1, 1, &event, nullptr);
     if (n == 1) return static_cast<long>(event.res);
     if (n < 0 && errno == EINTR) continue;
     return -(n < 0 ? errno : EIO);
@@ -448,9 +457,9 @@ long PageFile::wait_async() {
 
 // Waits for the write in flight (`chunk` bytes of the tensor at `offset`, padded, from
 // `buffer`); finishes a short one the plain way. Returns 0 or the error as write_fully does.
-int PageFile::finish_async(const std::byte* buffer, std::size_t chunk, std::uint64_t offset, FaultState& fault,
-                           std::uint64_t& written) {
-  const long got = wait_async();
+int PageFile::finish_async(const Lane& lane, const std::byte* buffer, std::size_t chunk, std::uint64_t offset,
+                           FaultState& fault, std::uint64_t& written) {
+  const long got = wait_async(lane);
   if (got < 0) return static_cast<int>(-got);
   const std::size_t padded = round_up(chunk, kBlockSize), done = std::min(static_cast<std::size_t>(got), padded);
   std::uint64_t rest = 0;

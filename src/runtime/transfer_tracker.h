@@ -2,8 +2,8 @@
 // not read before the page-in ends, and bytes a transfer still reads or writes are not
 // given new data before it ends. Nothing else waits: a tensor being paged out is read by
 // the computes that need it meanwhile (the page-out only reads it too), and since a pager
-// runs transfers in the order they start, a page-in or page-out never waits on the
-// stepping thread for the transfers before it. Keeps which nodes have a transfer in
+// orders the transfers that touch the same bytes as they were started, a page-in or
+// page-out never waits on the stepping thread for the transfers before it. Keeps which nodes have a transfer in
 // flight and which freed arena bytes a transfer still touches, in tables sized once, so a
 // step allocates nothing.
 #pragma once

@@ -1,13 +1,18 @@
 // A Pager that keeps paged-out tensors in one real file on secondary storage.
 //
-// Transfers run in order on one dedicated I/O thread, so they overlap the caller's compute
-// and a page-in queued behind a page-out of the same tensor reads what was written. Every
+// Transfers run on dedicated I/O threads, so they overlap the caller's compute. They start
+// in the order they were asked for, each on the first free thread, once no transfer still
+// running touches its bytes in a way whose order matters (pager.h): a page-in queued behind
+// a page-out of the same tensor reads what was written, while transfers of different
+// tensors move side by side (a storage device serves small requests faster several at a
+// time; docs/BENCHMARKS.md). Every
 // stored copy carries a CRC-32 that its page-in verifies. A failure (full disk, I/O error,
 // file removed or truncated underneath, checksum mismatch) is reported by wait()/wait_all()
 // as a PagerError naming the tensor, the file, the cause and the fix. The first failure
-// also stops the pager: the file is removed at once and no later transfer touches storage
-// (each reports that an earlier one failed), so a failed step never reads back stale or
-// partial data. Destroying the pager removes the file in every case.
+// also stops the pager: the file is removed at once, no transfer starts on storage after it,
+// and every transfer started after the failed one reports that an earlier one failed, so a
+// failed step never reads back stale or partial data. Destroying the pager removes the
+// file in every case.
 #pragma once
 
 #include <atomic>
@@ -22,6 +27,7 @@
 #include "poet/paging/file_pager_faults.h"
 #include "poet/paging/page_slots.h"
 #include "poet/paging/pager.h"
+#include "poet/paging/transfer_order.h"
 
 namespace poet {
 
@@ -42,16 +48,24 @@ struct FilePagerOptions {
   std::string path;
   // Bypass the page cache (O_DIRECT) if the file system supports it; see uses_direct_io().
   bool direct_io = false;
+  // Transfers in flight at once, one per I/O thread (at least 1). Two, measured on the
+  // 2-core VM (resnet18_cifar, batch 8, Capuchin, runs alternated): at 70% the steps waited
+  // 0-0.16 ms for transfers against 0.09-0.53 ms with one thread, and ran 0.04-0.25 ms
+  // faster; at 50%, no clear change. Four threads made the steps 0.3-0.6 ms slower than one:
+  // their wake-ups took the cores from the kernels (docs/BENCHMARKS.md, "Two transfers in
+  // flight").
+  std::size_t io_threads = kDefaultIoThreads;
+  static constexpr std::size_t kDefaultIoThreads = 2;
   // For tests only.
   FaultInjector faults;
 };
 
 class FilePager final : public Pager {
  public:
-  // Creates the file and starts the I/O thread. Throws IoError if the file cannot be
+  // Creates the file and starts the I/O threads. Throws IoError if the file cannot be
   // created (missing folder, no permission, the path exists).
   explicit FilePager(FilePagerOptions options = {});
-  // Abandons transfers not yet started, finishes the one running, and removes the file.
+  // Abandons transfers not yet started, finishes those running, and removes the file.
   // Buffers of an abandoned page-in keep their old contents.
   ~FilePager() override;
   FilePager(const FilePager&) = delete;
@@ -74,13 +88,11 @@ class FilePager final : public Pager {
   std::uint64_t file_capacity() const;
 
  private:
-  struct Request {
-    PageTransfer kind = PageTransfer::kOut;
-    NodeId node = -1;
-    std::uint64_t ticket = 0;
-    std::uint64_t offset = 0;
-    std::byte* bytes = nullptr;  // read from for a page-out, written to for a page-in
-    std::size_t size = 0;
+  // A transfer taken from the queue and not yet reported complete.
+  struct Started {
+    paging::Transfer request;
+    bool done = false;    // its bytes have moved, or it failed
+    std::string failure;  // set when done
   };
   // What the pager knows of one tensor. Guarded by mutex_.
   struct Record {
@@ -93,11 +105,19 @@ class FilePager final : public Pager {
   };
 
   Record& record(NodeId node);  // requires mutex_
-  void enqueue(const Request& request);  // requires mutex_; the caller notifies work_ready_ after unlocking
-  void run_io_thread();
-  std::string perform(const Request& request, std::uint32_t expected_crc, std::uint32_t& crc);
+  void enqueue(const paging::Transfer& request);  // requires mutex_; the caller then calls wake_io_thread
+  bool head_can_start() const;  // requires mutex_
+  // Unlocks `lock` (on mutex_) and wakes one idle I/O thread if the next transfer may start.
+  void wake_io_thread(std::unique_lock<std::mutex>& lock);
+  // Marks `ticket` done and reports, in ticket order, every transfer whose predecessors
+  // are all done. Requires mutex_.
+  void finish(std::uint64_t ticket, std::string failure);
+  void run_io_thread(std::size_t lane);
+  void stop_io_threads();
+  std::string perform(std::size_t lane, const paging::Transfer& request, paging::InjectedFault fault,
+                      std::uint32_t expected_crc, std::uint32_t& crc);
   paging::InjectedFault injected_fault_for(PageTransfer kind);
-  std::string describe(const Request& request, const std::string& cause) const;
+  std::string describe(const paging::Transfer& request, const std::string& cause) const;
 
   const FaultInjector faults_;
   std::unique_ptr<paging::PageFile> file_;
@@ -108,22 +128,24 @@ class FilePager final : public Pager {
   std::vector<Record> records_;  // indexed by NodeId
   paging::SlotAllocator slots_;
   // The queue: a ring buffer that only grows, so steady-state paging allocates nothing.
-  std::vector<Request> queue_;
+  std::vector<paging::Transfer> queue_;
   std::size_t queue_head_ = 0;
   std::size_t queue_size_ = 0;
   std::uint64_t next_ticket_ = 1;
-  // Transfers complete in ticket order, so one number says which are done.
+  // Started transfers not yet reported complete, in ticket order; the capacity only grows.
+  std::vector<Started> started_;
+  // Transfers are reported complete in ticket order, so one number says which are done.
   std::uint64_t completed_through_ = 0;
-  std::string first_failure_;  // non-empty once the pager has stopped
+  bool failed_ = false;        // a transfer failed: none starts on storage any more
+  std::string first_failure_;  // of the earliest failed ticket, once reported
   bool stopping_ = false;
-
-  // Only the I/O thread touches these.
+  // Transfers started so far, counted in ticket order for the fault injector.
   std::size_t writes_started_ = 0;
   std::size_t reads_started_ = 0;
 
   std::atomic<std::size_t> bytes_out_{0};
   std::atomic<std::size_t> bytes_in_{0};
-  std::thread io_thread_;  // last: starts after everything it uses exists
+  std::vector<std::thread> io_threads_;  // last: they start after everything they use exists
 };
 
 }  // namespace poet

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "poet/util/interrupt.h"
 
@@ -26,8 +27,9 @@ class PageFile {
   // this host that no longer runs (a run killed with kill -9), which is replaced.
   // The file is removed when this object is destroyed, and on SIGINT/SIGTERM (interrupt.h).
   // With `want_direct_io`, opens with O_DIRECT if the file system accepts it and silently
-  // falls back to buffered I/O otherwise. Throws IoError naming the path and the fix.
-  PageFile(const std::string& requested, bool want_direct_io);
+  // falls back to buffered I/O otherwise. `lanes` transfers may run at once, each on its
+  // own lane (0 .. lanes-1), from one thread per lane. Throws IoError naming the path and the fix.
+  PageFile(const std::string& requested, bool want_direct_io, std::size_t lanes = 1);
   // Closes the file and removes it.
   ~PageFile();
   PageFile(const PageFile&) = delete;
@@ -46,9 +48,12 @@ class PageFile {
 
   // Write `data` at `offset` / read `into` from `offset`, completely, and set `crc` to the
   // CRC-32 of the bytes written / read (computed on the way, while they are in the cache).
-  // Empty on success, otherwise why it failed and what the user can do about it.
-  std::string write_at(std::uint64_t offset, std::span<const std::byte> data, InjectedFault fault, std::uint32_t& crc);
-  std::string read_at(std::uint64_t offset, std::span<std::byte> into, InjectedFault fault, std::uint32_t& crc);
+  // Empty on success, otherwise why it failed and what the user can do about it. Transfers
+  // on different lanes may run at the same time on bytes of the file that do not overlap.
+  std::string write_at(std::size_t lane, std::uint64_t offset, std::span<const std::byte> data, InjectedFault fault,
+                       std::uint32_t& crc);
+  std::string read_at(std::size_t lane, std::uint64_t offset, std::span<std::byte> into, InjectedFault fault,
+                      std::uint32_t& crc);
 
   // Removes the file from its folder now, if the path still names this file (someone may
   // have removed it and created another there). The open descriptor stays usable.
@@ -62,16 +67,24 @@ class PageFile {
   struct AlignedFree {
     void operator()(std::byte* p) const;
   };
+  // What one transfer in flight uses of its own. O_DIRECT needs aligned memory; callers'
+  // tensors are not, so transfers go through `bounce` (two halves, see
+  // file_pager_page_file.cpp). `aio` is the Linux AIO context (aio_context_t) of O_DIRECT
+  // transfers, with one request in flight at a time; 0: none.
+  struct Lane {
+    std::unique_ptr<std::byte, AlignedFree> bounce;
+    unsigned long aio = 0;
+  };
 
   void try_enable_direct_io();
   std::string check_still_there(std::uint64_t needed_size) const;
   int write_fully(const std::byte* data, std::size_t size, std::uint64_t offset, FaultState& fault, std::uint64_t& written);
   int read_fully(std::byte* into, std::size_t size, std::size_t needed, std::uint64_t offset, FaultState& fault);
-  // Linux AIO on the O_DIRECT descriptor, one request in flight at a time.
-  int start_async(bool write, std::byte* buffer, std::size_t size, std::uint64_t offset);
-  long wait_async();  // the request's result: bytes transferred, or -errno
-  int finish_async(const std::byte* buffer, std::size_t chunk, std::uint64_t offset, FaultState& fault,
-                   std::uint64_t& written);
+  // Linux AIO on the O_DIRECT descriptor, one request in flight at a time per lane.
+  int start_async(const Lane& lane, bool write, std::byte* buffer, std::size_t size, std::uint64_t offset);
+  long wait_async(const Lane& lane);  // the request's result: bytes transferred, or -errno
+  int finish_async(const Lane& lane, const std::byte* buffer, std::size_t chunk, std::uint64_t offset,
+                   FaultState& fault, std::uint64_t& written);
   std::string write_failure(int err, std::uint64_t written, std::uint64_t total) const;
   std::string read_failure(int err, std::uint64_t offset, std::uint64_t size) const;
   std::string folder() const;
@@ -81,10 +94,7 @@ class PageFile {
   std::unique_ptr<RemoveOnInterrupt> remove_on_interrupt_;
   bool direct_io_ = false;
   bool removed_ = false;
-  // O_DIRECT needs aligned memory; callers' tensors are not, so transfers go through this
-  // (two halves, see file_pager_page_file.cpp).
-  std::unique_ptr<std::byte, AlignedFree> bounce_;
-  unsigned long aio_ = 0;  // the AIO context (aio_context_t) of O_DIRECT transfers; 0: none
+  std::vector<Lane> lanes_;
 };
 
 }  // namespace poet::paging

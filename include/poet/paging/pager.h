@@ -5,9 +5,11 @@
 // tensor). The executor never frees or overwrites a buffer with a transfer in flight.
 //
 // Transfers take effect in the order they are started: a transfer touches no byte (of RAM
-// or of storage) before every transfer started earlier has ended. So the executor starts a
-// page-in without waiting for the page-out of the copy it reads, or for transfers still
-// touching the bytes it fills; the stepping thread never blocks to issue a transfer.
+// or of storage) that a transfer started earlier still writes, or still reads where this
+// one writes, and wait() reports a transfer complete only once every transfer started
+// before it is complete too. So the executor starts a page-in without waiting for the
+// page-out of the copy it reads, or for transfers still touching the bytes it fills; the
+// stepping thread never blocks to issue a transfer.
 #pragma once
 
 #include <cstddef>
