@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How much several requests in flight gain over one at a time on this machine's storage.
 
-poet's FilePager runs one O_DIRECT request at a time on one I/O thread, and the simulator
-models one transfer queue (docs/SIMULATOR.md). This times N requests of one size written,
+poet's FilePager runs up to two O_DIRECT requests at a time, one per I/O thread, and the
+simulator models one transfer queue (docs/SIMULATOR.md). This times N requests of one size written,
 then read, through O_DIRECT with 1, 2 and 4 threads, each with its own aligned buffer and its
 own part of the file, and prints the time per request: what a deeper queue would buy
 (docs/BENCHMARKS.md, "where the steps wait").

@@ -2,9 +2,9 @@
 // input channels of the group x kernel area, P = output positions) turns the convolution
 // into W_g [Cout_g, K] x cols, its input gradient into W_g^T dY_g followed by col2im (or, for
 // stride 1, into the convolution of dY with flipped weights), and its weight gradient into
-// dY_g cols^T summed over the batch. Convolutions whose per-image GEMMs are small share their images between
-// the threads, and go by kernel rows: an im2row buffer of the kernel_w horizontal shifts
-// of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
+// dY_g cols^T summed over the batch. Convolutions whose per-image GEMMs are small share
+// their images between the threads, and go by kernel rows: an im2row buffer of the
+// kernel_w horizontal shifts of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
 // (conv_winograd.h). Small 3x3 ones go channels-last on CPUs with AVX-512, where measured

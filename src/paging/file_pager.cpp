@@ -42,14 +42,12 @@ void raise_io_thread_priority() {
 
 FilePager::FilePager(FilePagerOptions options)
     : faults_(std::move(options.faults)),
-      file_(std::make_unique<paging::PageFile>(options.path, options.direct_io,
-                                               std::max<std::size_t>(options.io_threads, 1))),
+      file_(std::make_unique<paging::PageFile>(options.path, options.direct_io, options.io_threads)),
       slots_(paging::PageFile::kBlockSize),
       queue_(16) {
-  const std::size_t threads = std::max<std::size_t>(options.io_threads, 1);
-  started_.reserve(2 * threads);
+  started_.reserve(2 * file_->lanes());
   try {
-    for (std::size_t lane = 0; lane < threads; ++lane) io_threads_.emplace_back([this, lane] { run_io_thread(lane); });
+    for (std::size_t lane = 0; lane < file_->lanes(); ++lane) io_threads_.emplace_back([this, lane] { run_io_thread(lane); });
   } catch (...) {  // a thread could not start: the ones running must end before the members go
     stop_io_threads();
     throw;

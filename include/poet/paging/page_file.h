@@ -37,6 +37,7 @@ class PageFile {
 
   const std::string& path() const { return path_; }
   bool direct_io() const { return direct_io_; }
+  std::size_t lanes() const { return lanes_.size(); }  // at least 1
   // Offsets passed to write_at / read_at must be multiples of this.
   static constexpr std::uint64_t kBlockSize = 4096;
   // The first block holds the header that marks the file as poet's ("poet page file",
