@@ -162,11 +162,7 @@ void FilePager::finish(std::uint64_t ticket, std::string failure) {
   auto it = std::find_if(started_.begin(), started_.end(), [&](const Started& s) { return s.request.ticket == ticket; });
   it->done = true;
   it->failure = std::move(failure);
-  if (!it->failure.empty() && !failed_) {
-    failed_ = true;
-    // The step is lost; take the file away now rather than when the pager is destroyed.
-    file_->remove();
-  }
+  if (!it->failure.empty()) failed_ = true;  // no transfer starts on storage any more
   // Reported in ticket order: a transfer that ran beside an earlier one that failed reports
   // that failure too, as if it had queued behind it.
   while (!started_.empty() && started_.front().done) {
@@ -176,6 +172,9 @@ void FilePager::finish(std::uint64_t ticket, std::string failure) {
       s.failure = describe(request, "abandoned because an earlier transfer failed: " + first_failure_);
     } else if (!s.failure.empty()) {
       first_failure_ = s.failure;
+      // The step is lost; take the file away now rather than when the pager is destroyed.
+      // Not before: a transfer started earlier, still running, must not fail for it.
+      file_->remove();
     } else {
       (request.kind == PageTransfer::kOut ? bytes_out_ : bytes_in_).fetch_add(request.size, std::memory_order_relaxed);
     }

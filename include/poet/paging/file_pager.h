@@ -9,7 +9,8 @@
 // stored copy carries a CRC-32 that its page-in verifies. A failure (full disk, I/O error,
 // file removed or truncated underneath, checksum mismatch) is reported by wait()/wait_all()
 // as a PagerError naming the tensor, the file, the cause and the fix. The first failure
-// also stops the pager: the file is removed at once, no transfer starts on storage after it,
+// also stops the pager: no transfer starts on storage after it, the file is removed as soon
+// as every transfer started before it has ended (which the failure does not disturb),
 // and every transfer started after the failed one reports that an earlier one failed, so a
 // failed step never reads back stale or partial data. Destroying the pager removes the
 // file in every case.
