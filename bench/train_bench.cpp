@@ -14,6 +14,7 @@
 //   build/bench/poet_bench_train --benchmark_filter=lenet5
 //   POET_BENCH_ROUNDS=5 build/bench/poet_bench_train               # rounds (default 3)
 //   POET_BENCH_PAGE_DIR=/mnt/sd build/bench/poet_bench_train        # page to another file system
+//   POET_BENCH_STEPS_PER_TURN=1 build/bench/poet_bench_train       # StepTimingOptions::steps_per_turn
 // It also writes the scatter plot of each model's medians to prediction-<model>.svg in the
 // working folder.
 #include <benchmark/benchmark.h>
@@ -54,6 +55,11 @@ std::string page_dir() {
 int rounds() {
   const char* n = std::getenv("POET_BENCH_ROUNDS");
   return n ? std::max(1, std::atoi(n)) : 3;
+}
+
+int steps_per_turn() {
+  const char* n = std::getenv("POET_BENCH_STEPS_PER_TURN");
+  return n ? std::max(1, std::atoi(n)) : profile::kStepsPerTurn;
 }
 
 // Row by row, the median over the rounds of each time, and the median of the rounds'
@@ -99,6 +105,7 @@ void run(benchmark::State& state, const Case& c) {
   request.strategies = c.strategies;
   request.timing.page_dir = page_dir();
   request.timing.time_nodes_alongside = true;
+  request.timing.steps_per_turn = steps_per_turn();
   Result result;
   for (auto _ : state) {
     std::vector<std::vector<train::PredictionRow>> runs;

@@ -55,13 +55,14 @@ std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const D
   runtime::Executor without(g, all, {});
   const runtime::SyntheticBatch batch = runtime::synthetic_batch(g, 0);
   const auto step_s = [&](runtime::Executor& e) {
+    for (int k = 1; k < kStepsPerTurn; ++k) e.train_step(batch.inputs, batch.labels);
     const auto began = std::chrono::steady_clock::now();
     e.train_step(batch.inputs, batch.labels);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
   for (int i = 0; i < options.warmup; ++i) step_s(with_paging), step_s(without);
-  // Paired, alternating: the machine's speed drifts by tens of percent within seconds, less
-  // within a pair.
+  // Paired, alternating turns (kStepsPerTurn): the machine's speed drifts by tens of percent
+  // within seconds, less within a pair.
   std::vector<double> extra;
   for (int i = 0; i < options.repeats; ++i) {
     const double paged = step_s(with_paging);

@@ -58,6 +58,7 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
     for (int i = 0; i < options.warmup_steps; ++i) nodes->time_step(warmup);
   }
 
+  const int per_turn = std::max(1, options.steps_per_turn);
   const runtime::SyntheticBatch batch = runtime::synthetic_batch(g, options.seed);
   const std::vector<float>& inputs = batch.inputs;
   const std::vector<std::int32_t>& labels = batch.labels;
@@ -68,8 +69,13 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
     run.in_before = run.executor->pager().bytes_paged_in();
   }
   for (int i = 0; i < options.steps; ++i) {
-    if (nodes) nodes->time_step(node_samples, &update_samples);
+    if (nodes) {  // its turn too: node times from a first step would predict the plans' steps slow
+      std::vector<std::vector<double>> untimed(g.size());
+      for (int k = 1; k < per_turn; ++k) nodes->time_step(untimed);
+      nodes->time_step(node_samples, &update_samples);
+    }
     for (Run& run : runs) {
+      for (int k = 1; k < per_turn; ++k) run.executor->train_step(inputs, labels);
       const auto began = std::chrono::steady_clock::now();
       const double cpu_began = thread_cpu_seconds();
       run.executor->train_step(inputs, labels);
@@ -88,8 +94,9 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
   }
   for (Run& run : runs) {
     const profile::SampleSummary s = profile::summarize(run.seconds);
+    const std::size_t steps_run = static_cast<std::size_t>(options.steps) * static_cast<std::size_t>(per_turn);
     const auto per_step = [&](std::size_t total, std::size_t before) {
-      return options.steps > 0 ? (total - before) / static_cast<std::size_t>(options.steps) : 0;
+      return steps_run > 0 ? (total - before) / steps_run : 0;
     };
     const runtime::Executor& e = *run.executor;
     out.plans.push_back({s.median, s.spread, profile::summarize(run.cpu_shares).median,

@@ -21,6 +21,13 @@ struct SampleSummary {
 };
 SampleSummary summarize(std::vector<double> samples);
 
+// Where runs of different plans alternate (to meet a drifting machine alike), each plan's
+// turn is this many consecutive steps and only the last is timed: training runs one plan's
+// steps back to back, and a paging plan's first step after other plans' steps is slower
+// than the next (lenet5 b32, Capuchin at 97%: +10-19% against +2-5% of its prediction on
+// the 2-core VM; docs/BENCHMARKS.md).
+inline constexpr int kStepsPerTurn = 2;
+
 struct NodeTimingOptions {
   int warmup = 3;    // untimed steps first: caches, page faults, the BLAS's own warm-up
   int repeats = 20;  // timed steps

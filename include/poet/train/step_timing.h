@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "poet/graph/graph.h"
+#include "poet/profile/profiling.h"
 #include "poet/runtime/executor.h"
 
 namespace poet::train {
@@ -16,6 +17,9 @@ namespace poet::train {
 struct StepTimingOptions {
   int warmup_steps = 3;  // untimed: first touches of the arena, the BLAS's buffers, the page file
   int steps = 20;        // timed, per plan
+  // The plans take turns of this many consecutive steps each, only the last timed (why:
+  // profile::kStepsPerTurn). At least 1.
+  int steps_per_turn = profile::kStepsPerTurn;
   // Where paged tensors go (FilePagerOptions::path): empty is the working folder.
   std::string page_dir;
   // O_DIRECT where the file system has it, as `poet profile` measures storage by default.
@@ -49,10 +53,10 @@ struct SideBySideTiming {
 
 // Runs warm-up then timed training steps of each plan of `g` on one synthetic batch
 // (uniform inputs, labels cycling through the classes: a step's time does not depend on
-// the values), paging to a real file where a plan pages. The plans take turns, one step
-// each, so that a machine whose load changes during the run slows them alike and their
-// times compare side by side. Throws what the executor and pager throw. `progress` is
-// called after each round with (rounds done, rounds).
+// the values), paging to a real file where a plan pages. The plans take turns
+// (StepTimingOptions::steps_per_turn), so that a machine whose load changes during the run
+// slows them alike and their times compare side by side. Throws what the executor and pager
+// throw. `progress` is called after each round with (rounds done, rounds).
 SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan* const> plans,
                                             const StepTimingOptions& options,
                                             const std::function<void(int, int)>& progress = {});
