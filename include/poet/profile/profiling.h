@@ -24,8 +24,8 @@ SampleSummary summarize(std::vector<double> samples);
 // Where runs of different plans alternate (to meet a drifting machine alike), each plan's
 // turn is this many consecutive steps and only the last is timed: training runs one plan's
 // steps back to back, and a paging plan's first step after other plans' steps is slower
-// than the next (lenet5 b32, Capuchin at 97%: +10-19% against +2-5% of its prediction on
-// the 2-core VM; docs/BENCHMARKS.md).
+// than the next (lenet5 b32, Capuchin at 97% and 95%: the first +10-19% over its
+// prediction, the second -3..+5%, on the 2-core VM; docs/BENCHMARKS.md).
 inline constexpr int kStepsPerTurn = 2;
 
 struct NodeTimingOptions {
