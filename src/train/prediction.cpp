@@ -62,7 +62,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
   std::vector<const LoweredPlan*> executables;
   for (const TrainingPlan& p : plans) executables.push_back(&p.lowered);
   const SideBySideTiming timings = time_training_steps(g, executables, request.timing, [&](int done, int rounds) {
-    if (progress) progress("steps", done, rounds, "one step of each plan");
+    if (progress) progress("steps", done, rounds, "a turn of each plan");
   });
   // With node times taken alongside the steps, the prediction is remade from them: the
   // same plans, costed as the machine ran while it stepped them.
