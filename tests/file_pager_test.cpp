@@ -138,6 +138,17 @@ class FilePagerTest : public ::testing::Test {
     options.direct_io = direct_io;
     return options;
   }
+  // Two I/O threads; tensor 1's transfers held at `gate`, `entered` set when tensor 2's
+  // begins. `gate` and `entered` must outlive the pager.
+  FilePagerOptions side_by_side_options(TransferGate& gate, std::promise<void>& entered) {
+    FilePagerOptions options = options_in_dir();
+    options.io_threads = 2;
+    options.faults.before_transfer = [&entered, hold = gate.hook()](NodeId node, PageTransfer kind) {
+      if (node == 2) entered.set_value();
+      hold(node, kind);
+    };
+    return options;
+  }
   bool dir_is_empty() const { return fs::is_empty(dir_); }
 
   fs::path dir_;
@@ -251,13 +262,7 @@ TEST_F(FilePagerTest, WaitReturnsOnceItsOwnTransferIsDoneWhileALaterOneIsHeld) {
 TEST_F(FilePagerTest, TransfersOfDifferentTensorsMoveSideBySide) {
   TransferGate gate(/*held=*/1);
   std::promise<void> second_entered;
-  FilePagerOptions options = options_in_dir();
-  options.io_threads = 2;
-  options.faults.before_transfer = [&, hold = gate.hook()](NodeId node, PageTransfer kind) {
-    if (node == 2) second_entered.set_value();
-    hold(node, kind);
-  };
-  FilePager pager(options);
+  FilePager pager(side_by_side_options(gate, second_entered));
   const auto a = pattern(kMiB, 1, 0), b = pattern(kMiB, 2, 0);
   pager.start_page_out(1, a);
   pager.start_page_out(2, b);
@@ -293,13 +298,8 @@ TEST_F(FilePagerTest, ATransferThatRanBesideAnEarlierFailedOneReportsThatFailure
 TEST_F(FilePagerTest, AFailureDoesNotFailATransferStartedBeforeIt) {
   TransferGate gate(/*held=*/1);
   std::promise<void> second_entered;
-  FilePagerOptions options = options_in_dir();
-  options.io_threads = 2;
+  FilePagerOptions options = side_by_side_options(gate, second_entered);
   options.faults.fail_write = 2;  // tensor 2's page-out, while tensor 1's is held
-  options.faults.before_transfer = [&, hold = gate.hook()](NodeId node, PageTransfer kind) {
-    if (node == 2) second_entered.set_value();
-    hold(node, kind);
-  };
   FilePager pager(options);
   const auto a = pattern(kMiB, 1, 0), b = pattern(kMiB, 2, 0);
   pager.start_page_out(1, a);
