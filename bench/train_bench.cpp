@@ -70,19 +70,15 @@ Result median_over_rounds(const std::vector<std::vector<train::PredictionRow>>& 
   for (std::size_t k = 0; k < out.size(); ++k) {
     train::PredictionRow& row = out[k];
     if (!row.ran) continue;
-    std::vector<double> predicted, measured, spread, share, error, predicted_stall, measured_stall;
-    for (const auto& run : runs) {
-      const train::PredictionRow& r = run[k];
-      predicted.push_back(r.predicted_s), measured.push_back(r.measured_s), spread.push_back(r.spread_s);
-      share.push_back(r.cpu_share), error.push_back(r.relative_error());
-      predicted_stall.push_back(r.predicted_stall_s), measured_stall.push_back(r.measured_stall_s);
+    using R = train::PredictionRow;
+    for (double R::*field : {&R::predicted_s, &R::measured_s, &R::spread_s, &R::cpu_share, &R::predicted_stall_s,
+                             &R::measured_stall_s, &R::predicted_storage_s, &R::measured_storage_s}) {
+      std::vector<double> values;
+      for (const auto& run : runs) values.push_back(run[k].*field);
+      row.*field = profile::summarize(values).median;
     }
-    row.predicted_s = profile::summarize(predicted).median;
-    row.measured_s = profile::summarize(measured).median;
-    row.spread_s = profile::summarize(spread).median;
-    row.cpu_share = profile::summarize(share).median;
-    row.predicted_stall_s = profile::summarize(predicted_stall).median;
-    row.measured_stall_s = profile::summarize(measured_stall).median;
+    std::vector<double> error;
+    for (const auto& run : runs) error.push_back(run[k].relative_error());
     row.steps *= static_cast<int>(runs.size());
     result.paired_errors.push_back(profile::summarize(error).median);
     row.note = fmt::format("median of {} rounds; error per round {:+.1f}% (median) from {:+.1f}% to {:+.1f}%",

@@ -245,6 +245,44 @@ TEST_F(FilePagerTest, StartPageOutReturnsBeforeTheDataIsOnDisk) {
   EXPECT_GE(size_on_disk(pager.path()), paging::PageFile::kHeaderBytes + 4 * kMiB);
 }
 
+// How long storage was busy with a step's transfers, against the simulator's bus
+// (train::PredictionRow::measured_storage_s): spans of transfers side by side count once.
+TEST(BusyTime, CountsTheUnionOfTheSpansOnceEachEnds) {
+  using namespace std::chrono_literals;
+  const paging::BusyTime::Clock::time_point t0{};
+  paging::BusyTime busy;
+  busy.began(t0);
+  busy.began(t0 + 2ms);  // beside the first
+  busy.ended(t0 + 5ms);
+  EXPECT_EQ(busy.seconds(), 0);  // the first still moves
+  busy.ended(t0 + 10ms);
+  EXPECT_DOUBLE_EQ(busy.seconds(), 0.010);
+  busy.began(t0 + 20ms);  // idle from 10 to 20 ms
+  busy.ended(t0 + 21ms);
+  EXPECT_DOUBLE_EQ(busy.seconds(), 0.011);
+}
+
+TEST_F(FilePagerTest, StorageBusyCountsATransferFromItsStartToItsEnd) {
+  TransferGate gate(/*held=*/5);
+  FilePagerOptions options = options_in_dir();
+  options.faults.before_transfer = gate.hook();
+  FilePager pager(options);
+  const auto data = pattern(kMiB, 5, 0);
+  pager.start_page_out(5, data);
+  gate.wait_until_entered();
+  constexpr double kHeldS = 0.02;
+  std::this_thread::sleep_for(std::chrono::duration<double>(kHeldS));
+  EXPECT_EQ(pager.seconds_storage_busy(), 0);  // still moving
+  gate.release();
+  pager.wait(5);
+  const double busy = pager.seconds_storage_busy();
+  EXPECT_GE(busy, kHeldS);  // held on storage at least that long
+  std::vector<std::byte> back(data.size());
+  pager.start_page_in(5, back);
+  pager.wait(5);
+  EXPECT_GT(pager.seconds_storage_busy(), busy);
+}
+
 TEST_F(FilePagerTest, WaitReturnsOnceItsOwnTransferIsDoneWhileALaterOneIsHeld) {
   TransferGate gate(/*held=*/2);
   FilePagerOptions options = options_in_dir();

@@ -55,6 +55,7 @@ TEST(Simulator, PagingOverlapsComputeAndReleasesRamWhenThePageOutEnds) {
   EXPECT_DOUBLE_EQ(r.pageout_energy_j, 1.5);  // (1 + 40/20) s x 0.5 W
   EXPECT_DOUBLE_EQ(r.pagein_energy_j, 2.5);   // (1 + 40/10) s x 0.5 W
   EXPECT_DOUBLE_EQ(r.total_energy_j(), 15);
+  EXPECT_DOUBLE_EQ(r.transfer_time_s, 8);  // the bus busy 4..7 s and 14..19 s
   // x is freed at 4 s but its page-out ends at 7 s, after d_relu took 40 B at 6 s.
   EXPECT_EQ(r.peak_activation_bytes, 140);
   EXPECT_EQ(r.pageins, 1u);

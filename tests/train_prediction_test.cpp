@@ -91,6 +91,8 @@ TEST(StepTiming, PlansRunSideBySideAndPageTheBytesTheirPlansSay) {
   EXPECT_EQ(t[0].bytes_paged_out, 0u);
   EXPECT_EQ(t[1].bytes_paged_out, static_cast<std::size_t>(paged_out_bytes(g, paging.lowered.plan)));
   EXPECT_EQ(t[1].bytes_paged_in, t[1].bytes_paged_out);  // everything paged out comes back
+  EXPECT_EQ(t[0].storage_busy_s, 0);
+  EXPECT_GT(t[1].storage_busy_s, 0);
   EXPECT_LE(t[1].peak_live_bytes, paging.lowered.memory.arena_bytes);
 }
 
@@ -146,6 +148,16 @@ TEST(PredictionReport, MedianAbsoluteErrorIgnoresRowsThatDidNotRun) {
   std::vector<train::PredictionRow> busy = rows;
   for (train::PredictionRow& r : busy) r.cpu_share = 0.5;
   EXPECT_NE(train::prediction_summary(busy).find("other processes were using this CPU"), std::string::npos);
+  // Storage busy far longer than predicted is named, with the plan where it was worst.
+  std::vector<train::PredictionRow> paging = rows;
+  paging[0].predicted_storage_s = 0.004, paging[0].measured_storage_s = 0.005;
+  EXPECT_EQ(train::prediction_summary(paging), train::prediction_summary(rows));
+  paging[1].predicted_storage_s = 0.004, paging[1].measured_storage_s = 0.012;
+  paging[3].predicted_storage_s = 0.004, paging[3].measured_storage_s = 0.040;  // did not run
+  EXPECT_NE(train::prediction_summary(paging).find("storage was busy 3.0x as long as predicted with poet at 70% "
+                                                   "(12 ms a step against 4 ms)"),
+            std::string::npos)
+      << train::prediction_summary(paging);
 }
 
 TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
@@ -155,9 +167,12 @@ TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
   train::PredictionRow paging = row("poet", 0.010, 0.011);
   paging.predicted_stall_s = 0.001;
   paging.measured_stall_s = 0.002;
+  paging.predicted_storage_s = 0.003;
+  paging.measured_storage_s = 0.009;
   const std::vector<train::PredictionRow> rows = {paging, none};
   const std::string table = train::prediction_table_markdown(rows);
-  EXPECT_NE(table.find("| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | 1 ms / 2 ms | 95% | +10.0% |"),
+  EXPECT_NE(table.find(
+                "| m | poet | 70% (1000 B) | 0 | 0 | 0 B | 10 ms | 11 ms, 0 s (5 steps) | 1 ms / 2 ms | 3 ms / 9 ms | 95% | +10.0% |"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("no plan: dtr <found> nothing"), std::string::npos);
@@ -166,6 +181,8 @@ TEST(PredictionReport, TableJsonAndScatterCarryEveryRow) {
   EXPECT_NEAR(j[0]["relative_error"].get<double>(), 0.1, 1e-9);
   EXPECT_DOUBLE_EQ(j[0]["predicted_stall_s"].get<double>(), 0.001);
   EXPECT_DOUBLE_EQ(j[0]["measured_stall_s"].get<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(j[0]["predicted_storage_s"].get<double>(), 0.003);
+  EXPECT_DOUBLE_EQ(j[0]["measured_storage_s"].get<double>(), 0.009);
   EXPECT_FALSE(j[1].contains("predicted_step_s"));
   const std::string svg = train::prediction_scatter_svg(rows, "a <title>");
   EXPECT_NE(svg.find("a &lt;title&gt;"), std::string::npos);

@@ -138,6 +138,11 @@ void FilePager::wait(NodeId node) {
   if (!r.failure.empty()) throw PagerError(r.failure);
 }
 
+double FilePager::seconds_storage_busy() const {
+  std::lock_guard lock(mutex_);
+  return storage_busy_.seconds();
+}
+
 void FilePager::wait_all() {
   std::unique_lock lock(mutex_);
   const std::uint64_t last = next_ticket_ - 1;
@@ -201,9 +206,11 @@ void FilePager::run_io_thread(std::size_t lane) {
       // Every page-out of this tensor before a page-in has ended (must_follow) and set crc.
       const std::uint32_t expected_crc = records_[static_cast<std::size_t>(request.node)].crc;
       std::uint32_t crc = 0;
+      storage_busy_.began(paging::BusyTime::Clock::now());
       wake_io_thread(lock);  // the next transfer may run beside this one
       failure = perform(lane, request, fault, expected_crc, crc);
       lock.lock();
+      storage_busy_.ended(paging::BusyTime::Clock::now());
       // records_ may have grown meanwhile; no later page-in of this tensor has started.
       if (failure.empty() && request.kind == PageTransfer::kOut) records_[static_cast<std::size_t>(request.node)].crc = crc;
     }

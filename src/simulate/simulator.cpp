@@ -119,6 +119,7 @@ class Simulation {
         s.pageout_end_s = bus_s_;
         s.paged_out_by = p;
         result_.pageout_energy_j += c.pageout_energy_j;
+        result_.transfer_time_s += c.pageout_time_s;
         ++result_.pageouts;
         break;
       }
@@ -134,6 +135,7 @@ class Simulation {
         s.pageout_end_s = -1;
         s.freed_by = kNever;
         result_.pagein_energy_j += c.pagein_energy_j;
+        result_.transfer_time_s += c.pagein_time_s;
         ++result_.pageins;
         allocate(s, v, start, p);  // the buffer is taken when the transfer starts
         break;

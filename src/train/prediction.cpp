@@ -21,6 +21,7 @@ std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, do
     row.pageouts = plan.lowered.simulation.pageouts;
     row.predicted_s = plan.lowered.simulation.makespan_s;
     row.predicted_stall_s = plan.lowered.simulation.stall_s;
+    row.predicted_storage_s = plan.lowered.simulation.transfer_time_s;
     row.note = plan.note;
     return plan;
   } catch (const NoSchedule& e) {
@@ -85,6 +86,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
     row.measured_s = t.median_s;
     row.spread_s = t.spread_s;
     row.measured_stall_s = t.stall_s;
+    row.measured_storage_s = t.storage_busy_s;
     row.cpu_share = t.cpu_share;
     row.steps = t.steps;
   }

@@ -28,6 +28,11 @@ double median_over_ran(const std::vector<PredictionRow>& rows, F f) {
 // Below this CPU share the steps were sharing their core with other processes.
 constexpr double kBusyCpuShare = 0.9;
 
+// Storage busy this many times longer than predicted means it ran slower than profiled. On
+// the 2-core VM of docs/BENCHMARKS.md, resnet18_cifar's Capuchin steps kept it busy 0.85-0.9x
+// the prediction in most steps, and for seconds at a time its page-ins took 3-4x as long.
+constexpr double kSlowStorage = 1.5;
+
 }  // namespace
 
 double median_absolute_error(const std::vector<PredictionRow>& rows) {
@@ -43,25 +48,37 @@ std::string prediction_summary(const std::vector<PredictionRow>& rows) {
   if (share < kBusyCpuShare)
     out += " (median): other processes were using this CPU, so the measured times include waiting for them; "
            "measure again on a quiet machine";
+  const PredictionRow* slowest = nullptr;
+  const auto storage_ratio = [](const PredictionRow& r) { return r.measured_storage_s / r.predicted_storage_s; };
+  for (const PredictionRow& r : rows)
+    if (r.ran && r.predicted_storage_s > 0 && (!slowest || storage_ratio(r) > storage_ratio(*slowest))) slowest = &r;
+  if (slowest && storage_ratio(*slowest) > kSlowStorage)
+    out += fmt::format(
+        "; storage was busy {:.1f}x as long as predicted with {} at {} ({} a step against {}): it ran slower than "
+        "when profiled, and so did the plans that page; profile again when the storage is steady",
+        storage_ratio(*slowest), slowest->strategy, slowest->budget, format_seconds(slowest->measured_storage_s),
+        format_seconds(slowest->predicted_storage_s));
   return out;
 }
 
 std::string prediction_table_markdown(const std::vector<PredictionRow>& rows) {
   std::string out =
       "| model | strategy | budget | recomputations | page-outs | paged per step | predicted step | measured step "
-      "(median, IQR) | waiting for transfers, predicted / measured | CPU share | error |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+      "(median, IQR) | waiting for transfers, predicted / measured | storage busy, predicted / measured | CPU share | "
+      "error |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const PredictionRow& r : rows) {
     const std::string budget = fmt::format("{} ({})", r.budget, format_bytes(static_cast<double>(r.budget_bytes)));
     if (!r.ran) {
-      out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
+      out += fmt::format("| {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", r.model, r.strategy, budget, r.note);
       continue;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {} / {} | {:.0f}% | {:+.1f}%{} |\n",
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {}, {} ({} steps) | {} / {} | {} / {} | {:.0f}% | {:+.1f}%{} |\n",
                        r.model, r.strategy, budget, r.recomputes, r.pageouts,
                        format_bytes(static_cast<double>(r.bytes_paged_per_step)), format_seconds(r.predicted_s),
                        format_seconds(r.measured_s), format_seconds(r.spread_s), r.steps,
-                       format_seconds(r.predicted_stall_s), format_seconds(r.measured_stall_s), 100 * r.cpu_share,
+                       format_seconds(r.predicted_stall_s), format_seconds(r.measured_stall_s),
+                       format_seconds(r.predicted_storage_s), format_seconds(r.measured_storage_s), 100 * r.cpu_share,
                        100 * r.relative_error(), r.note.empty() ? "" : "; " + r.note);
   }
   return out;
@@ -81,6 +98,8 @@ nlohmann::json prediction_rows_json(const std::vector<PredictionRow>& rows) {
                 {"measured_spread_s", r.spread_s},
                 {"predicted_stall_s", r.predicted_stall_s},
                 {"measured_stall_s", r.measured_stall_s},
+                {"predicted_storage_s", r.predicted_storage_s},
+                {"measured_storage_s", r.measured_storage_s},
                 {"cpu_share", r.cpu_share},
                 {"steps", r.steps},
                 {"relative_error", r.relative_error()}});

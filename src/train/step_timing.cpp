@@ -25,6 +25,7 @@ struct Run {
   std::unique_ptr<runtime::Executor> executor;
   std::vector<double> seconds, cpu_shares, stalls;
   std::size_t out_before = 0, in_before = 0;
+  double busy_before = 0;
 };
 
 Run make_run(const Graph& g, const LoweredPlan& plan, const StepTimingOptions& options) {
@@ -65,8 +66,10 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
 
   for (Run& run : runs) {
     for (int i = 0; i < options.warmup_steps; ++i) run.executor->train_step(inputs, labels);
-    run.out_before = run.executor->pager().bytes_paged_out();
-    run.in_before = run.executor->pager().bytes_paged_in();
+    const Pager& pager = run.executor->pager();
+    run.out_before = pager.bytes_paged_out();
+    run.in_before = pager.bytes_paged_in();
+    run.busy_before = pager.seconds_storage_busy();
   }
   for (int i = 0; i < options.steps; ++i) {
     if (nodes) {  // its turn too: node times from a first step would predict the plans' steps slow
@@ -95,14 +98,19 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
   for (Run& run : runs) {
     const profile::SampleSummary s = profile::summarize(run.seconds);
     const std::size_t steps_run = static_cast<std::size_t>(options.steps) * static_cast<std::size_t>(per_turn);
-    const auto per_step = [&](std::size_t total, std::size_t before) {
-      return steps_run > 0 ? (total - before) / steps_run : 0;
+    const auto per_step = [&](auto total, auto before) {
+      return steps_run > 0 ? (total - before) / static_cast<decltype(total)>(steps_run) : 0;
     };
-    const runtime::Executor& e = *run.executor;
-    out.plans.push_back({s.median, s.spread, profile::summarize(run.cpu_shares).median,
-                         profile::summarize(run.stalls).median, options.steps,
-                         per_step(e.pager().bytes_paged_out(), run.out_before),
-                         per_step(e.pager().bytes_paged_in(), run.in_before), e.peak_live_bytes()});
+    const Pager& pager = run.executor->pager();
+    out.plans.push_back({.median_s = s.median,
+                         .spread_s = s.spread,
+                         .cpu_share = profile::summarize(run.cpu_shares).median,
+                         .stall_s = profile::summarize(run.stalls).median,
+                         .steps = options.steps,
+                         .bytes_paged_out = per_step(pager.bytes_paged_out(), run.out_before),
+                         .bytes_paged_in = per_step(pager.bytes_paged_in(), run.in_before),
+                         .storage_busy_s = per_step(pager.seconds_storage_busy(), run.busy_before),
+                         .peak_live_bytes = run.executor->peak_live_bytes()});
   }
   return out;
 }

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "poet/paging/busy_time.h"
 #include "poet/paging/file_pager_faults.h"
 #include "poet/paging/page_slots.h"
 #include "poet/paging/pager.h"
@@ -80,6 +81,7 @@ class FilePager final : public Pager {
   void wait_all() override;
   std::size_t bytes_paged_out() const override { return bytes_out_.load(std::memory_order_relaxed); }
   std::size_t bytes_paged_in() const override { return bytes_in_.load(std::memory_order_relaxed); }
+  double seconds_storage_busy() const override;
 
   const std::string& path() const;
   // Whether the file was opened with O_DIRECT (asked for and supported).
@@ -146,6 +148,7 @@ class FilePager final : public Pager {
 
   std::atomic<std::size_t> bytes_out_{0};
   std::atomic<std::size_t> bytes_in_{0};
+  paging::BusyTime storage_busy_;  // guarded by mutex_
   std::vector<std::thread> io_threads_;  // last: they start after everything they use exists
 };
 

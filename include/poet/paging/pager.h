@@ -44,6 +44,11 @@ class Pager {
   // Bytes written and read so far.
   virtual std::size_t bytes_paged_out() const = 0;
   virtual std::size_t bytes_paged_in() const = 0;
+  // Seconds so far during which storage was moving the bytes of at least one transfer, up
+  // to the last that ended: transfers side by side count once, time queued not at all. The
+  // simulator's bus busy time (SimulationResult::transfer_time_s) is its prediction. 0 for
+  // a pager without storage to time (MemoryPager).
+  virtual double seconds_storage_busy() const { return 0; }
 };
 
 }  // namespace poet

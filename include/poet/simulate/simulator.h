@@ -53,6 +53,7 @@ struct SimulationResult {
   double makespan_s = 0;      // with paging overlapped on the DMA channel
   double stall_s = 0;         // CPU time spent waiting for transfers
   double paging_cpu_s = 0;    // compute delayed by the transfers' own CPU work (NodeCost::paging_cpu_s)
+  double transfer_time_s = 0;  // the transfers' durations, summed: the time the bus is busy
   std::size_t computes = 0;    // compute instructions, recomputations included
   std::size_t recomputes = 0;  // computes of a node computed before
   std::size_t pageins = 0, pageouts = 0;

@@ -27,6 +27,11 @@ struct PredictionRow {
   // Time the step waits for transfers: the simulator's stall, and the executor's as run
   // (Executor::stall_seconds, median over the steps).
   double predicted_stall_s = 0, measured_stall_s = 0;
+  // The time storage is busy with a step's transfers: the simulator's, from the profile's
+  // storage figures (SimulationResult::transfer_time_s), and as run (StepTiming). Where a
+  // paging plan runs slower than predicted, this tells a storage slower than profiled from
+  // a wrong model.
+  double predicted_storage_s = 0, measured_storage_s = 0;
   double cpu_share = 0;                  // StepTiming::cpu_share
   int steps = 0;
   std::string note;

@@ -42,6 +42,7 @@ struct StepTiming {
   double stall_s = 0;  // median over the steps of Executor::stall_seconds
   int steps = 0;
   std::size_t bytes_paged_out = 0, bytes_paged_in = 0;  // per step
+  double storage_busy_s = 0;  // per step: Pager::seconds_storage_busy
   std::int64_t peak_live_bytes = 0;                     // of activations, as run
 };
 
