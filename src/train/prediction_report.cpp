@@ -28,9 +28,11 @@ double median_over_ran(const std::vector<PredictionRow>& rows, F f) {
 // Below this CPU share the steps were sharing their core with other processes.
 constexpr double kBusyCpuShare = 0.9;
 
-// Storage busy this many times longer than predicted means it ran slower than profiled. On
-// the 2-core VM of docs/BENCHMARKS.md, resnet18_cifar's Capuchin steps kept it busy 0.85-0.9x
-// the prediction in most steps, and for seconds at a time its page-ins took 3-4x as long.
+// Storage busy this many times longer than predicted: the transfers ran slower than the
+// profile's storage figures. On the 2-core VM of docs/BENCHMARKS.md, resnet18_cifar's
+// Capuchin plans kept it busy 0.83-1.12x the prediction (two transfers side by side), and
+// lenet5's, whose two transfers cannot overlap, 1.16-1.65x; for seconds at a time its
+// page-ins took 3-4x as long.
 constexpr double kSlowStorage = 1.5;
 
 }  // namespace
@@ -54,8 +56,9 @@ std::string prediction_summary(const std::vector<PredictionRow>& rows) {
     if (r.ran && r.predicted_storage_s > 0 && (!slowest || storage_ratio(r) > storage_ratio(*slowest))) slowest = &r;
   if (slowest && storage_ratio(*slowest) > kSlowStorage)
     out += fmt::format(
-        "; storage was busy {:.1f}x as long as predicted with {} at {} ({} a step against {}): it ran slower than "
-        "when profiled, and so did the plans that page; profile again when the storage is steady",
+        "; storage was busy {:.1f}x as long as predicted with {} at {} ({} a step against {}): the transfers ran "
+        "slower than the profile's storage figures say, and the plans that page with them; where the storage has "
+        "slow phases, profile again when it is steady",
         storage_ratio(*slowest), slowest->strategy, slowest->budget, format_seconds(slowest->measured_storage_s),
         format_seconds(slowest->predicted_storage_s));
   return out;

@@ -16,8 +16,8 @@ double median_absolute_error(const std::vector<PredictionRow>& rows);
 
 // One line: the median |error| over the plans that ran and the CPU share their steps had,
 // with a warning when that share shows other processes were running, and one when storage
-// was busy far longer than predicted for a plan's transfers (the storage ran slower than
-// when profiled).
+// was busy far longer than predicted for a plan's transfers (they ran slower than the
+// profile's storage figures say).
 std::string prediction_summary(const std::vector<PredictionRow>& rows);
 
 std::string prediction_table_markdown(const std::vector<PredictionRow>& rows);
