@@ -32,6 +32,7 @@ DeviceProfile fake_profile(const Graph& g) {
   m.graph = g.name();
   m.batch_size = g.node(0).shape.at(0);
   m.repeats = 5;
+  m.threads = 3;
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Node& n = g.node(static_cast<NodeId>(i));
     const double k = static_cast<double>(i + 1);
@@ -69,6 +70,38 @@ TEST(ProfileJson, RoundTripsMeasuredSections) {
   EXPECT_DOUBLE_EQ(back.nodes->nodes[3].compute_time_s, 4e-6);
   EXPECT_EQ(back.measured_on, "a test");
   EXPECT_TRUE(back.storage->direct_io);
+  EXPECT_EQ(back.nodes->threads, 3);
+}
+
+// Profiles written before poet recorded the kernels' threads read as not saying.
+TEST(ProfileJson, ProfilesWithoutThreadsReadAsNotRecorded) {
+  nlohmann::json j = device_to_json(fake_profile(lenet()));
+  j["nodes"].erase("threads");
+  EXPECT_EQ(device_from_json(j, "old.json").nodes->threads, 0);
+  j["nodes"]["threads"] = -2;
+  try {
+    device_from_json(j, "bad.json");
+    FAIL() << "accepted -2 threads";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"threads\" is -2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProfileThreads, ARunOnOtherThreadsThanTheProfileIsToldSoAndHowToMatchThem) {
+  const Graph g = lenet();
+  DeviceProfile d = fake_profile(g);
+  d.nodes->threads = profile::compute_threads();
+  EXPECT_EQ(profile::thread_mismatch_note(d, "p.json"), "");
+  d.nodes->threads = 0;  // not recorded
+  EXPECT_EQ(profile::thread_mismatch_note(d, "p.json"), "");
+  EXPECT_EQ(profile::thread_mismatch_note(builtin_platform("m4"), "m4"), "");
+  d.nodes->threads = profile::compute_threads() + 1;
+  const std::string note = profile::thread_mismatch_note(d, "p.json");
+  EXPECT_NE(note.find(fmt::format("profile 'p.json' timed its kernels on {} compute threads, and this run has {}",
+                                  d.nodes->threads, profile::compute_threads())),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find(fmt::format("run with OMP_NUM_THREADS={}", d.nodes->threads)), std::string::npos) << note;
 }
 
 // Profiles written before poet measured what a transfer takes from compute read as before:
@@ -184,6 +217,7 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   EXPECT_GT(d.pagein_bytes_per_s, 0);
   EXPECT_NO_THROW(costs_for(g, d));
   EXPECT_NO_THROW(device_from_json(device_to_json(d), "measured"));
+  EXPECT_EQ(d.nodes->threads, profile::compute_threads());
 }
 
 TEST(PagingCalibration, TheScaleChargesWhatThePredictionLeftOut) {

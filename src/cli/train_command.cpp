@@ -20,6 +20,7 @@
 #include "poet/data/image_folder.h"
 #include "poet/data/synthetic_dataset.h"
 #include "poet/paging/file_pager.h"
+#include "poet/profile/measure_device.h"
 #include "poet/profile/profiling.h"
 #include "poet/strategy/strategy.h"
 #include "poet/graph/op_table.h"
@@ -186,6 +187,8 @@ void train(TrainOptions o) {
   const Graph& g = model.graph;
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
+  if (const std::string note = profile::thread_mismatch_note(device, o.platform); !note.empty())
+    fmt::print(stderr, "poet: note: {}\n", note);
   const data::DatasetSplits data = load_dataset(o, g);
 
   const std::int64_t smallest_split = std::min(data.train.count(), data.test.count());

@@ -9,6 +9,7 @@
 #include "graph_source.h"
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
+#include "poet/profile/measure_device.h"
 #include "poet/train/prediction_report.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
@@ -37,6 +38,8 @@ void run_prediction_report(const ReportRequest& r) {
   const DeviceProfile device = resolve_device(r.platform);
   const GraphCosts costs = costs_for(g, device);
   const bool measured_here = device.nodes.has_value();
+  const std::string threads_note = profile::thread_mismatch_note(device, r.platform);
+  if (!threads_note.empty()) fmt::print(stderr, "poet: note: {}\n", threads_note);
   if (!measured_here && !r.json && !r.time_nodes_alongside)
     fmt::print(stderr,
                "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
@@ -84,7 +87,8 @@ void run_prediction_report(const ReportRequest& r) {
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
   write_file_atomically(base + ".json", json.dump(2) + "\n");
-  const std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
+  std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
+  if (!threads_note.empty()) table += fmt::format("\nNote: {}.\n", threads_note);
   write_file_atomically(base + ".md", table);
   write_file_atomically(base + ".svg", train::prediction_scatter_svg(rows, title));
   if (r.json) {

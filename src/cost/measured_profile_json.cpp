@@ -25,6 +25,7 @@ const json& member(const json& j, const char* key, std::string_view where) {
 // A measured time or energy of one node or transfer: no real one is near a year (3e7 s), and
 // the bound keeps every sum of them finite.
 constexpr double kMaxMeasured = 1e9;
+constexpr std::int64_t kMaxThreads = 1 << 16;  // compute threads a profile may record
 
 double seconds_or_joules(const json& j, const char* key, std::string_view where) {
   const json& v = member(j, key, where);
@@ -69,11 +70,13 @@ json measured_nodes_to_json(const MeasuredNodes& m) {
                      {"compute_time_s", n.compute_time_s},
                      {"spread_s", n.spread_s},
                      {"compute_energy_j", n.compute_energy_j}});
-  return {{"graph", m.graph},
-          {"batch_size", m.batch_size},
-          {"node_count", m.nodes.size()},
-          {"repeats", m.repeats},
-          {"list", std::move(nodes)}};
+  json out = {{"graph", m.graph},
+              {"batch_size", m.batch_size},
+              {"node_count", m.nodes.size()},
+              {"repeats", m.repeats},
+              {"list", std::move(nodes)}};
+  if (m.threads > 0) out["threads"] = m.threads;
+  return out;
 }
 
 MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
@@ -82,6 +85,7 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
   m.graph = text(j, "graph", at);
   m.batch_size = count(j, "batch_size", at, std::numeric_limits<int>::max());
   m.repeats = static_cast<int>(count(j, "repeats", at, std::numeric_limits<int>::max()));
+  if (j.contains("threads")) m.threads = static_cast<int>(count(j, "threads", at, kMaxThreads));
   const std::int64_t declared = count(j, "node_count", at, static_cast<std::int64_t>(kMaxNodes));
   const json& entries = list(j, "list", at);
   if (static_cast<std::int64_t>(entries.size()) != declared)

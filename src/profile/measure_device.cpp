@@ -1,6 +1,7 @@
 #include "poet/profile/measure_device.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -58,6 +59,18 @@ std::string blas_threads() {
   return n ? fmt::format("OMP_NUM_THREADS={}", n) : "OMP_NUM_THREADS unset (the GEMM uses every core)";
 }
 
+int compute_threads() { return omp_get_max_threads(); }
+
+std::string thread_mismatch_note(const DeviceProfile& device, std::string_view platform) {
+  const int measured = device.nodes ? device.nodes->threads : 0;
+  const int here = compute_threads();
+  if (measured == 0 || measured == here) return {};
+  return fmt::format("profile '{}' timed its kernels on {} compute thread{}, and this run has {} ({}): its node times "
+                     "and paging charge are not this run's, so predicted step times will be off; profile again "
+                     "with the same OMP_NUM_THREADS, or run with OMP_NUM_THREADS={}",
+                     platform, measured, measured == 1 ? "" : "s", here, blas_threads(), measured);
+}
+
 std::string describe_this_machine() {
   char host[256] = "unknown host";
   ::gethostname(host, sizeof host - 1);
@@ -112,6 +125,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   MeasuredNodes nodes;
   nodes.graph = g.name();
   nodes.repeats = options.nodes.repeats;
+  nodes.threads = compute_threads();
   for (const Node& n : g.nodes())
     if (n.op == OpKind::Input) nodes.batch_size = n.shape.empty() ? 0 : n.shape.front();
   double total_time = 0, total_energy = 0;

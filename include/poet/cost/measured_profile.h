@@ -28,6 +28,9 @@ struct MeasuredNodes {
   std::string graph;  // Graph::name()
   std::int64_t batch_size = 0;
   int repeats = 0;    // timed runs per node
+  // The compute threads the kernels ran on (OpenMP's); 0 where not recorded (profiles from
+  // before it was: the JSON key is optional). Node times and the paging charge hold for it.
+  int threads = 0;
   std::vector<MeasuredNode> nodes;  // in graph order, one per node
 };
 

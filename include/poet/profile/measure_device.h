@@ -36,6 +36,15 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
 // computing 6-15 us + 25-75 us/MiB (docs/BENCHMARKS.md).
 std::string blas_threads();
 
+// The compute threads the kernels run on in this process: OpenMP's (OMP_NUM_THREADS, else
+// one per core).
+int compute_threads();
+
+// Empty unless `device` (the profile given as `platform`) recorded the threads its kernels
+// were timed on and this process has another number; then a note saying so and what to do:
+// its node times and paging charge are not this run's.
+std::string thread_mismatch_note(const DeviceProfile& device, std::string_view platform);
+
 // "host, CPU model, N cores, kernel, date": where a profile was measured.
 std::string describe_this_machine();
 
