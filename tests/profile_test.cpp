@@ -33,6 +33,7 @@ DeviceProfile fake_profile(const Graph& g) {
   m.batch_size = g.node(0).shape.at(0);
   m.repeats = 5;
   m.threads = 3;
+  m.update_s = 7e-6;
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Node& n = g.node(static_cast<NodeId>(i));
     const double k = static_cast<double>(i + 1);
@@ -71,13 +72,17 @@ TEST(ProfileJson, RoundTripsMeasuredSections) {
   EXPECT_EQ(back.measured_on, "a test");
   EXPECT_TRUE(back.storage->direct_io);
   EXPECT_EQ(back.nodes->threads, 3);
+  EXPECT_DOUBLE_EQ(back.nodes->update_s, 7e-6);
 }
 
-// Profiles written before poet recorded the kernels' threads read as not saying.
-TEST(ProfileJson, ProfilesWithoutThreadsReadAsNotRecorded) {
+// Profiles written before poet recorded the kernels' threads and the update's time read as
+// not saying: no threads to compare, and an update that takes nothing.
+TEST(ProfileJson, ProfilesWithoutThreadsOrUpdateReadAsNotRecorded) {
   nlohmann::json j = device_to_json(fake_profile(lenet()));
   j["nodes"].erase("threads");
+  j["nodes"].erase("update_s");
   EXPECT_EQ(device_from_json(j, "old.json").nodes->threads, 0);
+  EXPECT_EQ(device_from_json(j, "old.json").nodes->update_s, 0);
   j["nodes"]["threads"] = -2;
   try {
     device_from_json(j, "bad.json");
@@ -218,6 +223,7 @@ TEST(ProfileMeasure, TinyGraphGetsOnePositiveEntryPerNode) {
   EXPECT_NO_THROW(costs_for(g, d));
   EXPECT_NO_THROW(device_from_json(device_to_json(d), "measured"));
   EXPECT_EQ(d.nodes->threads, profile::compute_threads());
+  EXPECT_GT(d.nodes->update_s, 0);
 }
 
 TEST(PagingCalibration, TheScaleChargesWhatThePredictionLeftOut) {

@@ -76,6 +76,7 @@ json measured_nodes_to_json(const MeasuredNodes& m) {
               {"repeats", m.repeats},
               {"list", std::move(nodes)}};
   if (m.threads > 0) out["threads"] = m.threads;
+  if (m.update_s > 0) out["update_s"] = m.update_s;
   return out;
 }
 
@@ -86,6 +87,7 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
   m.batch_size = count(j, "batch_size", at, std::numeric_limits<int>::max());
   m.repeats = static_cast<int>(count(j, "repeats", at, std::numeric_limits<int>::max()));
   if (j.contains("threads")) m.threads = static_cast<int>(count(j, "threads", at, kMaxThreads));
+  if (j.contains("update_s")) m.update_s = seconds_or_joules(j, "update_s", at);
   const std::int64_t declared = count(j, "node_count", at, static_cast<std::int64_t>(kMaxNodes));
   const json& entries = list(j, "list", at);
   if (static_cast<std::int64_t>(entries.size()) != declared)

@@ -105,7 +105,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     throw InputError("no storage energy meter exists; give --storage-power W, the power the storage draws while "
                      "paging (the SD card's or eMMC's data sheet, or a power meter), or 0 to ignore paging energy");
 
-  std::vector<NodeTiming> timings;
+  StepTimes timings;
   double elapsed = 0, joules = 0;  // of the timed steps
   {  // the timer's executor goes before the storage phase's load takes its own memory
     StepNodeTimer timer(g);
@@ -126,12 +126,13 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   nodes.graph = g.name();
   nodes.repeats = options.nodes.repeats;
   nodes.threads = compute_threads();
+  nodes.update_s = timings.update.median;
   for (const Node& n : g.nodes())
     if (n.op == OpKind::Input) nodes.batch_size = n.shape.empty() ? 0 : n.shape.front();
   double total_time = 0, total_energy = 0;
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {
     const Node& n = g.node(v);
-    const NodeTiming& t = timings[static_cast<std::size_t>(v)];
+    const NodeTiming& t = timings.nodes[static_cast<std::size_t>(v)];
     nodes.nodes.push_back({.name = n.name, .op = std::string(op_name(n.op)), .role = std::string(role_name(n.role)),
                            .shape = n.shape, .compute_time_s = t.seconds.median, .spread_s = t.seconds.spread,
                            .compute_energy_j = t.seconds.median * cpu_power});
@@ -157,7 +158,7 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   // which use every core, not beside the small ones that leave a core idle (a pass over every
   // node as the load under-charged paging 2-3x at 2 threads, docs/PROFILING.md).
   NodeId slowest = 0;
-  const auto median_s = [&](NodeId v) { return timings[static_cast<std::size_t>(v)].seconds.median; };
+  const auto median_s = [&](NodeId v) { return timings.nodes[static_cast<std::size_t>(v)].seconds.median; };
   for (NodeId v = 1; v < static_cast<NodeId>(g.size()); ++v)
     if (median_s(v) > median_s(slowest)) slowest = v;
   const int runs = static_cast<int>(std::ceil(total_time / std::max(median_s(slowest), 1e-9)));

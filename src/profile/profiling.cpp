@@ -104,18 +104,20 @@ SampleSummary summarize(std::vector<double> samples) {
   return {percentile(samples, 0.5), percentile(samples, 0.75) - percentile(samples, 0.25)};
 }
 
-std::vector<NodeTiming> time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
-                                   const std::function<void(int, int)>& progress) {
+StepTimes time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
+                     const std::function<void(int, int)>& progress) {
   std::vector<std::vector<double>> samples(timer.graph().size());
   for (int step = 0; step < options.warmup; ++step) timer.time_step(samples);
   for (std::vector<double>& s : samples) s.clear();
+  std::vector<double> updates;
   for (int step = 0; step < options.repeats; ++step) {
-    timer.time_step(samples);
+    timer.time_step(samples, &updates);
     if (progress) progress(step + 1, options.repeats);
   }
-  std::vector<NodeTiming> timings;
-  for (std::vector<double>& s : samples) timings.push_back({summarize(std::move(s))});
-  return timings;
+  StepTimes times;
+  for (std::vector<double>& s : samples) times.nodes.push_back({summarize(std::move(s))});
+  times.update = summarize(std::move(updates));
+  return times;
 }
 
 std::vector<std::int64_t> storage_sizes(const Graph& g, std::size_t count) {

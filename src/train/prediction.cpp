@@ -12,14 +12,14 @@ namespace {
 
 // The plan of the row's strategy at its budget with its predicted figures in the row, or
 // nullopt with the reason in the row's note.
-std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, double time_limit_s,
+std::optional<TrainingPlan> plan_row(const Graph& g, const GraphCosts& costs, const PredictionRequest& request,
                                      PredictionRow& row) {
   try {
     TrainingPlan plan = plan_training(
-        g, costs, {.strategy = row.strategy, .budget_bytes = row.budget_bytes, .time_limit_s = time_limit_s, .progress = false});
+        g, costs, {.strategy = row.strategy, .budget_bytes = row.budget_bytes, .time_limit_s = request.time_limit_s, .progress = false});
     row.recomputes = plan.lowered.simulation.recomputes;
     row.pageouts = plan.lowered.simulation.pageouts;
-    row.predicted_s = plan.lowered.simulation.makespan_s;
+    row.predicted_s = plan.lowered.simulation.makespan_s + request.update_s;
     row.predicted_stall_s = plan.lowered.simulation.stall_s;
     row.predicted_storage_s = plan.lowered.simulation.transfer_time_s;
     row.note = plan.note;
@@ -53,7 +53,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
       row.strategy = strategy;
       row.budget = budget.label;
       row.budget_bytes = budget.bytes;
-      if (auto plan = plan_row(g, costs, request.time_limit_s, row)) {
+      if (auto plan = plan_row(g, costs, request, row)) {
         plans.push_back(std::move(*plan));
         planned_rows.push_back(rows.size() - 1);
       }

@@ -31,6 +31,10 @@ struct MeasuredNodes {
   // The compute threads the kernels ran on (OpenMP's); 0 where not recorded (profiles from
   // before it was: the JSON key is optional). Node times and the paging charge hold for it.
   int threads = 0;
+  // A step's optimizer update, after the plan's instructions (median): the same for every
+  // plan, so it prices no choice, but a step takes it. 0 where not recorded (the JSON key
+  // is optional).
+  double update_s = 0;
   std::vector<MeasuredNode> nodes;  // in graph order, one per node
 };
 

@@ -37,11 +37,16 @@ struct NodeTiming {
   SampleSummary seconds;  // per run of the node
 };
 
-// Times every node of the timer's graph inside training steps (StepNodeTimer): `warmup`
-// untimed steps, then `repeats` timed ones, each node's median and spread over them.
-// `progress` is called after each timed step with (steps done, steps).
-std::vector<NodeTiming> time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
-                                   const std::function<void(int, int)>& progress = {});
+struct StepTimes {
+  std::vector<NodeTiming> nodes;  // in graph order
+  SampleSummary update;           // the optimizer's update after the step's instructions
+};
+
+// Times every node of the timer's graph inside training steps (StepNodeTimer), and each
+// step's update: `warmup` untimed steps, then `repeats` timed ones, each figure's median and
+// spread over them. `progress` is called after each timed step with (steps done, steps).
+StepTimes time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
+                     const std::function<void(int, int)>& progress = {});
 
 // Up to `count` tensor sizes of the graph to time the storage at, from the smallest to the
 // largest output (distinct, spread over the sorted sizes).

@@ -50,6 +50,9 @@ struct PredictionRequest {
   std::vector<BudgetPoint> budgets;
   double time_limit_s = 60;  // of each poet solve
   StepTimingOptions timing;
+  // A step's optimizer update (MeasuredNodes::update_s), added to each plan's makespan;
+  // with timing.time_nodes_alongside the update timed beside the steps is added instead.
+  double update_s = 0;
 };
 
 // Called as plans are made ("planning") and as steps run ("steps"): (phase, done, total,
