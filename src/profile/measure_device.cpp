@@ -65,12 +65,10 @@ std::string thread_mismatch_note(const DeviceProfile& device, std::string_view p
   const int measured = device.nodes ? device.nodes->threads : 0;
   const int here = compute_threads();
   if (measured == 0 || measured == here) return {};
-  const char* set = std::getenv("OMP_NUM_THREADS");
-  return fmt::format("profile '{}' timed its kernels on {} compute thread{}, and this run has {} ({}): its node times "
-                     "and paging charge are not this run's, so predicted step times will be off; profile again "
-                     "with the same OMP_NUM_THREADS, or run with OMP_NUM_THREADS={}",
-                     platform, measured, measured == 1 ? "" : "s", here,
-                     set ? fmt::format("OMP_NUM_THREADS={}", set) : "OMP_NUM_THREADS unset: one per core", measured);
+  return fmt::format("profile '{}' timed its kernels on {} compute thread{}, and this run has {} with {}: its node "
+                     "times and paging charge are not this run's, so predicted step times will be off; profile "
+                     "again with the same OMP_NUM_THREADS, or run with OMP_NUM_THREADS={}",
+                     platform, measured, measured == 1 ? "" : "s", here, blas_threads(), measured);
 }
 
 std::string describe_this_machine() {
