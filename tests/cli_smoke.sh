@@ -63,6 +63,13 @@ expect 0 '"status": "optimal"' -- solve --model linear --platform m0 --ram-budge
 expect 0 "peak RAM" -- simulate --model linear --platform m0 --schedule "$tmp/poet.json"
 expect 4 "no schedule needs less than" -- solve --model lenet5 --ram-budget 1KB
 expect 2 "--runtime-budget: 'soon' is not a deadline" -- solve --model lenet5 --runtime-budget soon
+# A step's deadline ends with the optimizer's update: a profile that timed it leaves the schedule the rest.
+"$poet" profile --model linear --repeats 2 --warmup 1 --storage-power 0 --cpu-power 5 --no-rapl --page-dir "$tmp" \
+  -o "$tmp/linear-profile.json" > /dev/null 2>&1 || { echo "FAIL: poet profile --model linear"; failures=$((failures + 1)); }
+expect 2 "--runtime-budget: a step of 1 ns leaves the schedule no time: the profile's optimizer update alone takes" -- \
+  solve --model linear --platform "$tmp/linear-profile.json" --runtime-budget 1e-9s
+expect 0 "less the profile's optimizer update" -- solve --model linear --platform "$tmp/linear-profile.json" --runtime-budget 2s
+expect 0 '"deadline_update_s": 0.0' -- solve --model linear --platform m0 --runtime-budget 2s --json
 grep -q "const unsigned int poet_plan_len" "$tmp/p.h" || { echo "FAIL: C header"; failures=$((failures + 1)); }
 [ -s "$tmp/p.bin" ] || { echo "FAIL: device plan"; failures=$((failures + 1)); }
 expect 2 "" -- frobnicate

@@ -29,15 +29,28 @@ struct SolveCliOptions {
   bool json = false;
 };
 
-// "7.6" or "1.5x": a multiple of the compute-once time; "250ms" or "2s": absolute.
-double parse_deadline(const std::string& text, double compute_once_s) {
+struct Deadline {
+  double schedule_s;     // what the schedule's makespan may take
+  double update_s = 0;   // the optimizer's update, left out of a step's deadline
+};
+
+// "7.6" or "1.5x": a multiple of the compute-once time. "250ms" or "2s": a training step's
+// time, which ends with the optimizer's update: a profile that timed it (`update_s`) leaves
+// the schedule the rest.
+Deadline parse_deadline(const std::string& text, double compute_once_s, double update_s) {
   const std::size_t unit_at = text.find_first_not_of("0123456789.eE+-");
   const std::string unit = unit_at == std::string::npos ? "" : text.substr(unit_at);
   const std::optional<double> value = parse_decimal(std::string_view(text).substr(0, unit_at));
   if (value && *value > 0 && *value <= 1e9) {
-    if (unit.empty() || unit == "x") return *value * compute_once_s;
-    if (unit == "ms") return *value / 1000;
-    if (unit == "s") return *value;
+    if (unit.empty() || unit == "x") return {*value * compute_once_s};
+    if (unit == "ms" || unit == "s") {
+      const double step_s = unit == "ms" ? *value / 1000 : *value;
+      if (step_s <= update_s)
+        throw InputError(fmt::format("--runtime-budget: a step of {} leaves the schedule no time: the profile's optimizer "
+                                     "update alone takes {}; give a longer deadline",
+                                     format_seconds(step_s), format_seconds(update_s)));
+      return {step_s - update_s, update_s};
+    }
   }
   throw InputError(fmt::format("--runtime-budget: '{}' is not a deadline; write a multiple of the compute-once time "
                                "(1.5 or 1.5x) or a time (250ms, 2s), up to 1e9",
@@ -73,7 +86,8 @@ void add_solve_command(CLI::App& app) {
                   "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak")
       ->capture_default_str();
   cmd->add_option("--runtime-budget", opts->runtime_budget,
-                  "Deadline: a multiple of the compute-once time (1.5) or a time (250ms); none if omitted");
+                  "Deadline: a multiple of the compute-once time (1.5), or a training step's time (250ms), of which a "
+                  "profile's optimizer update is left out; none if omitted");
   cmd->add_option("--mode", opts->mode, "poet (remat + paging), remat, paging, or checkmate (remat, time objective)")
       ->capture_default_str()
       ->check(CLI::IsMember({"poet", "remat", "paging", "checkmate"}));
@@ -106,7 +120,9 @@ void add_solve_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
+    const DeviceProfile device = resolve_device(opts->source.platform);
+    const GraphCosts costs = costs_for(g, device);
+    const double update_s = device.nodes ? device.nodes->update_s : 0;
     SolveOptions o = opts->solve;
     o.accounting = opts->accounting == "reference" ? Accounting::Reference : Accounting::Strict;
     o.mode = opts->mode == "paging" ? SolveMode::PagingOnly
@@ -115,7 +131,11 @@ void add_solve_command(CLI::App& app) {
     o.objective = opts->mode == "checkmate" ? SolveObjective::Time : SolveObjective::Energy;
     const SimulationOptions counting = o.counting();
     o.ram_budget_bytes = parse_ram_budget(opts->ram_budget, budget_scale(g, costs, counting));
-    if (!opts->runtime_budget.empty()) o.deadline_s = parse_deadline(opts->runtime_budget, costs.total_compute_time_s);
+    std::optional<Deadline> deadline;
+    if (!opts->runtime_budget.empty()) {
+      deadline = parse_deadline(opts->runtime_budget, costs.total_compute_time_s, update_s);
+      o.deadline_s = deadline->schedule_s;
+    }
     o.progress = !opts->json;
 
     const SolveResult r = solve(g, costs, o);
@@ -129,6 +149,7 @@ void add_solve_command(CLI::App& app) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
                           {"ram_budget_bytes", o.ram_budget_bytes},
                           {"deadline_s", o.deadline_s ? nlohmann::json(*o.deadline_s) : nlohmann::json(nullptr)},
+                          {"deadline_update_s", deadline ? nlohmann::json(deadline->update_s) : nlohmann::json(nullptr)},
                           {"objective", r.objective},
                           {"best_bound", r.best_bound},
                           {"bound_source", bound_source_name(r.bound_source)},
@@ -159,6 +180,12 @@ void add_solve_command(CLI::App& app) {
       fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
                  s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
                  format_seconds(s.stall_s));
+      if (deadline && deadline->update_s > 0)
+        fmt::print("deadline    makespan within {}: a step of {} less the profile's optimizer update, {}\n",
+                   format_seconds(deadline->schedule_s), format_seconds(deadline->schedule_s + deadline->update_s),
+                   format_seconds(deadline->update_s));
+      else if (deadline)
+        fmt::print("deadline    makespan within {}\n", format_seconds(deadline->schedule_s));
       fmt::print("bound       {:.6g} from {}; time {}\n", r.best_bound, bound_source_name(r.bound_source), times_text(r));
       if (r.windows_solved > 0)
         fmt::print("search      {} windows solved, {} improved the schedule\n", r.windows_solved, r.windows_improved);
