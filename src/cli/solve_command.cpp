@@ -122,7 +122,6 @@ void add_solve_command(CLI::App& app) {
     const Graph g = opts->source.load();
     const DeviceProfile device = resolve_device(opts->source.platform);
     const GraphCosts costs = costs_for(g, device);
-    const double update_s = device.nodes ? device.nodes->update_s : 0;
     SolveOptions o = opts->solve;
     o.accounting = opts->accounting == "reference" ? Accounting::Reference : Accounting::Strict;
     o.mode = opts->mode == "paging" ? SolveMode::PagingOnly
@@ -133,7 +132,7 @@ void add_solve_command(CLI::App& app) {
     o.ram_budget_bytes = parse_ram_budget(opts->ram_budget, budget_scale(g, costs, counting));
     std::optional<Deadline> deadline;
     if (!opts->runtime_budget.empty()) {
-      deadline = parse_deadline(opts->runtime_budget, costs.total_compute_time_s, update_s);
+      deadline = parse_deadline(opts->runtime_budget, costs.total_compute_time_s, device.optimizer_update_s());
       o.deadline_s = deadline->schedule_s;
     }
     o.progress = !opts->json;

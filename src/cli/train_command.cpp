@@ -294,7 +294,7 @@ void train(TrainOptions o) {
   const auto& executor = trainer.executor();
   const double measured = profile::summarize(step_seconds).median;
   // A step is the plan's instructions, which the simulator times, then the optimizer's update.
-  const double predicted = sim.makespan_s + (device.nodes ? device.nodes->update_s : 0);
+  const double predicted = sim.makespan_s + device.optimizer_update_s();
   const std::size_t out = pager ? pager->bytes_paged_out() : 0, in = pager ? pager->bytes_paged_in() : 0;
   if (o.json) {
     fmt::print("{}\n", nlohmann::json{{"model", g.name()},

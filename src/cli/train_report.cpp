@@ -53,7 +53,7 @@ void run_prediction_report(const ReportRequest& r) {
   const BudgetScale scale = budget_scale(g, costs, {});
   for (const std::string& budget : r.ram_budgets) request.budgets.push_back({budget, parse_ram_budget(budget, scale)});
   request.time_limit_s = r.time_limit_s;
-  if (device.nodes) request.update_s = device.nodes->update_s;
+  request.update_s = device.optimizer_update_s();
   request.timing.steps = r.steps;
   request.timing.page_dir = r.page_dir;
   request.timing.direct_io = r.direct_io;

@@ -35,6 +35,10 @@ struct DeviceProfile {
   std::optional<MeasuredNodes> nodes;  // per-node costs of one training graph
   std::optional<MeasuredStorage> storage;  // the samples the storage figures were fitted to
 
+  // A training step's optimizer update as the profile timed it (MeasuredNodes::update_s):
+  // 0 for a built-in platform or a profile that did not record it.
+  double optimizer_update_s() const { return nodes ? nodes->update_s : 0; }
+
   // Throws InputError naming the field if any figure is missing, negative, zero where a
   // rate must be positive, or not finite.
   void validate() const;
