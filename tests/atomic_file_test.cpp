@@ -62,6 +62,21 @@ TEST_F(AtomicFile, AFailedWriteLeavesNothing) {
   expect_only({});
 }
 
+TEST_F(AtomicFile, AFailedWriteSaysWhatToDo) {
+  const auto message = [](const fs::path& path) {
+    try {
+      write_file_atomically(path.string(), "x");
+    } catch (const IoError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(dir_).find("it is a folder: give the path of a file"), std::string::npos) << message(dir_);
+  const fs::path missing = dir_ / "missing" / "out.txt";
+  EXPECT_NE(message(missing).find("its folder does not exist"), std::string::npos) << message(missing);
+  EXPECT_NE(message(missing).find(missing.string()), std::string::npos) << message(missing);
+}
+
 TEST_F(AtomicFile, DevNullStaysACharacterDevice) {
   write_file_atomically("/dev/null", "discarded");
   struct stat st {};

@@ -11,6 +11,7 @@
 #include "poet/cost/graph_costs_json.h"
 #include "poet/graph/graph_json.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -94,6 +95,18 @@ TEST(GraphJson, MalformedJsonNamesTheFileAndPosition) {
     EXPECT_NE(what.find("line 3"), std::string::npos) << what;
   }
   EXPECT_THROW(load_graph("/nonexistent/graph.json"), InputError);
+}
+
+TEST(GraphJson, AnEmptyFileIsSaidToBeEmpty) {
+  for (const std::string_view text : {"", " \n\t\r\n"}) {
+    try {
+      parse_json(text, "graph", "g.json");
+      ADD_FAILURE() << "an empty text was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("graph 'g.json' is not valid JSON: it is empty"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(GraphJson, SavingToAMissingFolderFailsCleanly) {

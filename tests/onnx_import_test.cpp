@@ -551,6 +551,8 @@ TEST(OnnxImport, HostileFilesAreClearErrors) {
   EXPECT_NE(import_error(empty).find("not an ONNX model"), std::string::npos);
 
   EXPECT_NE(import_error(temp_path("does-not-exist.onnx")).find("cannot open"), std::string::npos);
+  EXPECT_NE(import_error(std::filesystem::temp_directory_path().string()).find("is a folder, not an ONNX file"),
+            std::string::npos);
 
   const std::string whole = read_bytes(testing::onnx_fixture("tiny_resnet.onnx"));
   for (const std::size_t keep : {std::size_t{10}, whole.size() / 3, whole.size() / 2, whole.size() - 7}) {

@@ -4,6 +4,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,11 @@
 namespace poet::onnx_import {
 
 ::onnx::ModelProto read_model_file(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw InputError(fmt::format("'{}' is a folder, not an ONNX file; give the path of the .onnx file that "
+                                 "torch.onnx.export wrote",
+                                 path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot open ONNX file '{}': check the path", path));
   std::ostringstream bytes;

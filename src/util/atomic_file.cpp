@@ -18,8 +18,21 @@
 namespace poet {
 namespace {
 
+// The system's reason, and for the usual ones what to do about it.
 [[noreturn]] void fail(const std::string& path, int err) {
-  throw IoError(fmt::format("cannot write '{}': {}", path, std::strerror(err)));
+  std::string what_to_do;
+  switch (err) {
+    case EISDIR: what_to_do = "; it is a folder: give the path of a file (inside it, say)"; break;
+    case ENOENT:
+    case ENOTDIR: what_to_do = "; its folder does not exist: create it first, or choose another path"; break;
+    case EACCES:
+    case EPERM:
+    case EROFS: what_to_do = "; choose a path in a folder you may write to"; break;
+    case ENOSPC:
+    case EDQUOT: what_to_do = "; free space on that disk, or write elsewhere"; break;
+    default: break;
+  }
+  throw IoError(fmt::format("cannot write '{}': {}{}", path, std::strerror(err), what_to_do));
 }
 
 // The path a chain of symlinks ends at (which need not exist yet); `path` itself if it is

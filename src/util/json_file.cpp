@@ -43,6 +43,8 @@ nlohmann::json parse_json(std::string_view text, std::string_view what, std::str
   const auto bad = [&](const std::string& why) {
     return InputError(fmt::format("{} '{}' is not valid JSON: {}", what, origin, why));
   };
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw bad("it is empty; give a file poet wrote (docs/FORMATS.md)");
   if (nests_too_deep(text))
     throw bad(fmt::format("its values nest more than {} levels deep; poet's formats nest a few (docs/FORMATS.md)",
                           kMaxJsonDepth));
