@@ -119,6 +119,10 @@ expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- sol
 expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.lp
 expect 0 "POET found" -- solve --model linear --platform m0 --write-model "$tmp/m.lp"
 grep -q "Minimize" "$tmp/m.lp" || { echo "FAIL: LP model"; failures=$((failures + 1)); }
+expect 2 "--write-start requires --write-model" -- solve --model linear --platform m0 --write-start "$tmp/start.sol"
+expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 -o /nonexistent-folder/s.json
+expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --write-model "$tmp/m.lp" --write-start "$tmp/start.sol"
+expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --solution "$tmp/start.sol"
 expect 2 "cannot read graph '$tmp': it is a folder" -- graph --graph "$tmp"
 printf '{"format":"poet-graph","version":1,"nodes":[{"flops":1e400}]}' > "$tmp/big.json"
 expect 2 "numbers must be finite" -- graph --graph "$tmp/big.json"

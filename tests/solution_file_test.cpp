@@ -66,6 +66,39 @@ TEST_F(SolutionFileTest, GurobiAndScipFormatsGiveTheSameScheduleAsCbc) {
   }
 }
 
+TEST_F(SolutionFileTest, TheWrittenStartReadsBackAsTheSameSchedule) {
+  const std::string model = path + ".lp";
+  o.write_model_path = model;
+  o.write_start_path = path;
+  const SolveResult written = solve(g, costs, o);
+  ASSERT_TRUE(written.schedule) << written.message;
+  std::filesystem::remove(model);
+  ASSERT_GT(written.schedule->R.count() + written.schedule->M_in.count(), g.size()) << "the budget needs restorations";
+
+  o.write_model_path.clear();
+  o.write_start_path.clear();
+  o.solution_path = path;
+  const SolveResult read = solve(g, costs, o);
+  ASSERT_TRUE(read.simulation) << read.message;
+  EXPECT_NEAR(read.simulation->total_energy_j(), written.simulation->total_energy_j(), 1e-12);
+  EXPECT_EQ(read.schedule->R, written.schedule->R);
+  EXPECT_EQ(read.schedule->M_in, written.schedule->M_in);
+}
+
+TEST_F(SolutionFileTest, AStartForAMissingFolderIsRefusedBeforeSolving) {
+  o.write_model_path = path + ".lp";
+  o.write_start_path = "/nonexistent-folder/start.sol";
+  try {
+    solve(g, costs, o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--write-start: the folder '/nonexistent-folder' does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.write_model_path)) << "checked before the model was written";
+}
+
 TEST_F(SolutionFileTest, RejectsAFileOfAnotherModel) {
   std::ofstream(path) << "x1 1\nx2 0\n";
   o.solution_path = path;

@@ -10,6 +10,7 @@
 #include "graph_source.h"
 #include "poet/lower/lower.h"
 #include "poet/solve/solve.h"
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -108,6 +109,10 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON");
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
+  cmd->add_option("--write-start", opts->solve.write_start_path,
+                  "Also write poet's schedule as a solution of the --write-model model ('name value' lines): a MIP "
+                  "start for that solver, and a file --solution reads back")
+      ->needs("--write-model");
   cmd->add_flag("--heuristic", opts->solve.heuristic_only,
                 "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "
                 "cheap lower bound (compute-once or covering): about a second on most zoo models, up to 12 s on resnet50 at "
@@ -137,6 +142,7 @@ void add_solve_command(CLI::App& app) {
     }
     o.progress = !opts->json;
 
+    if (!opts->output.empty()) check_output_path(opts->output, "--output");
     const SolveResult r = solve(g, costs, o);
     if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
     if (r.simulation && opts->device.wanted()) {

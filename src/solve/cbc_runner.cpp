@@ -128,11 +128,7 @@ class TemporaryFolder {
 void check_model_path(const std::string& path) {
   if (!ends_with(path, ".mps") && !ends_with(path, ".lp"))
     throw InputError(fmt::format("--write-model: '{}' must end in .mps or .lp", path));
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
-    throw InputError(fmt::format("--write-model: the folder '{}' does not exist; create it or write elsewhere",
-                                 folder.string()));
+  check_output_path(path, "--write-model");
 }
 
 void write_model(const MilpModel& model, const std::string& path) {

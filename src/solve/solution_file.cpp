@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 
@@ -60,6 +61,13 @@ std::vector<double> read_solution_file(const MilpModel& model, const std::string
                                  "options",
                                  path));
   return x;
+}
+
+void write_solution_file(const MilpModel& model, const std::vector<double>& x, const std::string& path) {
+  std::string text = "# Columns\n";  // HiGHS's header; Gurobi and SCIP skip '#' lines
+  for (int c = 0; c < model.columns(); ++c)
+    text += fmt::format("{} {}\n", model.column_name(c), x[static_cast<std::size_t>(c)]);
+  write_file_atomically(path, text);
 }
 
 }  // namespace poet::solve_internal

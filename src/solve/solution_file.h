@@ -16,4 +16,8 @@ namespace poet::solve_internal {
 // file when it names no column of the model, or a value is not a number.
 std::vector<double> read_solution_file(const MilpModel& model, const std::string& path);
 
+// Writes `x` (a value per column of `model`) in the format read_solution_file reads, whole
+// or not at all.
+void write_solution_file(const MilpModel& model, const std::vector<double>& x, const std::string& path);
+
 }  // namespace poet::solve_internal

@@ -19,6 +19,7 @@
 #include "poet/budget/budget.h"
 #include "poet/plan/plan.h"
 #include "poet/solve/lower_bound.h"
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -358,7 +359,15 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
 SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options) {
   const auto began = std::chrono::steady_clock::now();
   if (!options.write_model_path.empty()) solve_internal::check_model_path(options.write_model_path);
+  if (!options.write_start_path.empty()) check_output_path(options.write_start_path, "--write-start");
   SolveResult result = solve_untimed(g, costs, options, began);
+  if (!options.write_start_path.empty() && result.schedule) {
+    // The model again (a fraction of a second where it is worth writing): the schedule's
+    // columns, U and FREE derived, as another solver's start.
+    const solve_internal::MilpModel model(g, costs, options,
+                                          options.ram_budget_bytes - counted_fixed_bytes(g, options.counting()));
+    solve_internal::write_solution_file(model, model.assignment(*result.schedule), options.write_start_path);
+  }
   result.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }

@@ -116,4 +116,14 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   sync_folder(folder);
 }
 
+void check_output_path(const std::string& path, std::string_view option) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: '{}' is a folder; give the path of a file (inside it, say)", option, path));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw InputError(
+        fmt::format("{}: the folder '{}' does not exist; create it or write elsewhere", option, folder.string()));
+}
+
 }  // namespace poet

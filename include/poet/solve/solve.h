@@ -48,6 +48,9 @@ struct SolveOptions {
   // objective is in units of the compute-once energy (or time), memory in units of the
   // largest tensor.
   std::string write_model_path;
+  // Also write the reported schedule as a solution of that model (every column, "name
+  // value" lines: what solution_path reads, and a MIP start for Gurobi or HiGHS).
+  std::string write_start_path;
   // Skip CBC: the eviction heuristic's schedule (see src/solve/eviction_heuristic.h), with
   // the compute-once lower bound. Takes a second where the MILP of a 500-node graph does
   // not finish its root LP in minutes.

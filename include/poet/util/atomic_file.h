@@ -18,4 +18,8 @@ namespace poet {
 // reason (a missing folder, no permission, a full disk, a folder given as the path).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// Throws InputError naming `option` and the folder when `path`'s folder is missing or
+// `path` is itself a folder: checked before long work, so that none is lost to a typo.
+void check_output_path(const std::string& path, std::string_view option);
+
 }  // namespace poet
