@@ -77,6 +77,22 @@ TEST_F(AtomicFile, AFailedWriteSaysWhatToDo) {
   EXPECT_NE(message(missing).find(missing.string()), std::string::npos) << message(missing);
 }
 
+TEST_F(AtomicFile, AnOutputPathIsJudgedBeforeAnyWrite) {
+  EXPECT_EQ(output_path_problem((dir_ / "out.txt").string()), std::nullopt);
+  EXPECT_EQ(output_path_problem("out.txt"), std::nullopt);  // the working folder
+  EXPECT_NE(output_path_problem(dir_.string()).value_or("").find("is a folder"), std::string::npos);
+  const std::string missing = (dir_ / "missing" / "out.txt").string();
+  EXPECT_NE(output_path_problem(missing).value_or("").find((dir_ / "missing").string() + "' does not exist"),
+            std::string::npos);
+  try {
+    check_output_path(missing, "--checkpoint");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--checkpoint: the folder", 0), 0u) << e.what();
+  }
+  expect_only({});  // nothing was written
+}
+
 TEST_F(AtomicFile, DevNullStaysACharacterDevice) {
   write_file_atomically("/dev/null", "discarded");
   struct stat st {};

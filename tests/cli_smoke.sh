@@ -56,7 +56,7 @@ expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes" -- sim
 printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
-expect 1 "cannot write" -- show --model lenet5 -o /nonexistent-folder/r
+expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- show --model lenet5 -o /nonexistent-folder/r
 # The optimizer.
 expect 0 "POET found an optimal schedule with a memory budget of 3,000,000 B that consumes 7.88951 J of CPU energy" -- solve --backward chain --accounting reference --ram-budget 3000000 --runtime-budget 7.6
 expect 0 '"status": "optimal"' -- solve --model linear --platform m0 --ram-budget 70% --json -o "$tmp/poet.json"
@@ -122,6 +122,16 @@ grep -q "Minimize" "$tmp/m.lp" || { echo "FAIL: LP model"; failures=$((failures 
 expect 2 "--write-start requires --write-model" -- solve --model linear --platform m0 --write-start "$tmp/start.sol"
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 -o /nonexistent-folder/s.json
 expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --write-model "$tmp/m.lp" --write-start "$tmp/start.sol"
+# Every output path is checked when the command line is read, before the work it would hold.
+expect 2 "--checkpoint: the folder '/nonexistent-folder' does not exist" -- train --model lenet5 --dataset synthetic --epochs 1 --checkpoint /nonexistent-folder/c.ckpt
+[[ "$last_output" != *"epoch"* ]] || { echo "FAIL: trained before refusing --checkpoint"; failures=$((failures + 1)); }
+expect 2 "--export-onnx: '$tmp' is a folder" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp"
+expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- profile --model lenet5 --storage-power 0 --cpu-power 5 --repeats 1 -o /nonexistent-folder/p.json
+[[ "$last_output" != *"profiling"* ]] || { echo "FAIL: profiled before refusing -o"; failures=$((failures + 1)); }
+expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- plan --model lenet5 -o /nonexistent-folder/p.txt
+expect 2 "--c-header: '$tmp' is a folder" -- plan --model lenet5 --c-header "$tmp"
+expect 2 "--device-plan: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --device-plan /nonexistent-folder/p.bin
+expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware --model lenet5 --plan "$tmp/m.lp" --header /nonexistent-folder/m.h
 expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --solution "$tmp/start.sol"
 expect 2 "cannot read graph '$tmp': it is a folder" -- graph --graph "$tmp"
 printf '{"format":"poet-graph","version":1,"nodes":[{"flops":1e400}]}' > "$tmp/big.json"

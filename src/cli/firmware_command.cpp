@@ -30,7 +30,8 @@ void add_firmware_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--header", opts->header, "Write the model header (firmware/model_types.h's types) here")
-      ->required();
+      ->required()
+      ->check(output_file());
   cmd->add_option("--seed", opts->seed, "Seed of the initial weights and the batch order, as poet train's")
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));

@@ -12,6 +12,7 @@
 #include "poet/onnx/onnx_import.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/strategy/strategy.h"
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -26,6 +27,12 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
         return fmt::format("'{}' is not {}", text_excerpt(text), range);
       },
       range);
+}
+
+CLI::Validator output_file(std::string suffix) {
+  return CLI::Validator(
+      [suffix](std::string& path) -> std::string { return output_path_problem(path + suffix).value_or(""); },
+      "FILE");
 }
 
 void GraphSource::add_options(CLI::App& cmd) {

@@ -55,7 +55,9 @@ void add_profile_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--no-rapl", opts->no_rapl, "Derive energy from --cpu-power even where RAPL is readable");
   cmd->add_option("--name", opts->measure.name, "Profile name (default: <host>-<model>)");
-  cmd->add_option("-o,--output", opts->output, "Device profile JSON to write (atomically)")->required();
+  cmd->add_option("-o,--output", opts->output, "Device profile JSON to write (atomically)")
+      ->required()
+      ->check(output_file());
   cmd->callback([opts] {
     profile::MeasureOptions measure = opts->measure;
     measure.storage.repeats = measure.nodes.repeats;

@@ -25,7 +25,8 @@ void add_show_command(CLI::App& app) {
   opts->schedule.add_options(*cmd);
   opts->budget.add_options(*cmd);
   cmd->add_option("-o,--output", opts->prefix, "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(output_file(".schedule.svg"));
   cmd->callback([opts] {
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));

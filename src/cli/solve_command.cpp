@@ -10,7 +10,6 @@
 #include "graph_source.h"
 #include "poet/lower/lower.h"
 #include "poet/solve/solve.h"
-#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
 
@@ -106,7 +105,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
-  cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON");
+  cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->check(output_file());
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
   cmd->add_option("--write-start", opts->solve.write_start_path,
@@ -142,7 +141,6 @@ void add_solve_command(CLI::App& app) {
     }
     o.progress = !opts->json;
 
-    if (!opts->output.empty()) check_output_path(opts->output, "--output");
     const SolveResult r = solve(g, costs, o);
     if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
     if (r.simulation && opts->device.wanted()) {

@@ -345,7 +345,8 @@ void add_train_command(CLI::App& app) {
                   "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead of a zoo model")
       ->excludes(model_option);
   cmd->add_option("--export-onnx", o->export_onnx,
-                  "After training, write the ONNX model with the trained weights to this file (atomically)");
+                  "After training, write the ONNX model with the trained weights to this file (atomically)")
+      ->check(output_file());
   cmd->add_option("--dataset", o->dataset,
                   "fashion-mnist (Debian's dataset-fashion-mnist), synthetic, or folder:PATH: a folder of PNG and "
                   "JPEG pictures with one sub-folder per class (docs/ONNX.md, \"Fine-tuning on your pictures\")")
@@ -404,7 +405,8 @@ void add_train_command(CLI::App& app) {
                   "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)");
   cmd->add_flag("--page-cache", o->page_cache,
                 "Page through the kernel's page cache instead of O_DIRECT (the cache's RAM is outside the budget)");
-  cmd->add_option("--checkpoint", o->checkpoint, "Write the model to this file after each epoch (atomically)");
+  cmd->add_option("--checkpoint", o->checkpoint, "Write the model to this file after each epoch (atomically)")
+      ->check(output_file());
   cmd->add_flag("--resume", o->resume, "Continue from --checkpoint");
   cmd->add_option("--time-limit", o->time_limit_s, "Wall-clock limit of the poet solve, seconds")
       ->capture_default_str()

@@ -116,14 +116,18 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   sync_folder(folder);
 }
 
-void check_output_path(const std::string& path, std::string_view option) {
+std::optional<std::string> output_path_problem(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw InputError(fmt::format("{}: '{}' is a folder; give the path of a file (inside it, say)", option, path));
+    return fmt::format("'{}' is a folder; give the path of a file (inside it, say)", path);
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
-    throw InputError(
-        fmt::format("{}: the folder '{}' does not exist; create it or write elsewhere", option, folder.string()));
+    return fmt::format("the folder '{}' does not exist; create it or write elsewhere", folder.string());
+  return std::nullopt;
+}
+
+void check_output_path(const std::string& path, std::string_view option) {
+  if (const auto problem = output_path_problem(path)) throw InputError(fmt::format("{}: {}", option, *problem));
 }
 
 }  // namespace poet

@@ -1,6 +1,7 @@
 // Writing output files so that a reader never sees a half-written one.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,8 +19,12 @@ namespace poet {
 // reason (a missing folder, no permission, a full disk, a folder given as the path).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
-// Throws InputError naming `option` and the folder when `path`'s folder is missing or
-// `path` is itself a folder: checked before long work, so that none is lost to a typo.
+// Why `path` cannot be written as a file, in words for an error message: its folder is
+// missing, or it is itself a folder. Nothing if neither. Checked before long work (a solve,
+// a profile, an epoch of training), so that none is lost to a typo.
+std::optional<std::string> output_path_problem(const std::string& path);
+
+// Throws InputError naming `option` and output_path_problem(path), if there is one.
 void check_output_path(const std::string& path, std::string_view option);
 
 }  // namespace poet
