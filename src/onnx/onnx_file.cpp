@@ -4,27 +4,16 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 #include "tensor_data.h"
 
 namespace poet::onnx_import {
 
 ::onnx::ModelProto read_model_file(const std::string& path) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw InputError(fmt::format("'{}' is a folder, not an ONNX file; give the path of the .onnx file that "
-                                 "torch.onnx.export wrote",
-                                 path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open ONNX file '{}': check the path", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in.good() && !in.eof()) throw InputError(fmt::format("cannot read ONNX file '{}'", path));
-  const std::string data = bytes.str();
+  // Protobuf parses at most 2 GiB; ONNX keeps larger models' weights in other files.
+  const std::string data = read_input_file(path, "ONNX file", std::uintmax_t{2} << 30);
   ::onnx::ModelProto model;
   if (data.empty() || !model.ParseFromString(data))
     throw InputError(fmt::format("'{}' is not an ONNX model (not a protobuf ModelProto, or truncated); export one "
