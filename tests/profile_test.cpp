@@ -12,6 +12,7 @@
 #include "poet/plan/plan.h"
 #include "poet/profile/measure_device.h"
 #include "poet/profile/paging_calibration.h"
+#include "poet/profile/profiling.h"
 #include "poet/profile/step_node_timer.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
@@ -284,6 +285,26 @@ TEST(ProfileMeasure, MissingPowerFigureIsAskedForBeforeMeasuring) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--cpu-power"), std::string::npos) << e.what();
   }
+}
+
+// Nodes of 1, 2 and 1 ms, each stretched by 4 ms in two of six steps, one node a step: the
+// medians sum to 4 ms, yet every step took 8 ms. The node times keep their shares and sum
+// to 8 ms.
+TEST(ProfileMeasure, NodeTimesSumToTheMedianStep) {
+  std::vector<std::vector<double>> samples = {std::vector<double>(6, 1e-3), std::vector<double>(6, 2e-3),
+                                              std::vector<double>(6, 1e-3)};
+  for (std::size_t k = 0; k < 6; ++k) samples[k % 3][k] += 4e-3;
+  const std::vector<profile::SampleSummary> nodes = profile::summarize_step_nodes(samples);
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_NEAR(nodes[0].median + nodes[1].median + nodes[2].median, 8e-3, 1e-12);
+  EXPECT_NEAR(nodes[1].median, 2 * nodes[0].median, 1e-12);
+  EXPECT_NEAR(nodes[0].median, nodes[2].median, 1e-12);
+  // A node never timed (no samples) stays at 0; steady times stay as they are.
+  const std::vector<profile::SampleSummary> steady =
+      profile::summarize_step_nodes({{}, {1e-3, 1e-3, 1e-3}, {2e-3, 2e-3, 2e-3}});
+  EXPECT_EQ(steady[0].median, 0);
+  EXPECT_NEAR(steady[1].median, 1e-3, 1e-15);
+  EXPECT_NEAR(steady[2].median, 2e-3, 1e-15);
 }
 
 TEST(ProfileMeasure, TransferFitRecoversLatencyAndThroughput) {

@@ -104,6 +104,26 @@ SampleSummary summarize(std::vector<double> samples) {
   return {percentile(samples, 0.5), percentile(samples, 0.75) - percentile(samples, 0.25)};
 }
 
+std::vector<SampleSummary> summarize_step_nodes(std::vector<std::vector<double>> samples) {
+  std::vector<double> step_sums;
+  for (const std::vector<double>& node : samples) {
+    step_sums.resize(std::max(step_sums.size(), node.size()), 0.0);
+    for (std::size_t k = 0; k < node.size(); ++k) step_sums[k] += node[k];
+  }
+  std::vector<SampleSummary> out;
+  double summed_medians = 0;
+  for (std::vector<double>& node : samples) {
+    out.push_back(summarize(std::move(node)));
+    summed_medians += out.back().median;
+  }
+  const double scale = summed_medians > 0 ? summarize(std::move(step_sums)).median / summed_medians : 1;
+  for (SampleSummary& s : out) {
+    s.median *= scale;
+    s.spread *= scale;
+  }
+  return out;
+}
+
 StepTimes time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
                      const std::function<void(int, int)>& progress) {
   std::vector<std::vector<double>> samples(timer.graph().size());
@@ -115,7 +135,7 @@ StepTimes time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
     if (progress) progress(step + 1, options.repeats);
   }
   StepTimes times;
-  for (std::vector<double>& s : samples) times.nodes.push_back({summarize(std::move(s))});
+  for (const SampleSummary& s : summarize_step_nodes(std::move(samples))) times.nodes.push_back({s});
   times.update = summarize(std::move(updates));
   return times;
 }

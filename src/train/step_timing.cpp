@@ -92,7 +92,8 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
 
   SideBySideTiming out;
   if (nodes) {
-    for (std::vector<double>& samples : node_samples) out.node_seconds.push_back(profile::summarize(samples).median);
+    for (const profile::SampleSummary& s : profile::summarize_step_nodes(std::move(node_samples)))
+      out.node_seconds.push_back(s.median);
     out.update_seconds = profile::summarize(update_samples).median;
   }
   for (Run& run : runs) {

@@ -21,6 +21,15 @@ struct SampleSummary {
 };
 SampleSummary summarize(std::vector<double> samples);
 
+// Each node's times over timed steps (samples[v][k]: node v in step k, every node once a
+// step), summarized for predicting whole steps: each node's median and spread, scaled so
+// that the medians sum to the median over the steps of their summed node times. The plain
+// medians sum below a typical step, as a VM's hiccups stretch some node in nearly every
+// step and each node's median leaves them out: on resnet18_cifar (2-core VM) they summed
+// 5.7-7.9% below the median step, and a mean, ruled by the rare long hiccup, 10-17% above
+// (docs/BENCHMARKS.md, "Node times that sum to a typical step").
+std::vector<SampleSummary> summarize_step_nodes(std::vector<std::vector<double>> samples);
+
 // Where runs of different plans alternate (to meet a drifting machine alike), each plan's
 // turn is this many consecutive steps and only the last is timed: training runs one plan's
 // steps back to back, and a paging plan's first step after other plans' steps is slower
