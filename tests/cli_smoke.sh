@@ -130,6 +130,8 @@ expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- profile 
 [[ "$last_output" != *"profiling"* ]] || { echo "FAIL: profiled before refusing -o"; failures=$((failures + 1)); }
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- plan --model lenet5 -o /nonexistent-folder/p.txt
 expect 2 "--c-header: '$tmp' is a folder" -- plan --model lenet5 --c-header "$tmp"
+expect 2 "--save-schedule: the folder '/nonexistent-folder' does not exist" -- plan --model lenet5 --save-schedule /nonexistent-folder/s.json
+expect 2 "--json: '$tmp' is a folder" -- graph --model lenet5 --json "$tmp"
 expect 2 "--device-plan: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --device-plan /nonexistent-folder/p.bin
 expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware --model lenet5 --plan "$tmp/m.lp" --header /nonexistent-folder/m.h
 expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --solution "$tmp/start.sol"

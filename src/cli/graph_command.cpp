@@ -40,7 +40,8 @@ void add_graph_command(CLI::App& app) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("graph", "Build a training graph and summarize its costs on a device");
   opts->source.add_options(*cmd);
-  cmd->add_option("--json", opts->json_file, "Write the graph with per-node costs to this JSON file");
+  cmd->add_option("--json", opts->json_file, "Write the graph with per-node costs to this JSON file")
+      ->check(output_file());
   cmd->callback([opts] {
     const DeviceProfile device = resolve_device(opts->source.platform);
     const Graph graph = opts->source.load();

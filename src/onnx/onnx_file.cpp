@@ -4,7 +4,6 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
-
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 #include "tensor_data.h"
