@@ -26,7 +26,7 @@ SampleSummary summarize(std::vector<double> samples);
 // that the medians sum to the median over the steps of their summed node times. The plain
 // medians sum below a typical step, as a VM's hiccups stretch some node in nearly every
 // step and each node's median leaves them out: on resnet18_cifar (2-core VM) they summed
-// 5.7-7.9% below the median step, and a mean, ruled by the rare long hiccup, 10-17% above
+// 5.7-7.9% below the median step, and a mean, ruled by the rare long hiccup, 7-17% above
 // (docs/BENCHMARKS.md, "Node times that sum to a typical step").
 std::vector<SampleSummary> summarize_step_nodes(std::vector<std::vector<double>> samples);
 
@@ -52,8 +52,9 @@ struct StepTimes {
 };
 
 // Times every node of the timer's graph inside training steps (StepNodeTimer), and each
-// step's update: `warmup` untimed steps, then `repeats` timed ones, each figure's median and
-// spread over them. `progress` is called after each timed step with (steps done, steps).
+// step's update: `warmup` untimed steps, then `repeats` timed ones; the nodes summarized by
+// summarize_step_nodes, the update by its median and spread. `progress` is called after
+// each timed step with (steps done, steps).
 StepTimes time_nodes(StepNodeTimer& timer, const NodeTimingOptions& options,
                      const std::function<void(int, int)>& progress = {});
 
