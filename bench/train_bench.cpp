@@ -109,10 +109,10 @@ void run(benchmark::State& state, const Case& c) {
       const DeviceProfile device = profile::measure_device(g, measure);
       // What the prediction charges for paging, round by round (docs/PROFILING.md).
       fmt::print(stderr, "{} round {}: page-out {:.1f} us + {:.0f} MB/s, page-in {:.1f} us + {:.0f} MB/s; a transfer "
-                         "takes {:.1f} us + {:.1f} us/MiB of compute ({})\n",
+                         "takes {:.1f} us + {:.1f} us/MiB of compute, x{:.2f} in a step ({})\n",
                  c.model, round + 1, 1e6 * device.pageout_latency_s, 1e-6 * device.pageout_bytes_per_s,
                  1e6 * device.pagein_latency_s, 1e-6 * device.pagein_bytes_per_s, 1e6 * device.paging_cpu_per_transfer_s,
-                 1e6 * device.paging_cpu_per_byte_s * (1 << 20), profile::blas_threads());
+                 1e6 * device.paging_cpu_per_byte_s * (1 << 20), device.paging_charge_scale, profile::blas_threads());
       const GraphCosts costs = costs_for(g, device);
       const BudgetScale scale = budget_scale(g, costs, {});
       request.budgets.clear();

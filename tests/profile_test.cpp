@@ -127,6 +127,19 @@ TEST(ProfileJson, ProfilesWithoutPagingCpuFiguresReadAsTakingNothing) {
   EXPECT_THROW(device_from_json(j, "bad.json"), InputError);
 }
 
+// The calibration's factor (`storage.charge_scale`) is written and read back; a profile made
+// before it was kept apart (its figures already multiplied) reads as 1.
+TEST(ProfileJson, TheChargeScaleRoundTripsAndReadsAsOneWhenAbsent) {
+  DeviceProfile d = fake_profile(lenet());
+  d.paging_charge_scale = 2.5;
+  nlohmann::json j = device_to_json(d);
+  EXPECT_DOUBLE_EQ(device_from_json(j, "new.json").paging_charge_scale, 2.5);
+  j["storage"].erase("charge_scale");
+  EXPECT_DOUBLE_EQ(device_from_json(j, "old.json").paging_charge_scale, 1);
+  j["storage"]["charge_scale"] = -1;
+  EXPECT_THROW(device_from_json(j, "bad.json"), InputError);
+}
+
 TEST(ProfileJson, BuiltinPlatformsStayWithoutMeasuredSections) {
   const nlohmann::json j = device_to_json(builtin_platform("m0"));
   EXPECT_FALSE(j.contains("nodes"));
@@ -253,6 +266,12 @@ TEST(PagingCalibration, RunsAPlanThatPagesBesideCheckpointAll) {
   EXPECT_GT(c->charged_s, 0);
   EXPECT_GE(c->scale, 0);
   EXPECT_DOUBLE_EQ(c->scale, profile::charge_scale(c->measured_extra_s, c->predicted_extra_s, c->charged_s));
+  // A profile calibrated before is calibrated afresh: the charge is the storage phase's.
+  d.paging_charge_scale = 5;
+  const std::optional<profile::PagingCalibration> again = profile::calibrate_paging_charge(g, d, steps, storage);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_DOUBLE_EQ(again->charged_s, c->charged_s);
+  EXPECT_DOUBLE_EQ(again->predicted_extra_s, c->predicted_extra_s);
 }
 
 TEST(StepNodeTimer, EveryStepComputesTheSameLossAndTimesEveryNode) {

@@ -81,6 +81,33 @@ TEST(Simulator, ATransfersOwnCpuWorkDelaysTheComputeAfterIt) {
   EXPECT_DOUBLE_EQ(r.total_energy_j(), 15);  // time on the CPU, not energy: the bus's figures hold it
 }
 
+// A charge calibrated above the storage phase's figures (DeviceProfile::paging_charge_scale)
+// lengthens the step by the rest, but the kernels keep their time against the transfers: the
+// same waits as at scale 1, and the makespan after them longer by the rest.
+TEST(Simulator, ACalibratedChargeLengthensTheStepWithoutMovingTheKernelsAgainstTheTransfers) {
+  const Graph g = hand_graph();
+  DeviceProfile d = hand_device();
+  d.paging_cpu_per_transfer_s = 0.5;
+  d.paging_cpu_per_byte_s = 1.0 / 40;
+  d.paging_charge_scale = 3;
+  const auto costs = estimate_costs(g, d);
+  EXPECT_DOUBLE_EQ(costs.nodes[0].paging_cpu_s, 1.5);
+  EXPECT_DOUBLE_EQ(costs.nodes[0].paging_overhead_s, 3);
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\nfree 0\ncompute 2\ncompute 3\nfree 1\nfree 2\n"
+                             "pagein 0\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  const auto r = simulate(g, costs, plan);
+  EXPECT_DOUBLE_EQ(r.stall_s, 3.5);                 // as at scale 1 (the test above)
+  EXPECT_DOUBLE_EQ(r.paging_overhead_s, 6);         // 2 transfers x (3 - 1) x 1.5 s
+  EXPECT_DOUBLE_EQ(r.paging_cpu_s, 9);              // 2 transfers x 3 x 1.5 s
+  EXPECT_DOUBLE_EQ(r.makespan_s, 28.5 + 6);
+  // Below 1 the smaller charge is all on the kernels' clock.
+  d.paging_charge_scale = 0.5;
+  const auto half = estimate_costs(g, d);
+  EXPECT_DOUBLE_EQ(half.nodes[0].paging_cpu_s, 0.75);
+  EXPECT_DOUBLE_EQ(half.nodes[0].paging_overhead_s, 0);
+  EXPECT_DOUBLE_EQ(simulate(g, half, plan).paging_overhead_s, 0);
+}
+
 TEST(Simulator, UnderABudgetAComputeWaitsForThePageOutWhoseRamItNeeds) {
   const Graph g = hand_graph();
   const auto costs = estimate_costs(g, hand_device());

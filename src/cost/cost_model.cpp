@@ -1,5 +1,7 @@
 #include "poet/cost/cost_model.h"
 
+#include <algorithm>
+
 namespace poet {
 
 GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device) {
@@ -15,7 +17,9 @@ GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device) {
     c.pagein_time_s = device.pagein_latency_s + b / device.pagein_bytes_per_s;
     c.pageout_energy_j = c.pageout_time_s * device.memory_power_w;
     c.pagein_energy_j = c.pagein_time_s * device.memory_power_w;
-    c.paging_cpu_s = device.paging_cpu_per_transfer_s + b * device.paging_cpu_per_byte_s;
+    const double charge = device.paging_cpu_per_transfer_s + b * device.paging_cpu_per_byte_s;
+    c.paging_cpu_s = charge * std::min(device.paging_charge_scale, 1.0);
+    c.paging_overhead_s = charge * std::max(device.paging_charge_scale - 1, 0.0);
     costs.total_compute_time_s += c.compute_time_s;
     costs.total_compute_energy_j += c.compute_energy_j;
     costs.nodes.push_back(c);

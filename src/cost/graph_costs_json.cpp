@@ -14,7 +14,7 @@ nlohmann::json graph_with_costs_to_json(const Graph& g, const GraphCosts& costs)
     j["nodes"][i]["cost"] = {{"compute_time_s", c.compute_time_s},     {"compute_energy_j", c.compute_energy_j},
                              {"pageout_time_s", c.pageout_time_s},     {"pagein_time_s", c.pagein_time_s},
                              {"pageout_energy_j", c.pageout_energy_j}, {"pagein_energy_j", c.pagein_energy_j},
-                             {"paging_cpu_s", c.paging_cpu_s}};
+                             {"paging_cpu_s", c.paging_cpu_s},         {"paging_overhead_s", c.paging_overhead_s}};
   }
   return j;
 }

@@ -195,16 +195,18 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   std::string calibrated = "no plan of this graph pages, so the charge is the storage phase's";
   if (calibration) {
     const PagingCalibration& c = *calibration;
-    d.paging_cpu_per_transfer_s *= c.scale;
-    d.paging_cpu_per_byte_s *= c.scale;
+    d.paging_charge_scale = c.scale;
     calibrated = fmt::format(
         "{} ({} transfers, {} a step): its steps took {} more than checkpoint-all's (median of {} pairs), the "
-        "simulator said {} of which {} charged, so the charge was multiplied by {:.3g}",
+        "simulator said {} of which {} charged, so the charge is multiplied by {:.3g}",
         c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(c.measured_extra_s),
         c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale);
   }
-  say(fmt::format("paging: {}; a transfer takes {} + {}/MiB of compute", calibrated,
-                  format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20))));
+  say(fmt::format("paging: {}; a transfer takes {} + {}/MiB of the kernels' compute and {} + {}/MiB of a step in all",
+                  calibrated, format_seconds(d.paging_cpu_per_transfer_s),
+                  format_seconds(d.paging_cpu_per_byte_s * (1 << 20)),
+                  format_seconds(d.paging_cpu_per_transfer_s * d.paging_charge_scale),
+                  format_seconds(d.paging_cpu_per_byte_s * (1 << 20) * d.paging_charge_scale)));
 
   d.description = fmt::format("measured by poet profile: '{}' at batch size {}", g.name(), d.nodes->batch_size);
   d.sources = "poet profile (docs/PROFILING.md)";

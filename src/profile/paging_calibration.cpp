@@ -25,7 +25,9 @@ std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const D
                                                          const NodeTimingOptions& options,
                                                          const StorageTimingOptions& storage,
                                                          const std::function<void(int, int)>& progress) {
-  const GraphCosts costs = costs_for(g, device);
+  DeviceProfile uncalibrated = device;  // the charge as the storage phase measured it
+  uncalibrated.paging_charge_scale = 1;
+  const GraphCosts costs = costs_for(g, uncalibrated);
   const BudgetScale scale = budget_scale(g, costs, {});
   std::optional<LoweredPlan> paging;
   PagingCalibration out;

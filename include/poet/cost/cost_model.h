@@ -18,6 +18,7 @@ struct NodeCost {
   double pageout_energy_j = 0; // time x memory power
   double pagein_energy_j = 0;
   double paging_cpu_s = 0;     // compute time a transfer of it (either way) takes from the kernels
+  double paging_overhead_s = 0;  // and the step time it costs beyond that (DeviceProfile::paging_charge_scale)
   std::int64_t bytes = 0;      // output bytes (RAM cost)
 };
 

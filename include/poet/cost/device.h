@@ -28,6 +28,13 @@ struct DeviceProfile {
   // `poet profile`; optional in the JSON (0: free, as the reference's model has it).
   double paging_cpu_per_transfer_s = 0;
   double paging_cpu_per_byte_s = 0;
+  // What real steps showed a transfer costs, as a multiple of the two figures above
+  // (`poet profile` measures it from a plan that pages, paging_calibration.h; 1 when absent).
+  // Above 1, the figures themselves still delay the kernels when the transfer is issued, and
+  // the rest lengthens the step without moving the kernels against the transfers
+  // (NodeCost::paging_overhead_s): planned with all of it on the kernels' clock, page-ins
+  // were started too late and real steps waited for them (docs/BENCHMARKS.md).
+  double paging_charge_scale = 1;
   std::string sources;                // where the figures come from
   // Set by `poet profile` (measured_profile.h); absent from the built-in platforms.
   std::string measured_on;            // the machine

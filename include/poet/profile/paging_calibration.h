@@ -31,18 +31,18 @@ struct PagingCalibration {
   double measured_extra_s = 0;   // median over paired steps of (paging step - checkpoint-all step)
   double predicted_extra_s = 0;  // the simulator's, with the charge the storage phase measured
   double charged_s = 0;          // of which that charge (SimulationResult::paging_cpu_s)
-  double scale = 1;              // what the charge is multiplied by (charge_scale)
+  double scale = 1;              // DeviceProfile::paging_charge_scale (charge_scale)
 };
 
 // The factor that makes the simulator's charge account for the whole measured difference:
 // (measured - (predicted - charged)) / charged, at least 0. 1 where nothing was charged.
 double charge_scale(double measured_extra_s, double predicted_extra_s, double charged_s);
 
-// Plans `device` (nodes, storage and charge measured) with Capuchin at the first budget of
-// kCalibrationBudgetsPercent where it pages, lowers that plan and checkpoint-all's, and
-// times `options.warmup` then `options.repeats` pairs of turns (kStepsPerTurn) of real
-// steps of the two through the runtime, the paging one with a FilePager in
-// storage.directory. Nothing if no such plan exists (a graph too small to page). Throws
+// Plans `device` (nodes, storage and charge measured; its paging_charge_scale taken as 1)
+// with Capuchin at the first budget of kCalibrationBudgetsPercent where it pages, lowers
+// that plan and checkpoint-all's, and times `options.warmup` then `options.repeats` pairs
+// of turns (kStepsPerTurn) of real steps of the two through the runtime, the paging one
+// with a FilePager in storage.directory. Nothing if no such plan exists (a graph too small to page). Throws
 // IoError if the page file cannot be made. `progress` is called after each timed pair
 // with (pairs done, pairs).
 std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const DeviceProfile& device,

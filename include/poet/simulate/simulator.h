@@ -52,7 +52,8 @@ struct SimulationResult {
   double compute_time_s = 0;  // sum of compute times (recomputation included)
   double makespan_s = 0;      // with paging overlapped on the DMA channel
   double stall_s = 0;         // CPU time spent waiting for transfers
-  double paging_cpu_s = 0;    // compute delayed by the transfers' own CPU work (NodeCost::paging_cpu_s)
+  double paging_cpu_s = 0;    // step time the transfers cost beyond the bus: NodeCost::paging_cpu_s + paging_overhead_s
+  double paging_overhead_s = 0;  // of which added to the makespan after the plan (NodeCost::paging_overhead_s)
   double transfer_time_s = 0;  // the transfers' durations, summed: the time the bus is busy
   std::size_t computes = 0;    // compute instructions, recomputations included
   std::size_t recomputes = 0;  // computes of a node computed before
