@@ -42,9 +42,9 @@ double charge_scale(double measured_extra_s, double predicted_extra_s, double ch
 // with Capuchin at the first budget of kCalibrationBudgetsPercent where it pages, lowers
 // that plan and checkpoint-all's, and times `options.warmup` then `options.repeats` pairs
 // of turns (kStepsPerTurn) of real steps of the two through the runtime, the paging one
-// with a FilePager in storage.directory. Nothing if no such plan exists (a graph too small to page). Throws
-// IoError if the page file cannot be made. `progress` is called after each timed pair
-// with (pairs done, pairs).
+// with a FilePager in storage.directory. Nothing if no such plan exists (a graph too small
+// to page). Throws IoError if the page file cannot be made. `progress` is called after
+// each timed pair with (pairs done, pairs).
 std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const DeviceProfile& device,
                                                          const NodeTimingOptions& options,
                                                          const StorageTimingOptions& storage,
