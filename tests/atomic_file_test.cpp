@@ -93,6 +93,25 @@ TEST_F(AtomicFile, AnOutputPathIsJudgedBeforeAnyWrite) {
   expect_only({});  // nothing was written
 }
 
+TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {
+  make_output_folder((dir_ / "a" / "b").string(), "--report");
+  EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
+  make_output_folder((dir_ / "a" / "b").string(), "--report");  // already there: fine
+  write_file_atomically(dir_ / "file", "x");
+  for (const fs::path& blocked : {dir_ / "file", dir_ / "file" / "below"}) {
+    try {
+      make_output_folder(blocked.string(), "--data-dir");
+      ADD_FAILURE() << blocked << ": no error";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("--data-dir: cannot make the folder '" + blocked.string() + "'", 0), 0u) << message;
+      EXPECT_NE(message.find("give a folder you can write to"), std::string::npos) << message;
+    }
+  }
+  EXPECT_EQ(read_text(dir_ / "file"), "x");
+  expect_only({"a", "file"});
+}
+
 TEST_F(AtomicFile, DevNullStaysACharacterDevice) {
   write_file_atomically("/dev/null", "discarded");
   struct stat st {};

@@ -9,6 +9,7 @@
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
 #include "random_graphs.h"
+#include "test_scale.h"
 
 namespace poet {
 namespace {
@@ -42,7 +43,7 @@ std::int64_t independent_checkpoint_all_peak(const Graph& g) {
   return peak;
 }
 
-constexpr int kCases = 300;
+const int kCases = testing::test_cases(300);
 
 TEST(PlanProperty, CheckpointAllIsValidAndItsPeakMatchesAnIndependentCount) {
   std::mt19937 rng(20261122);

@@ -15,6 +15,7 @@
 #include "poet/solve/solve.h"
 #include "poet/strategy/strategy.h"
 #include "random_graphs.h"
+#include "test_scale.h"
 
 namespace poet {
 namespace {
@@ -82,8 +83,9 @@ void expect_valid_within_budget(const Instance& x, const Schedule& s, const std:
   EXPECT_DOUBLE_EQ(claimed->total_energy_j(), judged.total_energy_j()) << what << " on " << x.label;
 }
 
-constexpr int kBaselineCases = 1000;
-constexpr int kHeuristicCases = 1000;
+const int kBaselineCases = testing::test_cases(1000, 5);
+const int kHeuristicCases = testing::test_cases(1000, 5);
+const int kLargeHeuristicCases = testing::test_cases(20);  // of them, the last: up to 80 nodes
 
 // Chen (sqrt and greedy), revolve, DTR, Capuchin and POFO, each picking its parameter for
 // the budget: every schedule any of them returns is valid and fits.
@@ -116,7 +118,7 @@ TEST(StrategyProperty, PoetHeuristicScheduleIsValidFitsAndRespectsItsBound) {
   std::mt19937 rng(20261124);
   int found = 0;
   for (int c = 0; c < kHeuristicCases; ++c) {
-    const Instance x = random_instance(rng, c, c < kHeuristicCases - 20 ? 30 : 80);
+    const Instance x = random_instance(rng, c, c < kHeuristicCases - kLargeHeuristicCases ? 30 : 80);
     SolveOptions o;
     o.ram_budget_bytes = *x.options.ram_budget_bytes;
     o.count_gradients = x.options.count_gradients;

@@ -17,7 +17,7 @@ inline bool reduced_test_counts() {
 }
 
 // `full` normally; full / divisor (at least 1) in the reduced pass.
-inline int test_cases(int full, int divisor = 3) {
+inline int test_cases(int full, int divisor = 4) {
   return reduced_test_counts() ? std::max(1, full / divisor) : full;
 }
 

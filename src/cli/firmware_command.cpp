@@ -49,17 +49,25 @@ void add_firmware_command(CLI::App& app) {
     const DevicePlan plan = load_device_plan(opts->plan_file);
     const train::FirmwareModelOptions model{
         .seed = opts->seed, .learning_rate = opts->learning_rate, .pixel_mean = data::kFashionMnistPixelMean};
-    write_file_atomically(opts->header, train::firmware_model_header(g, plan, model));
+    const std::string header = train::firmware_model_header(g, plan, model);
+    // Everything is made before anything is written, so that a missing dataset or a folder
+    // that cannot be made leaves no header behind without its data.
+    std::string train_records, test_records;
+    if (!opts->data_dir.empty()) {
+      const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
+      train_records = train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
+                                                   data::kFashionMnistPixelMean);
+      test_records = train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,
+                                                  data::kFashionMnistPixelMean);
+      make_output_folder(opts->data_dir, "--data-dir");
+    }
+    write_file_atomically(opts->header, header);
     fmt::print("wrote {} ({} nodes, arena {} bytes)\n", opts->header, g.size(), plan.arena_bytes);
     if (opts->data_dir.empty()) return;
-    const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
-    std::filesystem::create_directories(opts->data_dir);
     const std::string train = (std::filesystem::path(opts->data_dir) / "train.bin").string();
     const std::string test = (std::filesystem::path(opts->data_dir) / "test.bin").string();
-    write_file_atomically(train, train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
-                                                              data::kFashionMnistPixelMean));
-    write_file_atomically(test, train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,
-                                                             data::kFashionMnistPixelMean));
+    write_file_atomically(train, train_records);
+    write_file_atomically(test, test_records);
     fmt::print("wrote {} ({} samples) and {} ({} samples)\n", train, opts->train_samples, test, opts->test_samples);
   });
 }

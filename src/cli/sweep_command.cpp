@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -11,7 +10,6 @@
 #include "poet/sweep/sweep.h"
 #include "poet/sweep/sweep_range.h"
 #include "poet/util/atomic_file.h"
-#include "poet/util/error.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -84,9 +82,7 @@ void add_sweep_command(CLI::App& app) {
                                 ? fmt::format("sweep-{}-{}", opts->source.label(),
                                               opts->source.platform)
                                 : opts->output_dir;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw IoError(fmt::format("--output-dir: cannot create '{}': {}", dir, ec.message()));
+    make_output_folder(dir, "--output-dir");
     fmt::print(stderr,
                "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "
                "{:.2g}% gap\n",

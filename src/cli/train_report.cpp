@@ -17,18 +17,6 @@
 #include "poet/util/units.h"
 
 namespace poet::cli {
-namespace {
-
-void make_output_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw InputError(fmt::format("--report '{}': cannot make that folder ({}); give a folder you can write to", dir,
-                                 ec ? ec.message() : "a file of that name exists"));
-}
-
-}  // namespace
-
 void run_prediction_report(const ReportRequest& r) {
   GraphSource source;
   source.model = r.model;
@@ -46,7 +34,7 @@ void run_prediction_report(const ReportRequest& r) {
                "machine's; profile this machine first (poet profile {} -b {} --cpu-power W --storage-power W -o "
                "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
-  make_output_dir(r.output_dir);
+  make_output_folder(r.output_dir, "--report");
 
   train::PredictionRequest request;
   request.strategies = r.strategies;

@@ -27,4 +27,9 @@ std::optional<std::string> output_path_problem(const std::string& path);
 // Throws InputError naming `option` and output_path_problem(path), if there is one.
 void check_output_path(const std::string& path, std::string_view option);
 
+// Makes the folder `dir` (and its parents) for the files an option writes into it. Throws
+// InputError naming `option`, the folder and the system's reason when it cannot be made (a
+// file of that name, no permission).
+void make_output_folder(const std::string& dir, std::string_view option);
+
 }  // namespace poet
