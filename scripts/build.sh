@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 dir=${1:-build}
 shift || true
 cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
-cmake --build "$dir" -j "$(nproc)"
+# Every core, whatever OMP_NUM_THREADS says (GNU nproc answers it; benchmarks set it to 1).
+cmake --build "$dir" -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
