@@ -29,9 +29,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 findings=$PWD/fuzz-findings
 mkdir -p "$findings"
-# The cores, counted before OMP_NUM_THREADS=1 is set: GNU nproc answers OMP_NUM_THREADS, and
-# with it the targets ran one at a time.
-cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+cores=$(scripts/cores.sh)
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 

@@ -7,8 +7,7 @@ set -euo pipefail
 # take PS4 from the environment when run as root.
 PS4='+ [$(date -u +%T)] '
 cd "$(dirname "$0")/.."
-# Every core, whatever OMP_NUM_THREADS says (GNU nproc answers it; benchmarks set it to 1).
-cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+cores=$(scripts/cores.sh)
 scripts/install-deps.sh
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$cores"
