@@ -57,6 +57,8 @@ printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
 expect 0 "wrote $tmp/f.schedule.svg and $tmp/f.memory.svg" -- show --model lenet5 -o "$tmp/f.svg"
+mkdir -p "$tmp/d.schedule.svg"  # checked as the file written, after the .svg is dropped
+expect 2 "--output: '$tmp/d.schedule.svg' is a folder" -- show --model lenet5 -o "$tmp/d.svg"
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- show --model lenet5 -o /nonexistent-folder/r
 # The optimizer.
 expect 0 "POET found an optimal schedule with a memory budget of 3,000,000 B that consumes 7.88951 J of CPU energy" -- solve --backward chain --accounting reference --ram-budget 3000000 --runtime-budget 7.6

@@ -27,6 +27,12 @@ void add_show_command(CLI::App& app) {
   cmd->add_option("-o,--output", opts->prefix,
                   "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg (a trailing .svg is dropped)")
       ->capture_default_str()
+      // `-o figure.svg` means the figure files, not figure.svg.schedule.svg; dropped before the
+      // check, so that it checks the files written.
+      ->transform([](std::string prefix) {
+        if (prefix.size() > 4 && prefix.ends_with(".svg")) prefix.resize(prefix.size() - 4);
+        return prefix;
+      })
       ->check(output_file(".schedule.svg"));
   cmd->callback([opts] {
     const Graph g = opts->source.load();
@@ -38,11 +44,8 @@ void add_show_command(CLI::App& app) {
     if (options.ram_budget_bytes && r.peak_bytes > *options.ram_budget_bytes)
       fmt::print(stderr, "warning: this schedule needs {}, over the budget of {}\n", format_bytes_exact(r.peak_bytes),
                  format_bytes_exact(*options.ram_budget_bytes));
-    // `-o figure.svg` means the figure files, not figure.svg.schedule.svg.
-    std::string prefix = opts->prefix;
-    if (prefix.size() > 4 && prefix.ends_with(".svg")) prefix.resize(prefix.size() - 4);
-    const std::string schedule_file = prefix + ".schedule.svg";
-    const std::string memory_file = prefix + ".memory.svg";
+    const std::string schedule_file = opts->prefix + ".schedule.svg";
+    const std::string memory_file = opts->prefix + ".memory.svg";
     write_file_atomically(schedule_file, schedule_svg(g, s));
     write_file_atomically(memory_file, memory_svg(g, r, options.ram_budget_bytes));
     fmt::print("wrote {} and {}\n", schedule_file, memory_file);
