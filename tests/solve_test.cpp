@@ -232,15 +232,7 @@ Graph expensive_input_graph() {
 
 SolveResult solve_hand(Accounting accounting, SolveMode mode, std::int64_t budget, bool heuristic_only = false) {
   const Graph g = expensive_input_graph();
-  DeviceProfile d;
-  d.name = "hand";
-  d.flops_per_second = 1;
-  d.flops_per_joule = 2;
-  d.pagein_latency_s = 1;
-  d.pagein_bytes_per_s = 10;
-  d.pageout_latency_s = 1;
-  d.pageout_bytes_per_s = 20;
-  d.memory_power_w = 0.5;
+  const DeviceProfile d = testing::hand_device();
   SolveOptions o;
   o.accounting = accounting;
   o.mode = mode;
