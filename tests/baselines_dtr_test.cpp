@@ -9,6 +9,7 @@
 #include "poet/schedule/checkpoint_all.h"
 #include "hand_graph.h"
 #include "random_graphs.h"
+#include "simulated.h"
 
 namespace poet {
 namespace {
@@ -130,8 +131,7 @@ TEST(BaselineDtr, RandomGraphsValidateWithinTheBudgetOrSayWhy) {
   for (int trial = 0; trial < 20; ++trial) {
     const Graph g = testing::random_graph(rng, 14 + trial);
     const auto costs = estimate_costs(g, testing::hand_device());
-    const std::int64_t all_peak =
-        simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+    const std::int64_t all_peak = testing::checkpoint_all_peak(g, costs);
     const std::int64_t smallest = g.largest_footprint().bytes;
     // Random graphs this small need most of checkpoint-all's peak for one node, so the
     // budgets are spread between that and the peak.
