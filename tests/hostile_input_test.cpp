@@ -236,12 +236,12 @@ TEST(HostileFiles, APageFileInAFolderThatTakesNoFilesSaysSo) {
   }
 }
 
-// poet train checks --page-file before planning, with an InputError (exit 2) that tells a
-// virtual folder from a missing one.
+// poet train checks --page-file before planning (poet profile its --page-dir before
+// measuring), with an InputError (exit 2) that tells a virtual folder from a missing one.
 TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
-  const auto error_of = [](const std::string& requested) {
+  const auto error_of = [](const std::string& requested, std::string_view option = "--page-file") {
     try {
-      check_page_file_location(requested);
+      check_page_file_location(requested, option);
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -252,6 +252,12 @@ TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
             std::string::npos)
       << proc;
   EXPECT_EQ(proc.find("does not exist"), std::string::npos) << proc;
+  const std::string proc_folder = error_of("/proc", "--page-dir");
+  EXPECT_NE(proc_folder.find("--page-dir '/proc': the folder '/proc' is not writable or not a regular folder"),
+            std::string::npos)
+      << proc_folder;
+  EXPECT_NE(proc_folder.find("choose a writable folder on real storage for --page-dir"), std::string::npos)
+      << proc_folder;
   EXPECT_NE(error_of("/nonexistent-poet-folder/x").find("the folder '/nonexistent-poet-folder' does not exist"),
             std::string::npos);
   const fs::path file = fs::temp_directory_path() / "poet_hostile_page_parent";

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "graph_source.h"
 #include "poet/cost/device.h"
+#include "poet/paging/file_pager.h"
 #include "poet/profile/measure_device.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -64,6 +65,8 @@ void add_profile_command(CLI::App& app) {
     if (opts->cpu_power_w != 0) measure.cpu_power_w = opts->cpu_power_w;
     measure.storage_power_w = opts->storage_power_w;
     measure.use_rapl = !opts->no_rapl;
+    // Before the nodes' minutes of measuring, not after them, where the storage's turn comes.
+    check_page_file_location(measure.storage.directory, "--page-dir");
     const Graph g = opts->source.load();
     if (measure.name.empty()) {
       char host[256] = "host";

@@ -503,14 +503,14 @@ std::string PageFile::read_failure(int err, std::uint64_t offset, std::uint64_t 
 
 namespace poet {
 
-void check_page_file_location(const std::string& requested) {
+void check_page_file_location(const std::string& requested, std::string_view option) {
   namespace fs = std::filesystem;
   const bool in_folder = requested.empty() || paging::is_directory(requested);
   const std::string folder = in_folder ? paging::absolute(requested.empty() ? "." : requested)
                                        : paging::parent_of(paging::absolute(requested));
   const auto refuse = [&](const std::string& why) {
-    return InputError(fmt::format("--page-file '{}': {}; choose a --page-file in a writable folder on real storage",
-                                  requested, why));
+    return InputError(fmt::format("{} '{}': {}; choose a writable folder on real storage for {}", option, requested,
+                                  why, option));
   };
   std::error_code ec;
   const fs::file_status status = fs::status(folder, ec);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -38,11 +39,11 @@ class PageFile;
 enum class InjectedFault;
 }  // namespace paging
 
-// Checks, before any planning, that a page file can be made where `requested` (a
-// FilePagerOptions::path; empty: the working folder) says: its folder exists, is a folder
-// and takes a new file (tried by making and removing one: /proc passes every permission
-// check and takes none). Throws InputError naming --page-file, the folder and the fix.
-void check_page_file_location(const std::string& requested);
+// Checks, before any planning or measuring, that a page file can be made where `requested`
+// (a FilePagerOptions::path, or a folder; empty: the working folder) says: its folder exists,
+// is a folder and takes a new file (tried by making and removing one: /proc passes every
+// permission check and takes none). Throws InputError naming `option`, the folder and the fix.
+void check_page_file_location(const std::string& requested, std::string_view option = "--page-file");
 
 struct FilePagerOptions {
   // Empty: a uniquely named file in the working directory. An existing directory: a
