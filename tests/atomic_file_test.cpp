@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -90,7 +91,19 @@ TEST_F(AtomicFile, AnOutputPathIsJudgedBeforeAnyWrite) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("--checkpoint: the folder", 0), 0u) << e.what();
   }
-  expect_only({});  // nothing was written
+  expect_only({});  // nothing was written, and no probe file is left
+}
+
+// A folder that exists but takes no file fails at parse time, not after the work: /proc
+// passes every permission check. A device is written in place, so its folder's is no matter.
+TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
+  ASSERT_TRUE(fs::is_directory("/proc"));
+  EXPECT_EQ(output_path_problem("/proc/out.json").value_or(""),
+            "the folder '/proc' takes no new files (a virtual file system such as /proc); write elsewhere");
+  EXPECT_EQ(output_path_problem("/dev/null"), std::nullopt);
+  EXPECT_EQ(new_file_error(dir_.string()), 0);
+  EXPECT_EQ(new_file_error("/proc"), ENOENT);
+  expect_only({});
 }
 
 TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {

@@ -135,6 +135,8 @@ expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- profile 
 expect 2 "--page-dir '/proc': the folder '/proc' is not writable or not a regular folder" -- \
   profile --model lenet5 --storage-power 0 --cpu-power 5 --repeats 1 --page-dir /proc -o "$tmp/p.json"
 [[ "$last_output" != *"profiling"* ]] || { echo "FAIL: profiled before refusing --page-dir"; failures=$((failures + 1)); }
+expect 2 "--device-plan: the folder '/proc' takes no new files" -- plan --model lenet5 --device-plan /proc/plan.bin
+[[ "$last_output" != *"static memory plan"* ]] || { echo "FAIL: planned before refusing --device-plan"; failures=$((failures + 1)); }
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- plan --model lenet5 -o /nonexistent-folder/p.txt
 expect 2 "--c-header: '$tmp' is a folder" -- plan --model lenet5 --c-header "$tmp"
 expect 2 "--save-schedule: the folder '/nonexistent-folder' does not exist" -- plan --model lenet5 --save-schedule /nonexistent-folder/s.json

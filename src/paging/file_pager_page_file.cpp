@@ -17,6 +17,7 @@
 
 #include "poet/paging/checksum.h"
 #include "poet/paging/page_file.h"
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 
 namespace poet::paging {
@@ -516,17 +517,11 @@ void check_page_file_location(const std::string& requested, std::string_view opt
   const fs::file_status status = fs::status(folder, ec);
   if (!fs::exists(status)) throw refuse(fmt::format("the folder '{}' does not exist (create it)", folder));
   if (!fs::is_directory(status)) throw refuse(fmt::format("'{}' is not a folder", folder));
-  std::string name_template = (fs::path(folder) / "poet-probe-XXXXXX").string();
-  const int fd = ::mkostemp(name_template.data(), O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    // ENOENT from a folder that exists: a virtual file system (/proc, /sys) that makes no files.
+  // ENOENT from a folder that exists: a virtual file system (/proc, /sys) that makes no files.
+  if (const int err = new_file_error(folder))
     throw refuse(fmt::format("the folder '{}' is not writable or not a regular folder{}", folder,
                              err == ENOENT ? " (a virtual file system such as /proc takes no new files)"
                                            : fmt::format(" ({})", std::strerror(err))));
-  }
-  ::close(fd);
-  ::unlink(name_template.c_str());
 }
 
 }  // namespace poet

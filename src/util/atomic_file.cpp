@@ -123,7 +123,32 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     return fmt::format("the folder '{}' does not exist; create it or write elsewhere", folder.string());
-  return std::nullopt;
+  // A device or FIFO is written in place, and a symlink's target may lie elsewhere: only a
+  // file made beside `path` needs its folder to take one.
+  const std::filesystem::file_status status = std::filesystem::symlink_status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return std::nullopt;
+  const std::string shown = folder.empty() ? "." : folder.string();
+  switch (const int err = new_file_error(folder.string())) {
+    case 0: return std::nullopt;
+    case ENOENT:  // from a folder that exists: a virtual file system
+      return fmt::format("the folder '{}' takes no new files (a virtual file system such as /proc); write elsewhere",
+                         shown);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return fmt::format("the folder '{}' is not writable ({}); choose a folder you may write to", shown,
+                         std::strerror(err));
+    default: return fmt::format("cannot make a file in the folder '{}' ({}); write elsewhere", shown, std::strerror(err));
+  }
+}
+
+int new_file_error(const std::string& folder) {
+  std::string name = (std::filesystem::path(folder.empty() ? "." : folder) / ".poet-probe-XXXXXX").string();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return errno;
+  ::close(fd);
+  ::unlink(name.c_str());
+  return 0;
 }
 
 void check_output_path(const std::string& path, std::string_view option) {

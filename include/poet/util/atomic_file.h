@@ -20,9 +20,15 @@ namespace poet {
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 // Why `path` cannot be written as a file, in words for an error message: its folder is
-// missing, or it is itself a folder. Nothing if neither. Checked before long work (a solve,
-// a profile, an epoch of training), so that none is lost to a typo.
+// missing or takes no new file, or it is itself a folder. Nothing if none of these. Checked
+// before long work (a solve, a profile, an epoch of training), so that none is lost to a
+// typo or a read-only folder.
 std::optional<std::string> output_path_problem(const std::string& path);
+
+// 0 if a new file can be made in `folder` (empty: the working folder), else the system's
+// reason (an errno). Tried by making one and removing it at once: permissions alone do not
+// tell (root passes every check, and /proc takes no file from anyone).
+int new_file_error(const std::string& folder);
 
 // Throws InputError naming `option` and output_path_problem(path), if there is one.
 void check_output_path(const std::string& path, std::string_view option);
