@@ -103,6 +103,13 @@ TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
   EXPECT_EQ(output_path_problem("/dev/null"), std::nullopt);
   EXPECT_EQ(new_file_error(dir_.string()), 0);
   EXPECT_EQ(new_file_error("/proc"), ENOENT);
+  try {
+    make_output_folder("/proc", "--report");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--report: the folder '/proc' takes no new files (a virtual file system such as /proc); "
+                           "give a folder you can write to");
+  }
   expect_only({});
 }
 

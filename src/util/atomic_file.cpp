@@ -161,6 +161,9 @@ void make_output_folder(const std::string& dir, std::string_view option) {
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError(fmt::format("{}: cannot make the folder '{}' ({}); give a folder you can write to", option, dir,
                                  ec ? ec.message() : "a file of that name exists"));
+  if (const int err = new_file_error(dir))
+    throw InputError(fmt::format("{}: the folder '{}' takes no new files ({}); give a folder you can write to", option,
+                                 dir, err == ENOENT ? "a virtual file system such as /proc" : std::strerror(err)));
 }
 
 }  // namespace poet

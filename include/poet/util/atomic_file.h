@@ -35,7 +35,7 @@ void check_output_path(const std::string& path, std::string_view option);
 
 // Makes the folder `dir` (and its parents) for the files an option writes into it. Throws
 // InputError naming `option`, the folder and the system's reason when it cannot be made (a
-// file of that name, no permission).
+// file of that name, no permission) or takes no new file (new_file_error).
 void make_output_folder(const std::string& dir, std::string_view option);
 
 }  // namespace poet
