@@ -132,7 +132,7 @@ expect 2 "--checkpoint: the folder '/nonexistent-folder' does not exist" -- trai
 expect 2 "--export-onnx: '$tmp' is a folder" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp"
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- profile --model lenet5 --storage-power 0 --cpu-power 5 --repeats 1 -o /nonexistent-folder/p.json
 [[ "$last_output" != *"profiling"* ]] || { echo "FAIL: profiled before refusing -o"; failures=$((failures + 1)); }
-expect 2 "--page-dir '/proc': the folder '/proc' is not writable or not a regular folder" -- \
+expect 2 "--page-dir '/proc': the folder '/proc' takes no new files" -- \
   profile --model lenet5 --storage-power 0 --cpu-power 5 --repeats 1 --page-dir /proc -o "$tmp/p.json"
 [[ "$last_output" != *"profiling"* ]] || { echo "FAIL: profiled before refusing --page-dir"; failures=$((failures + 1)); }
 expect 2 "--device-plan: the folder '/proc' takes no new files" -- plan --model lenet5 --device-plan /proc/plan.bin
@@ -158,7 +158,7 @@ expect 2 "storage.pagein_latency_s is 1e+308; it must be a number of seconds fro
 expect 2 "larger than synthetic's test set (256 samples" -- train --model lenet5 --dataset synthetic --batch-size 2000
 # Exit 2, not 1 (std::bad_alloc is "out of memory", exit 1): refused before any batch is allocated.
 expect 2 "lower --batch-size to at most 256" -- train --model lenet5 --dataset synthetic --batch-size 100000
-expect 2 "the folder '/proc' is not writable or not a regular folder" -- train --model lenet5 --dataset synthetic --page-file /proc/x
+expect 2 "--page-file '/proc/x': the folder '/proc' takes no new files" -- train --model lenet5 --dataset synthetic --page-file /proc/x
 # A label per token: a sample is a token; a batch too large for the tokens made is refused
 # before the plan and the arena.
 expect 0 "step time" -- train --model transformer --dataset synthetic --batch-size 1 --max-batches 1 --ram-budget 100% --strategy checkpoint_all

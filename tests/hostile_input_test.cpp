@@ -248,12 +248,12 @@ TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
     return std::string();
   };
   const std::string proc = error_of("/proc/x");
-  EXPECT_NE(proc.find("--page-file '/proc/x': the folder '/proc' is not writable or not a regular folder"),
+  EXPECT_NE(proc.find("--page-file '/proc/x': the folder '/proc' takes no new files (a virtual file system such as /proc)"),
             std::string::npos)
       << proc;
   EXPECT_EQ(proc.find("does not exist"), std::string::npos) << proc;
   const std::string proc_folder = error_of("/proc", "--page-dir");
-  EXPECT_NE(proc_folder.find("--page-dir '/proc': the folder '/proc' is not writable or not a regular folder"),
+  EXPECT_NE(proc_folder.find("--page-dir '/proc': the folder '/proc' takes no new files"),
             std::string::npos)
       << proc_folder;
   EXPECT_NE(proc_folder.find("choose a writable folder on real storage for --page-dir"), std::string::npos)

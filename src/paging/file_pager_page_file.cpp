@@ -517,11 +517,7 @@ void check_page_file_location(const std::string& requested, std::string_view opt
   const fs::file_status status = fs::status(folder, ec);
   if (!fs::exists(status)) throw refuse(fmt::format("the folder '{}' does not exist (create it)", folder));
   if (!fs::is_directory(status)) throw refuse(fmt::format("'{}' is not a folder", folder));
-  // ENOENT from a folder that exists: a virtual file system (/proc, /sys) that makes no files.
-  if (const int err = new_file_error(folder))
-    throw refuse(fmt::format("the folder '{}' is not writable or not a regular folder{}", folder,
-                             err == ENOENT ? " (a virtual file system such as /proc takes no new files)"
-                                           : fmt::format(" ({})", std::strerror(err))));
+  if (const auto problem = new_file_problem(folder)) throw refuse(*problem);
 }
 
 }  // namespace poet

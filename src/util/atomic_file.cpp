@@ -127,28 +127,27 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   // file made beside `path` needs its folder to take one.
   const std::filesystem::file_status status = std::filesystem::symlink_status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return std::nullopt;
-  const std::string shown = folder.empty() ? "." : folder.string();
-  switch (const int err = new_file_error(folder.string())) {
-    case 0: return std::nullopt;
-    case ENOENT:  // from a folder that exists: a virtual file system
-      return fmt::format("the folder '{}' takes no new files (a virtual file system such as /proc); write elsewhere",
-                         shown);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return fmt::format("the folder '{}' is not writable ({}); choose a folder you may write to", shown,
-                         std::strerror(err));
-    default: return fmt::format("cannot make a file in the folder '{}' ({}); write elsewhere", shown, std::strerror(err));
-  }
+  if (const auto problem = new_file_problem(folder.string())) return *problem + "; write elsewhere";
+  return std::nullopt;
 }
 
-int new_file_error(const std::string& folder) {
-  std::string name = (std::filesystem::path(folder.empty() ? "." : folder) / ".poet-probe-XXXXXX").string();
+std::optional<std::string> new_file_problem(const std::string& folder) {
+  const std::string shown = folder.empty() ? "." : folder;
+  std::string name = (std::filesystem::path(shown) / ".poet-probe-XXXXXX").string();
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return errno;
-  ::close(fd);
-  ::unlink(name.c_str());
-  return 0;
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(name.c_str());
+    return std::nullopt;
+  }
+  switch (const int err = errno) {
+    case ENOENT:  // from a folder that exists: a virtual file system
+      return fmt::format("the folder '{}' takes no new files (a virtual file system such as /proc)", shown);
+    case EACCES:
+    case EPERM:
+    case EROFS: return fmt::format("the folder '{}' is not writable ({})", shown, std::strerror(err));
+    default: return fmt::format("the folder '{}' takes no new file ({})", shown, std::strerror(err));
+  }
 }
 
 void check_output_path(const std::string& path, std::string_view option) {
@@ -161,9 +160,8 @@ void make_output_folder(const std::string& dir, std::string_view option) {
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError(fmt::format("{}: cannot make the folder '{}' ({}); give a folder you can write to", option, dir,
                                  ec ? ec.message() : "a file of that name exists"));
-  if (const int err = new_file_error(dir))
-    throw InputError(fmt::format("{}: the folder '{}' takes no new files ({}); give a folder you can write to", option,
-                                 dir, err == ENOENT ? "a virtual file system such as /proc" : std::strerror(err)));
+  if (const auto problem = new_file_problem(dir))
+    throw InputError(fmt::format("{}: {}; give a folder you can write to", option, *problem));
 }
 
 }  // namespace poet

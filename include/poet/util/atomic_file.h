@@ -25,17 +25,18 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 // typo or a read-only folder.
 std::optional<std::string> output_path_problem(const std::string& path);
 
-// 0 if a new file can be made in `folder` (empty: the working folder), else the system's
-// reason (an errno). Tried by making one and removing it at once: permissions alone do not
-// tell (root passes every check, and /proc takes no file from anyone).
-int new_file_error(const std::string& folder);
+// Why no new file can be made in `folder` (empty: the working folder), in words naming the
+// folder: "the folder '/proc' takes no new files (a virtual file system such as /proc)", "...
+// is not writable (Permission denied)". Nothing if one can. Tried by making one and removing
+// it at once: permissions alone do not tell (root passes every check, /proc takes no file).
+std::optional<std::string> new_file_problem(const std::string& folder);
 
 // Throws InputError naming `option` and output_path_problem(path), if there is one.
 void check_output_path(const std::string& path, std::string_view option);
 
 // Makes the folder `dir` (and its parents) for the files an option writes into it. Throws
 // InputError naming `option`, the folder and the system's reason when it cannot be made (a
-// file of that name, no permission) or takes no new file (new_file_error).
+// file of that name, no permission) or takes no new file (new_file_problem).
 void make_output_folder(const std::string& dir, std::string_view option);
 
 }  // namespace poet
