@@ -101,6 +101,11 @@ TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
             "the folder '/proc' takes no new files (a virtual file system such as /proc); write elsewhere");
   EXPECT_EQ(output_path_problem("/dev/null"), std::nullopt);
   EXPECT_EQ(new_file_problem(dir_.string()), std::nullopt);
+  // A symlink is judged by where it points: the file is made beside its target.
+  fs::create_symlink("/proc/out.json", dir_ / "into-proc");
+  EXPECT_EQ(output_path_problem((dir_ / "into-proc").string()).value_or("").rfind("the folder '/proc' takes no new", 0),
+            0u);
+  fs::remove(dir_ / "into-proc");
   try {
     make_output_folder("/proc", "--report");
     ADD_FAILURE() << "no error";

@@ -120,12 +120,18 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return fmt::format("'{}' is a folder; give the path of a file (inside it, say)", path);
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  // The file is made beside the symlinks' final target, as write_file_atomically makes it (a
+  // chain that loops is left for the write to report).
+  std::string target = path;
+  try {
+    target = final_target(path);
+  } catch (const IoError&) {
+  }
+  const std::filesystem::path folder = std::filesystem::path(target).parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     return fmt::format("the folder '{}' does not exist; create it or write elsewhere", folder.string());
-  // A device or FIFO is written in place, and a symlink's target may lie elsewhere: only a
-  // file made beside `path` needs its folder to take one.
-  const std::filesystem::file_status status = std::filesystem::symlink_status(path, ec);
+  // A device or FIFO is written in place: no new file.
+  const std::filesystem::file_status status = std::filesystem::status(target, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return std::nullopt;
   if (const auto problem = new_file_problem(folder.string())) return *problem + "; write elsewhere";
   return std::nullopt;
