@@ -75,6 +75,9 @@ TEST_F(AtomicFile, AFailedWriteSaysWhatToDo) {
   const fs::path missing = dir_ / "missing" / "out.txt";
   EXPECT_NE(message(missing).find("its folder does not exist"), std::string::npos) << message(missing);
   EXPECT_NE(message(missing).find(missing.string()), std::string::npos) << message(missing);
+  // A folder that exists but takes no file is not called missing.
+  EXPECT_NE(message("/proc/out.txt").find("its folder takes no new files"), std::string::npos)
+      << message("/proc/out.txt");
 }
 
 TEST_F(AtomicFile, AnOutputPathIsJudgedBeforeAnyWrite) {

@@ -24,7 +24,14 @@ namespace {
   switch (err) {
     case EISDIR: what_to_do = "; it is a folder: give the path of a file (inside it, say)"; break;
     case ENOENT:
-    case ENOTDIR: what_to_do = "; its folder does not exist: create it first, or choose another path"; break;
+    case ENOTDIR: {
+      // ENOENT from a folder that exists: a virtual file system (/proc) that takes no file.
+      const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+      what_to_do = std::filesystem::is_directory(folder.empty() ? "." : folder)
+                       ? "; its folder takes no new files (a virtual file system such as /proc): write elsewhere"
+                       : "; its folder does not exist: create it first, or choose another path";
+      break;
+    }
     case EACCES:
     case EPERM:
     case EROFS: what_to_do = "; choose a path in a folder you may write to"; break;
