@@ -172,6 +172,10 @@ expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthet
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
 echo "damaged" > "$tmp/bad.ckpt"
+# A learning rate that makes the loss NaN stops the run at that batch; the checkpoint keeps epoch 2's model.
+cp "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt"
+expect 2 "training diverged: the loss of epoch 3, batch 2 is nan" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 3 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume --lr 1e30
+cmp -s "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt" || { echo "FAIL: a diverged run wrote its checkpoint"; failures=$((failures + 1)); }
 expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synthetic --checkpoint "$tmp/bad.ckpt" --resume
 expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset synthetic --strategy poet,dtr
 expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy checkpoint_all,poet --ram-budget 100%,97% --report "$tmp/report" --report-steps 2 --page-file "$tmp"

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "executor_harness.h"
@@ -677,6 +678,22 @@ TEST_P(OnnxExportRoundTrip, GivesTheTrainedWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip,
                          ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit", "tiny_bert"));
+
+// Fine-tuning cannot start from weights that are NaN: the node is named, and the store
+// keeps what it held.
+TEST(OnnxImport, WeightsThatAreNotFiniteAreRefusedByName) {
+  OnnxModel m = import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  runtime::Executor e(g, testing::executable(g, checkpoint_all_schedule(g)), {});
+  m.parameters.back().values.back() = std::numeric_limits<float>::infinity();
+  try {
+    train::load_imported_weights(e.parameters(), g, m.parameters);
+    ADD_FAILURE() << "an infinite weight was loaded";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("node '" + m.parameters.back().node + "'"), std::string::npos)
+        << error.what();
+  }
+}
 
 // torch shares one initializer between equal tensors through Identity nodes; each layer
 // trains its own copy, and export gives each its own initializer.

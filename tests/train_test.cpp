@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "executor_harness.h"
 #include "poet/data/synthetic_dataset.h"
@@ -177,6 +178,45 @@ TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
   EXPECT_THROW(t.restore(other, "lenet5"), InputError);
   EXPECT_THROW(t.restore(t.checkpoint("lenet5", 1), "linear"), InputError);
   EXPECT_TRUE(same_bits(before, values(t)));
+}
+
+// A learning rate far too high makes the loss NaN within a few steps. The epoch stops at
+// that batch with an error naming it and the fix, before a checkpoint could take the NaN
+// weights; a checkpoint that holds them (an older poet wrote them) is refused on resume.
+TEST(Train, ADivergingRunStopsAtTheFirstLossThatIsNotFinite) {
+  const Graph g = training_graph("lenet5", 8);
+  const data::DatasetSplits d = lenet_data(64, 8);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 1e30f), 1);
+  std::int64_t batches_seen = 0;
+  try {
+    t.train_epoch(d.train, 0, 0, [&](std::int64_t done, std::int64_t, float) { batches_seen = done; });
+    ADD_FAILURE() << "a run with the loss NaN went on";
+  } catch (const train::TrainingDiverged& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("epoch 1, batch 2 is nan"), std::string::npos) << what;
+    EXPECT_NE(what.find("lower --lr"), std::string::npos) << what;
+  }
+  EXPECT_EQ(batches_seen, 1) << "the epoch went on past the batch whose loss was NaN";
+
+  train::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 0.01f), 1);
+  const std::vector<float> before = values(fresh);
+  EXPECT_THROW(fresh.restore(t.checkpoint("lenet5", 1), "lenet5"), InputError);
+  EXPECT_TRUE(same_bits(before, values(fresh)));
+}
+
+// A loss that is NaN before any update is not the learning rate's doing: the error says to
+// check the weights and the data instead.
+TEST(Train, ALossThatIsNotFiniteBeforeAnyUpdateBlamesTheWeightsOrData) {
+  const Graph g = training_graph("lenet5", 8);
+  const data::DatasetSplits d = lenet_data(64, 8);
+  train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 0.01f), 1);
+  std::ranges::fill(t.executor().parameters().all_values(), std::numeric_limits<float>::quiet_NaN());
+  try {
+    t.train_epoch(d.train, 0);
+    ADD_FAILURE() << "NaN weights trained";
+  } catch (const train::TrainingDiverged& e) {
+    EXPECT_NE(std::string(e.what()).find("batch 1) is nan before any update"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Train, DatasetOfTheWrongShapeIsRefused) {

@@ -176,6 +176,25 @@ TrainedModel load_model(const TrainOptions& o) {
   return {name, std::move(g), std::move(m)};
 }
 
+// One epoch with its progress bar. If training diverges, the error also says what the
+// checkpoint file holds: it is written only after an epoch that ended with finite weights.
+train::EpochResult train_epoch_keeping_checkpoint(train::Trainer& trainer, const data::Dataset& d,
+                                                  std::uint64_t epoch, const TrainOptions& o, ProgressBar& bar) {
+  try {
+    return trainer.train_epoch(d, epoch, o.max_batches, [&bar](std::int64_t done, std::int64_t total, float loss) {
+      bar.update(done, total, fmt::format("loss {:.4f}", loss));
+    });
+  } catch (const train::TrainingDiverged& e) {
+    bar.finish();
+    if (o.checkpoint.empty()) throw;
+    throw InputError(fmt::format(
+        "{}; {}", e.what(),
+        epoch > 0 ? fmt::format("'{}' keeps the model after epoch {}: continue from it with --resume", o.checkpoint,
+                                epoch)
+                  : fmt::format("nothing was written to '{}'", o.checkpoint)));
+  }
+}
+
 void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
@@ -263,10 +282,7 @@ void train(TrainOptions o) {
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t epoch = first_epoch; epoch < static_cast<std::uint64_t>(o.epochs); ++epoch) {
     ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs));
-    const train::EpochResult r = trainer.train_epoch(data.train, epoch, o.max_batches,
-                                                    [&bar](std::int64_t done, std::int64_t total, float loss) {
-                                                      bar.update(done, total, fmt::format("loss {:.4f}", loss));
-                                                    });
+    const train::EpochResult r = train_epoch_keeping_checkpoint(trainer, data.train, epoch, o, bar);
     bar.finish();
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
     const train::Evaluation test = trainer.evaluate(data.test);

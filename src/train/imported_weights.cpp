@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "poet/util/error.h"
@@ -40,6 +41,10 @@ void load_imported_weights(runtime::ParameterStore& store, const Graph& g,
                                    p.node));
     POET_CHECK(p.values.size() == slice.size(), fmt::format("node '{}': {} imported values for {} parameters", p.node,
                                                             p.values.size(), slice.size()));
+    if (!std::ranges::all_of(p.values, [](float v) { return std::isfinite(v); }))
+      throw InputError(fmt::format("node '{}' has weights in the ONNX file that are not finite (inf or nan), which "
+                                   "training cannot start from: export the model from finite weights",
+                                   p.node));
     std::copy(p.values.begin(), p.values.end(), slice.begin());
   }
 }

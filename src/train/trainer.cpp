@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <span>
 
 #include "poet/data/batches.h"
 #include "poet/graph/op.h"
@@ -16,6 +18,7 @@ Trainer::Trainer(const Graph& g, LoweredPlan plan, runtime::ExecutorOptions opti
                  std::uint64_t shuffle_seed)
     : executor_(g, std::move(plan), options),
       optimizer_(options.optimizer.kind),
+      learning_rate_(options.optimizer.learning_rate),
       seed_(options.seed),
       shuffle_seed_(shuffle_seed),
       batch_size_(static_cast<std::int64_t>(executor_.label_count())),
@@ -78,6 +81,21 @@ void check_dataset_fits(const Graph& g, const data::Dataset& d) {
 
 void Trainer::check_dataset(const data::Dataset& d) const { check_dataset_fits(executor_.graph(), d); }
 
+namespace {
+
+bool all_finite(std::span<const float> values) {
+  return std::ranges::all_of(values, [](float v) { return std::isfinite(v); });
+}
+
+}  // namespace
+
+TrainingDiverged Trainer::diverged(const std::string& where) const {
+  return TrainingDiverged(fmt::format(
+      "training diverged: {}, and every later step would only spread it; the learning rate ({:g}) is too high "
+      "for this model and batch: lower --lr (e.g. to a tenth) and train again",
+      where, learning_rate_));
+}
+
 EpochResult Trainer::train_epoch(const data::Dataset& d, std::uint64_t epoch, std::int64_t max_batches,
                                  const ProgressFn& progress) {
   check_dataset(d);
@@ -93,11 +111,24 @@ EpochResult Trainer::train_epoch(const data::Dataset& d, std::uint64_t epoch, st
     const auto began = std::chrono::steady_clock::now();
     const runtime::StepResult r = executor_.train_step(batch_inputs_, batch_labels_);
     result.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    if (!std::isfinite(r.loss)) {
+      // Before any update the weights are as loaded (checked finite), so the data is at fault.
+      if (!updated_)
+        throw TrainingDiverged(fmt::format(
+            "the loss of the first batch (epoch {}, batch {}) is {} before any update: the model's weights or "
+            "the batch's samples hold a value that is not finite, or one too large for float arithmetic; check the "
+            "model's weights and the dataset",
+            epoch + 1, b + 1, std::isnan(r.loss) ? "nan" : fmt::format("{}", r.loss)));
+      throw diverged(fmt::format("the loss of epoch {}, batch {} is {}", epoch + 1, b + 1, std::isnan(r.loss) ? "nan" : fmt::format("{}", r.loss)));
+    }
+    updated_ = true;
     loss_sum += r.loss;
     correct += r.correct;
     rows += r.rows;
     if (progress) progress(b + 1, batches, r.loss);
   }
+  if (!all_finite(executor_.parameters().all_values()))
+    throw diverged(fmt::format("after epoch {}'s last update a weight is not finite", epoch + 1));
   result.batches = batches;
   result.mean_loss = batches > 0 ? loss_sum / static_cast<double>(batches) : 0;
   result.accuracy = rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0;
@@ -143,6 +174,10 @@ void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
   if (c.parameters.size() != p.all_values().size())
     throw mismatch(fmt::format("for {} parameters, and this model has {}", c.parameters.size(), p.all_values().size()));
   if (c.seed != seed_) throw mismatch(fmt::format("with --seed {}, not {}", c.seed, seed_));
+  if (!all_finite(c.parameters) || !all_finite(c.optimizer_state))
+    throw InputError(
+        "the checkpoint holds weights that are not finite (inf or nan), written by a run that diverged; "
+        "train without --resume to start afresh, with a lower --lr");
   executor_.set_steps_done(c.steps_done);
   std::ranges::copy(c.parameters, p.all_values().begin());
   std::ranges::copy(c.optimizer_state, p.optimizer_state().begin());

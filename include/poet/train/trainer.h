@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "poet/data/dataset.h"
 #include "poet/runtime/executor.h"
 #include "poet/train/checkpoint_file.h"
+#include "poet/util/error.h"
 
 namespace poet::train {
 
@@ -27,6 +29,15 @@ struct EpochResult {
 struct Evaluation {
   double accuracy = 0;
   std::int64_t samples = 0;  // whole batches only
+};
+
+// Thrown by Trainer::train_epoch when a batch's loss, or the weights after the epoch's last
+// update, are not finite: every later step would only spread the NaN, and a checkpoint or
+// export written from here would hold no model. An input error, as the fix is the user's
+// (a lower --lr, or data without NaN).
+class TrainingDiverged : public InputError {
+ public:
+  using InputError::InputError;
 };
 
 // Called after each batch with (batches done, batches in the epoch, that batch's loss).
@@ -57,7 +68,8 @@ class Trainer {
   // check_dataset_fits for this trainer's graph.
   void check_dataset(const data::Dataset& d) const;
 
-  // Epoch `epoch` (from 0) over `d`: at most `max_batches` batches (0: all).
+  // Epoch `epoch` (from 0) over `d`: at most `max_batches` batches (0: all). Throws
+  // TrainingDiverged as soon as a loss is not finite, or if the weights are not at the end.
   EpochResult train_epoch(const data::Dataset& d, std::uint64_t epoch, std::int64_t max_batches = 0,
                           const ProgressFn& progress = {});
 
@@ -68,13 +80,18 @@ class Trainer {
   TrainingCheckpoint checkpoint(const std::string& model, std::uint64_t epochs_done) const;
   // Loads the checkpoint's parameters (with the batch-norm running statistics) and
   // optimizer state, and sets the step counter to its steps_done. Throws InputError, with
-  // the model unchanged, if it was written for another model, optimizer or seed.
+  // the model unchanged, if it was written for another model, optimizer or seed, or holds
+  // weights that are not finite.
   void restore(const TrainingCheckpoint& c, const std::string& model);
 
  private:
   runtime::Executor executor_;
   Optimizer optimizer_;
+  float learning_rate_;
+  bool updated_ = false;  // a step of this trainer has updated the weights
   std::uint64_t seed_, shuffle_seed_;
+  TrainingDiverged diverged(const std::string& where) const;
+
   std::int64_t batch_size_, sample_elements_, classes_;
   std::vector<float> batch_inputs_;
   std::vector<std::int32_t> batch_labels_;
