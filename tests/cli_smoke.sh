@@ -23,6 +23,8 @@ expect() {  # expect <exit-code> <substring> -- <args...>
 
 expect 0 "resnet18_cifar" -- models
 expect 0 "jetsontx2" -- platforms
+expect 0 "\"forward_nodes\": 67" -- models --json
+expect 0 "\"format\": \"poet-device\"" -- platforms --json
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19
@@ -57,6 +59,7 @@ printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
 expect 0 "wrote $tmp/f.schedule.svg and $tmp/f.memory.svg" -- show --model lenet5 -o "$tmp/f.svg"
+expect 0 "wrote $tmp/poet.schedule.svg and $tmp/poet.memory.svg" -- show --model lenet5 -o "$tmp/"
 mkdir -p "$tmp/d.schedule.svg"  # checked as the file written, after the .svg is dropped
 expect 2 "--output: '$tmp/d.schedule.svg' is a folder" -- show --model lenet5 -o "$tmp/d.svg"
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- show --model lenet5 -o /nonexistent-folder/r

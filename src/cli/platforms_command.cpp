@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <memory>
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "poet/cost/device.h"
 #include "poet/util/units.h"
@@ -8,7 +11,16 @@ namespace poet::cli {
 
 void add_platforms_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("platforms", "List the built-in device profiles");
-  cmd->callback([] {
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json,
+                "Print the profiles as a JSON array, each in the device profile format --platform FILE reads");
+  cmd->callback([json] {
+    if (*json) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& d : builtin_platforms()) all.push_back(device_to_json(d));
+      fmt::print("{}\n", all.dump(2));
+      return;
+    }
     fmt::print("{:<11} {:>12} {:>12} {:>11} {:>11} {:>12}  {}\n", "platform", "compute", "efficiency",
                "page-in", "page-out", "paging power", "description");
     for (const auto& d : builtin_platforms()) {

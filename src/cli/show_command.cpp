@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
@@ -25,11 +26,15 @@ void add_show_command(CLI::App& app) {
   opts->schedule.add_options(*cmd);
   opts->budget.add_options(*cmd);
   cmd->add_option("-o,--output", opts->prefix,
-                  "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg (a trailing .svg is dropped)")
+                  "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg (a trailing .svg is dropped; "
+                  "a folder writes FOLDER/poet.*.svg)")
       ->capture_default_str()
-      // `-o figure.svg` means the figure files, not figure.svg.schedule.svg; dropped before the
+      // `-o figure.svg` means the figure files, not figure.svg.schedule.svg, and `-o figures/`
+      // the files in that folder, not the hidden figures/.schedule.svg; both settled before the
       // check, so that it checks the files written.
       ->transform([](std::string prefix) {
+        if (prefix.empty() || prefix.ends_with('/') || std::filesystem::is_directory(prefix))
+          return (std::filesystem::path(prefix) / "poet").string();
         if (prefix.size() > 4 && prefix.ends_with(".svg")) prefix.resize(prefix.size() - 4);
         return prefix;
       })
