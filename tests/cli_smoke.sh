@@ -114,6 +114,21 @@ code=$?
 for _ in $(seq 100); do running "$child" || break; sleep 0.1; done
 ! running "$child" || { echo "FAIL: CBC's process $child outlived the interrupted solve"; failures=$((failures + 1)); }
 
+# Ctrl-C during training, once the first epoch's checkpoint is written: exit 130, the page
+# file gone, the checkpoint kept, and a line saying what it holds. (A million epochs: the
+# run is still going whenever the signal comes.)
+mkdir "$tmp/ctrl-c"
+"$poet" train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 1000000 --page-file "$tmp/ctrl-c" \
+  --checkpoint "$tmp/ctrl-c/c.ckpt" > /dev/null 2> "$tmp/ctrl-c.err" &
+trainer=$!
+for _ in $(seq 1500); do [ -e "$tmp/ctrl-c/c.ckpt" ] && break; sleep 0.2; done
+kill -INT "$trainer"
+wait "$trainer"
+code=$?
+[ "$code" -eq 130 ] && grep -q "holds the model after epoch [0-9]*: continue with the same command and --resume" "$tmp/ctrl-c.err" ||
+  { echo "FAIL: interrupted training: exit $code, stderr: $(tail -c 300 "$tmp/ctrl-c.err")"; failures=$((failures + 1)); }
+[ "$(ls "$tmp/ctrl-c")" = c.ckpt ] || { echo "FAIL: interrupted training left: $(ls "$tmp/ctrl-c")"; failures=$((failures + 1)); }
+
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
 expect 2 "--ram-budget: '70abc%' is not a percent" -- simulate --model lenet5 --ram-budget 70abc%

@@ -29,6 +29,7 @@
 #include "poet/train/imported_weights.h"
 #include "poet/train/trainer.h"
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
@@ -176,6 +177,16 @@ TrainedModel load_model(const TrainOptions& o) {
   return {name, std::move(g), std::move(m)};
 }
 
+// What Ctrl-C during epoch `epoch` (from 0) leaves, for the interrupt handler to print.
+std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
+  const std::string where = fmt::format("poet: interrupted in epoch {} of {}", epoch + 1, o.epochs);
+  if (o.checkpoint.empty())
+    return where + "; nothing was saved (--checkpoint FILE saves each epoch, and --resume continues from it)";
+  if (epoch == 0) return fmt::format("{}; nothing was written to '{}' yet", where, o.checkpoint);
+  return fmt::format("{}; '{}' holds the model after epoch {}: continue with the same command and --resume", where,
+                     o.checkpoint, epoch);
+}
+
 // One epoch with its progress bar. If training diverges, the error also says what the
 // checkpoint file holds: it is written only after an epoch that ended with finite weights.
 train::EpochResult train_epoch_keeping_checkpoint(train::Trainer& trainer, const data::Dataset& d,
@@ -281,6 +292,7 @@ void train(TrainOptions o) {
   std::vector<double> step_seconds;
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t epoch = first_epoch; epoch < static_cast<std::uint64_t>(o.epochs); ++epoch) {
+    set_interrupt_note(interrupted_note(o, epoch));
     ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs));
     const train::EpochResult r = train_epoch_keeping_checkpoint(trainer, data.train, epoch, o, bar);
     bar.finish();
@@ -300,6 +312,10 @@ void train(TrainOptions o) {
           o.checkpoint.empty() ? "" : fmt::format("; checkpoint '{}'", o.checkpoint));
     std::fflush(stdout);
   }
+  set_interrupt_note(o.checkpoint.empty() ? ""
+                                          : fmt::format("poet: interrupted after training; '{}' holds the model "
+                                                        "after epoch {}",
+                                                        o.checkpoint, o.epochs));
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (model.onnx && !o.export_onnx.empty()) {
     train::take_trained_weights(trainer.executor().parameters(), g, model.onnx->parameters);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -28,10 +29,19 @@ struct FileSlot {
 };
 std::array<FileSlot, kSlots> g_files;
 
+// Two buffers: the setter fills the one the handler does not read, then publishes it, so
+// the handler (which may interrupt the setter) always reads a whole note.
+struct Note {
+  char text[1024];
+  std::size_t size;
+};
+std::array<Note, 2> g_notes{};
+std::atomic<int> g_note_published{-1};  // -1: none
+
 static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "the handler reads these; they must not lock");
 
-// Only async-signal-safe calls: kill, stat, unlink, _exit.
+// Only async-signal-safe calls: kill, stat, unlink, write, _exit.
 void on_interrupt(int signal_number) {
   for (auto& child : g_children)
     if (const pid_t group = child.load(); group > 0) {
@@ -42,6 +52,9 @@ void on_interrupt(int signal_number) {
     if (file.state.load() != kReady) continue;
     struct stat st {};
     if (::lstat(file.path, &st) == 0 && st.st_dev == file.device && st.st_ino == file.inode) ::unlink(file.path);
+  }
+  if (const int n = g_note_published.load(); n >= 0) {
+    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, g_notes[n].text, g_notes[n].size);
   }
   ::_exit(128 + signal_number);
 }
@@ -92,7 +105,23 @@ RemoveOnInterrupt::~RemoveOnInterrupt() {
   if (slot_ != kNoSlot) g_files[slot_].state.store(kFree);
 }
 
+void set_interrupt_note(const std::string& note) {
+  if (note.empty()) {
+    g_note_published.store(-1);
+    return;
+  }
+  // On a terminal a progress bar may hold the line: the note starts a new one.
+  const std::string line = (::isatty(STDERR_FILENO) ? "\n" : "") + note;
+  const int spare = g_note_published.load() == 0 ? 1 : 0;
+  Note& n = g_notes[spare];
+  n.size = std::min(line.size(), sizeof n.text - 1);
+  std::memcpy(n.text, line.data(), n.size);
+  n.text[n.size++] = '\n';
+  g_note_published.store(spare);
+}
+
 void reset_interrupt_state_in_child() {
+  g_note_published.store(-1);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   for (auto& child : g_children) child.store(0);

@@ -39,6 +39,11 @@ class RemoveOnInterrupt {
   std::size_t slot_;
 };
 
+// A line for the handler to print to stderr before it exits, saying what the interrupt
+// leaves (e.g. which epoch a checkpoint holds). Replaces the previous note; an empty one
+// prints nothing. Up to 1,023 bytes (longer is cut). Set from one thread at a time.
+void set_interrupt_note(const std::string& note);
+
 // In a freshly forked child: the default actions for SIGINT and SIGTERM and nothing
 // registered, so a child never removes its parent's files or kills its siblings.
 void reset_interrupt_state_in_child();
