@@ -28,7 +28,7 @@ void add_firmware_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   cmd->add_option("--plan", opts->plan_file, "The device plan (poet plan --device-plan) the firmware will run")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--header", opts->header, "Write the model header (firmware/model_types.h's types) here")
       ->required()
       ->check(output_file());

@@ -29,6 +29,31 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
       range);
 }
 
+CLI::Validator existing_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const std::filesystem::file_status status = std::filesystem::status(path, ec);
+        if (ec || !std::filesystem::exists(status)) return fmt::format("'{}' does not exist; check the path", path);
+        if (std::filesystem::is_directory(status)) return fmt::format("'{}' is a folder; give the path of a file", path);
+        return {};
+      },
+      "FILE");
+}
+
+CLI::Validator existing_folder() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const std::filesystem::file_status status = std::filesystem::status(path, ec);
+        if (ec || !std::filesystem::exists(status))
+          return fmt::format("the folder '{}' does not exist; create it or choose another", path);
+        if (!std::filesystem::is_directory(status)) return fmt::format("'{}' is not a folder", path);
+        return {};
+      },
+      "FOLDER");
+}
+
 CLI::Validator output_file(std::string suffix) {
   return CLI::Validator(
       [suffix](std::string& path) -> std::string { return output_path_problem(path + suffix).value_or(""); },

@@ -26,6 +26,11 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 // if `whole`), whose message says so in those words.
 CLI::Validator number_in(double lo, double hi, bool whole = false);
 
+// CLI11 checks that the option names an existing file (not a folder) or an existing folder,
+// in poet's words rather than CLI11's.
+CLI::Validator existing_file();
+CLI::Validator existing_folder();
+
 // A CLI11 check that a file can be written at the option's value followed by `suffix`
 // (output_path_problem): at parse time, before the work whose result it would hold.
 CLI::Validator output_file(std::string suffix = "");

@@ -40,14 +40,14 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed training steps (each node timed in each), timed transfers per storage size, and "
                   "timed pairs of a paging plan's step and checkpoint-all's (what paging costs a step)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(number_in(1, 100000, true));
   cmd->add_option("--warmup", opts->measure.nodes.warmup, "Untimed training steps before the timed ones")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(number_in(1, 100000, true));
   cmd->add_option("--page-dir", opts->measure.storage.directory,
                   "Folder on the file system that paging will use (the page file goes here)")
       ->capture_default_str()
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_folder());
   cmd->add_flag("--no-direct-io", [opts](std::int64_t) { opts->measure.storage.direct_io = false; },
                 "Go through the page cache instead of O_DIRECT (it is then dropped before each page-in)");
   cmd->add_option("--cpu-power", opts->cpu_power_w,

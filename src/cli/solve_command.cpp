@@ -102,7 +102,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
       ->capture_default_str()
       ->check(number_in(0, 1));
-  cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(number_in(1, 64, true));
   cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->check(output_file());
@@ -119,7 +119,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
                   "--write-model wrote with the same options")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   opts->device.add_options(*cmd);
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {

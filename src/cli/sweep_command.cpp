@@ -49,7 +49,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--ablation-budget", opts->ablation_budget, "RAM budget of the ablation, in %")->capture_default_str();
   cmd->add_option("--jobs,-j", opts->settings.jobs, "Methods run at once, each in its own process")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(number_in(1, 64, true));
   cmd->add_option("--time-limit", opts->settings.time_limit_s, "Wall-clock limit of each POET or Checkmate solve, seconds")
       ->capture_default_str()
       ->check(number_in(0.001, 1e6));
