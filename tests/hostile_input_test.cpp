@@ -269,6 +269,11 @@ TEST(HostileFiles, APageFileLocationIsCheckedBeforePlanning) {
   EXPECT_EQ(error_of(folder.string()), "");
   EXPECT_EQ(error_of((folder / "pages").string()), "");
   EXPECT_TRUE(fs::is_empty(folder)) << "the probe file was left behind";
+  // A file of the user's (or a device) at that name is refused now, as the page file's
+  // creation would refuse it after planning; a fresh name is not.
+  std::ofstream(folder / "notes.txt") << "mine";
+  EXPECT_NE(error_of((folder / "notes.txt").string()).find("a file of that name exists"), std::string::npos);
+  EXPECT_NE(error_of("/dev/null").find("a file of that name exists"), std::string::npos);
   fs::remove_all(folder);
 }
 

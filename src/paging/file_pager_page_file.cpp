@@ -518,6 +518,12 @@ void check_page_file_location(const std::string& requested, std::string_view opt
   if (!fs::exists(status)) throw refuse(fmt::format("the folder '{}' does not exist (create it)", folder));
   if (!fs::is_directory(status)) throw refuse(fmt::format("'{}' is not a folder", folder));
   if (const auto problem = new_file_problem(folder)) throw refuse(*problem);
+  // The page file's own creation refuses such a file too (create_file), but only after planning.
+  struct stat st {};
+  if (!in_folder && ::lstat(requested.c_str(), &st) == 0 && !paging::PageFile::is_stale(requested))
+    throw InputError(fmt::format("{} '{}': a file of that name exists, and poet overwrites only a page file of its "
+                                 "own left by a run that ended; remove it, or name a new file or a folder",
+                                 option, requested));
 }
 
 }  // namespace poet
