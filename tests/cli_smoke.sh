@@ -129,6 +129,30 @@ code=$?
   { echo "FAIL: interrupted training: exit $code, stderr: $(tail -c 300 "$tmp/ctrl-c.err")"; failures=$((failures + 1)); }
 [ "$(ls "$tmp/ctrl-c")" = c.ckpt ] || { echo "FAIL: interrupted training left: $(ls "$tmp/ctrl-c")"; failures=$((failures + 1)); }
 
+# Ctrl-C during a sweep, after its first task: the finished row is kept in the progress
+# file, a plain rerun refuses to overwrite it, and --resume continues from it. (POET on
+# resnet18_cifar m4 30% cannot prove its 0.01% gap, so the second task runs until its
+# 600 s limit: it is still running whenever the signal comes.)
+sweep_args=(sweep --model resnet18_cifar --platform m4 --budgets 30% --methods checkpoint_all,poet --jobs 1
+  --time-limit 600 -o "$tmp/sweep-int")
+interrupt_when() {  # interrupt_when <file> <text> -- <args...>: Ctrl-C once <file> holds <text>; sets code
+  local file=$1 text=$2
+  shift 3
+  "$poet" "$@" > /dev/null 2> "$tmp/sweep-int.err" &
+  local pid=$!
+  for _ in $(seq 1500); do grep -qs -- "$text" "$file" && break; sleep 0.2; done
+  kill -INT "$pid"
+  wait "$pid"
+  code=$?
+}
+interrupt_when "$tmp/sweep-int/sweep.partial.json" checkpoint_all -- "${sweep_args[@]}"
+[ "$code" -eq 130 ] && grep -q "1 of 2 tasks are saved in '$tmp/sweep-int/sweep.partial.json'" "$tmp/sweep-int.err" ||
+  { echo "FAIL: interrupted sweep: exit $code, stderr: $(tail -c 300 "$tmp/sweep-int.err")"; failures=$((failures + 1)); }
+expect 2 "holds the finished tasks of an interrupted sweep: continue it with --resume" -- "${sweep_args[@]}"
+interrupt_when "$tmp/sweep-int.err" "resuming with 1 of 2 tasks done" -- "${sweep_args[@]}" --resume
+[ "$code" -eq 130 ] && grep -q checkpoint_all "$tmp/sweep-int/sweep.partial.json" ||
+  { echo "FAIL: resumed sweep: exit $code, stderr: $(tail -c 300 "$tmp/sweep-int.err")"; failures=$((failures + 1)); }
+
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
 expect 2 "--ram-budget: '70abc%' is not a percent" -- simulate --model lenet5 --ram-budget 70abc%

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -8,8 +10,12 @@
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/sweep/sweep.h"
+#include "poet/sweep/sweep_progress.h"
 #include "poet/sweep/sweep_range.h"
 #include "poet/util/atomic_file.h"
+#include "poet/util/error.h"
+#include "poet/util/interrupt.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -25,7 +31,40 @@ struct SweepCliOptions {
   std::string output_dir;
   SweepSettings settings;
   bool json = false;
+  bool resume = false;
 };
+
+// The rows an interrupted sweep saved in `progress_file`, if it is to be continued. A
+// progress file is never overwritten by a sweep that does not continue it.
+SweepRowsSoFar rows_to_resume(const std::string& progress_file, bool resume, const SweepIdentity& identity,
+                              const std::vector<SweepTask>& tasks) {
+  const bool exists = std::filesystem::exists(progress_file);
+  if (!resume) {
+    if (exists)
+      throw InputError(fmt::format("'{}' holds the finished tasks of an interrupted sweep: continue it with --resume, "
+                                   "or remove the file to start afresh",
+                                   progress_file));
+    return SweepRowsSoFar(tasks.size());
+  }
+  if (!exists) {
+    fmt::print(stderr, "sweep: nothing to resume ('{}' does not exist): running every task\n", progress_file);
+    return SweepRowsSoFar(tasks.size());
+  }
+  SweepRowsSoFar rows =
+      sweep_rows_to_resume(read_json_file(progress_file, "sweep progress"), progress_file, identity, tasks);
+  fmt::print(stderr, "sweep: resuming with {} of {} tasks done (from '{}')\n",
+             std::ranges::count_if(rows, [](const auto& row) { return row.has_value(); }), tasks.size(),
+             progress_file);
+  return rows;
+}
+
+std::string interrupted_note(const SweepRowsSoFar& rows, const std::string& progress_file) {
+  const auto done = std::ranges::count_if(rows, [](const auto& row) { return row.has_value(); });
+  if (done == 0) return "poet: sweep interrupted before a task finished; nothing was saved";
+  return fmt::format("poet: sweep interrupted; {} of {} tasks are saved in '{}': continue with the same command and "
+                     "--resume",
+                     done, rows.size(), progress_file);
+}
 
 }  // namespace
 
@@ -60,6 +99,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", opts->output_dir,
                   "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
+  cmd->add_flag("--resume", opts->resume,
+                "Continue an interrupted sweep: run only the tasks its progress file (OUTPUT-DIR/sweep.partial.json, "
+                "saved after each task) does not hold");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
@@ -83,13 +125,25 @@ void add_sweep_command(CLI::App& app) {
                                               opts->source.platform)
                                 : opts->output_dir;
     make_output_folder(dir, "--output-dir");
+    const std::string progress_file = dir + "/sweep.partial.json";
+    const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),
+                                             scale.activation_peak_bytes),
+                                 opts->source.platform, opts->settings.time_limit_s, opts->settings.relative_gap};
+    const SweepRowsSoFar finished = rows_to_resume(progress_file, opts->resume, identity, tasks);
     fmt::print(stderr,
                "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "
                "{:.2g}% gap\n",
                tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
                opts->settings.time_limit_s, 100 * opts->settings.relative_gap);
 
-    const std::vector<SweepRow> rows = run_sweep(g, costs, tasks, opts->settings);
+    set_interrupt_note(interrupted_note(finished, progress_file));
+    const std::vector<SweepRow> rows = run_sweep(g, costs, tasks, opts->settings, finished,
+                                                 [&](const SweepRowsSoFar& so_far) {
+                                                   write_file_atomically(progress_file,
+                                                                         sweep_progress_to_json(identity, so_far).dump() +
+                                                                             "\n");
+                                                   set_interrupt_note(interrupted_note(so_far, progress_file));
+                                                 });
     const std::vector<SweepRow> memory_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks));
     const std::vector<SweepRow> ablation_rows(rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks), rows.end());
 
@@ -114,6 +168,9 @@ void add_sweep_command(CLI::App& app) {
                             ablation_svg(ablation_rows, reference,
                                          fmt::format("{}: remat, paging and both at {}", name, opts->ablation_budget)));
 
+    // Every output is written: the progress has served.
+    set_interrupt_note("");
+    std::filesystem::remove(progress_file);
     if (opts->json) {
       fmt::print("{}\n", all.dump(2));
       return;

@@ -45,18 +45,22 @@ Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTa
 }  // namespace
 
 std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks,
-                                const SweepSettings& settings) {
-  std::vector<SweepRow> rows(tasks.size());
+                                const SweepSettings& settings, SweepRowsSoFar finished,
+                                const std::function<void(const SweepRowsSoFar&)>& on_row) {
+  finished.resize(tasks.size());
+  std::vector<std::size_t> to_run;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (!finished[i]) to_run.push_back(i);
   std::vector<Running> running;
-  std::size_t next = 0, done = 0;
+  std::size_t next = 0, done = tasks.size() - to_run.size();
   std::optional<ProgressBar> bar;
   if (settings.progress) bar.emplace("  sweep", "task");
   // A solve stops itself at its limit; a task past twice that (plus slack for the baselines)
   // is stuck and is ended.
   const double overrun_s = 2 * settings.time_limit_s + 60;
   while (done < tasks.size()) {
-    while (running.size() < static_cast<std::size_t>(std::max(settings.jobs, 1)) && next < tasks.size())
-      running.push_back(spawn(g, costs, tasks, next++, settings));
+    while (running.size() < static_cast<std::size_t>(std::max(settings.jobs, 1)) && next < to_run.size())
+      running.push_back(spawn(g, costs, tasks, to_run[next++], settings));
     std::vector<ChildProcess*> processes;
     for (const Running& r : running) processes.push_back(r.process.get());
     ChildProcess::collect_reports(processes, 500);
@@ -72,7 +76,7 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
         continue;
       }
       const int status = r.process->wait();
-      SweepRow& row = rows[r.task];
+      SweepRow& row = finished[r.task].emplace();
       try {
         if (killed || r.process->report().empty()) throw std::runtime_error("no result");
         row = sweep_row_from_json(nlohmann::json::parse(r.process->report()));
@@ -90,9 +94,12 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
                     fmt::format("{} at {:.0f}%: {}", row.task.method, row.task.budget_percent,
                                 row.found ? fmt::format("{:.4g} J", row.energy_j) : row.status));
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      if (on_row) on_row(finished);
     }
   }
   if (bar) bar->finish();
+  std::vector<SweepRow> rows;
+  for (auto& row : finished) rows.push_back(std::move(*row));
   return rows;
 }
 

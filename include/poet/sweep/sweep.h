@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,10 +51,16 @@ struct SweepSettings {
 // "the method does not apply to this graph": those are rows with found = false.
 SweepRow run_sweep_task(const Graph& g, const GraphCosts& costs, const SweepTask& task, const SweepSettings& settings);
 
+// One entry per task: its row once finished.
+using SweepRowsSoFar = std::vector<std::optional<SweepRow>>;
+
 // Every task, `settings.jobs` at a time in child processes (a crash or overrun of one is
-// its row's reason, not the sweep's end). Rows come back in task order.
+// its row's reason, not the sweep's end). Rows come back in task order. Tasks with a row
+// in `finished` (an interrupted sweep's, sweep_progress.h) are not run again; `on_row` is
+// called with the rows so far after each task that ends.
 std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks,
-                                const SweepSettings& settings);
+                                const SweepSettings& settings, SweepRowsSoFar finished = {},
+                                const std::function<void(const SweepRowsSoFar&)>& on_row = {});
 
 nlohmann::json sweep_row_to_json(const SweepRow& row);
 SweepRow sweep_row_from_json(const nlohmann::json& j);

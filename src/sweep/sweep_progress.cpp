@@ -1,0 +1,74 @@
+#include "poet/sweep/sweep_progress.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "poet/util/error.h"
+
+namespace poet {
+namespace {
+
+constexpr const char* kFormat = "poet-sweep-progress";
+
+bool same_task(const SweepTask& a, const SweepTask& b) {
+  return a.method == b.method && a.budget_percent == b.budget_percent && a.budget_bytes == b.budget_bytes &&
+         a.deadline_multiple == b.deadline_multiple;
+}
+
+}  // namespace
+
+nlohmann::json sweep_progress_to_json(const SweepIdentity& identity, const SweepRowsSoFar& rows) {
+  nlohmann::json finished = nlohmann::json::array();
+  for (const auto& row : rows)
+    if (row) finished.push_back(sweep_row_to_json(*row));
+  return {{"format", kFormat},
+          {"graph", identity.graph},
+          {"platform", identity.platform},
+          {"time_limit_s", identity.time_limit_s},
+          {"relative_gap", identity.relative_gap},
+          {"rows", finished}};
+}
+
+SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::string& path,
+                                    const SweepIdentity& identity, const std::vector<SweepTask>& tasks) {
+  const auto refuse = [&](const std::string& why) {
+    return InputError(fmt::format("cannot resume from '{}': {}", path, why));
+  };
+  if (!progress.is_object() || progress.value("format", "") != kFormat)
+    throw refuse("it is not a sweep's progress file (written by an interrupted poet sweep)");
+  const auto differs = [&](const char* what, const std::string& then, const std::string& now) {
+    return refuse(fmt::format("it was made with {} {}, not {}; resume with the options it was made with, or remove "
+                              "it to start afresh",
+                              what, then, now));
+  };
+  SweepIdentity then;
+  try {
+    then = {progress.at("graph"), progress.at("platform"), progress.at("time_limit_s"), progress.at("relative_gap")};
+  } catch (const nlohmann::json::exception&) {
+    throw refuse("it is damaged (a field is missing or of the wrong type); remove it to start afresh");
+  }
+  if (then.graph != identity.graph) throw differs("the graph", then.graph, identity.graph);
+  if (then.platform != identity.platform) throw differs("--platform", then.platform, identity.platform);
+  if (then.time_limit_s != identity.time_limit_s)
+    throw differs("--time-limit", fmt::format("{:g}", then.time_limit_s), fmt::format("{:g}", identity.time_limit_s));
+  if (then.relative_gap != identity.relative_gap)
+    throw differs("--gap", fmt::format("{:g}", then.relative_gap), fmt::format("{:g}", identity.relative_gap));
+
+  SweepRowsSoFar rows(tasks.size());
+  try {
+    for (const nlohmann::json& j : progress.at("rows")) {
+      const SweepRow row = sweep_row_from_json(j);
+      for (std::size_t i = 0; i < tasks.size(); ++i)
+        if (!rows[i] && same_task(tasks[i], row.task)) {
+          rows[i] = row;
+          break;
+        }
+    }
+  } catch (const nlohmann::json::exception&) {
+    throw refuse("a row is damaged; remove the file to start afresh");
+  }
+  return rows;
+}
+
+}  // namespace poet
