@@ -20,6 +20,7 @@
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/status_line.h"
 
 namespace poet::solve_internal {
 namespace {
@@ -43,11 +44,12 @@ class ProgressReporter : public CbcEventHandler {
     const double incumbent = model_->getObjValue();
     const double bound = model_->getBestPossibleObjValue();
     const bool has = model_->bestSolution() != nullptr;
-    fmt::print(stderr, "  {:7.1f} s  incumbent {}  bound {:.6g}  gap {}  nodes {}\n", elapsed,
-               has ? fmt::format("{:.6g}", incumbent * scale_) : std::string("none"), bound * scale_,
-               has && incumbent != 0 ? fmt::format("{:.2f}%", 100 * (incumbent - bound) / std::fabs(incumbent))
-                                     : std::string("-"),
-               model_->getNodeCount());
+    print_above_status(fmt::format(
+        "  {:7.1f} s  incumbent {}  bound {:.6g}  gap {}  nodes {}", elapsed,
+        has ? fmt::format("{:.6g}", incumbent * scale_) : std::string("none"), bound * scale_,
+        has && incumbent != 0 ? fmt::format("{:.2f}%", 100 * (incumbent - bound) / std::fabs(incumbent))
+                              : std::string("-"),
+        model_->getNodeCount()));
     return noAction;
   }
 

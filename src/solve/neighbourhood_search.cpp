@@ -10,6 +10,7 @@
 #include "milp_model.h"
 #include "unread_page_outs.h"
 #include "poet/util/error.h"
+#include "poet/util/status_line.h"
 
 namespace poet::solve_internal {
 namespace {
@@ -153,9 +154,12 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
       const double objective = objective_of(simulated, o);
       if (objective >= best.objective * (1 - 1e-12)) continue;
       if (o.progress)
-        fmt::print(stderr, "  search: stages [{}, {}){}: {:.6g} -> {:.6g}\n", attempt[0]->begin, attempt[0]->end,
-                   attempt.size() > 1 ? fmt::format(" and [{}, {})", attempt[1]->begin, attempt[1]->end) : "",
-                   best.objective, objective);
+        print_above_status(fmt::format("  search: stages [{}, {}){}: {:.6g} -> {:.6g}", attempt[0]->begin,
+                                       attempt[0]->end,
+                                       attempt.size() > 1
+                                           ? fmt::format(" and [{}, {})", attempt[1]->begin, attempt[1]->end)
+                                           : "",
+                                       best.objective, objective));
       best.schedule = std::move(candidate);
       best.schedule.method = "poet";
       best.simulation = std::move(simulated);

@@ -21,6 +21,7 @@
 #include "poet/solve/lower_bound.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/status_line.h"
 #include "poet/util/units.h"
 
 namespace poet {
@@ -81,8 +82,17 @@ std::string_view bound_source_name(BoundSource s) {
 namespace {
 
 // `o.time_limit_s` counts from `began`: the heuristic and the model take from CBC's share.
+// What the solve is doing, for the status line: the phase, with the best schedule and the
+// bound once known.
+std::string solve_status(std::string_view phase, double best, double bound, SolveObjective objective) {
+  const char* unit = objective == SolveObjective::Energy ? "J" : "s";
+  if (!(best < INFINITY)) return fmt::format("{}; bound {:.6g} {}", phase, bound, unit);
+  return fmt::format("{}; best {:.6g} {}, bound {:.6g} {} (gap {:.2f}%)", phase, best, unit, bound, unit,
+                     best > 0 ? 100 * (best - bound) / best : 0.0);
+}
+
 SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
-                          std::chrono::steady_clock::time_point began) {
+                          std::chrono::steady_clock::time_point began, StatusLine* status) {
   SolveResult result;
   const bool strict = o.accounting == Accounting::Strict;
   const SimulationOptions sim = o.counting();  // the simulator judges every schedule; its figures are reported
@@ -118,6 +128,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     result.bound_time_s = seconds_since(bound_began);
     return b;
   });
+  if (status) status->set("starts (the eviction heuristic, Capuchin, DTR) and the lower bound");
   std::vector<solve_internal::StartSchedule> starts = solve_internal::start_schedules(g, costs, o, sim, fixed_bytes);
   result.starts_time_s = seconds_since(began);
   const solve_internal::ProvenBound proven = bound_found.get();
@@ -130,7 +141,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   };
   // The heuristic again from the bound's cover, where no start is within the gap: the
   // cover costs what the bound says, and often needs little to become a schedule.
+  const auto best_start = [&] { return starts.empty() ? INFINITY : starts.front().objective; };
   if (!best_start_within_gap()) {
+    if (status) status->set(solve_status("starts from the bound's cover", best_start(), result.best_bound, o.objective));
     const auto cover_began = Clock::now();
     for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
       starts.push_back(std::move(s));
@@ -220,9 +233,11 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                    std::ceil(static_cast<double>(columns) / kCbcColumnsPerSecond));
     } else {
       if (!starts.empty() && o.progress)
-        fmt::print(stderr, "  start: {} {:.6g} ({} bound {:.6g}); CBC has up to {:.0f} s\n",
-                   starts.front().schedule.method, starts.front().objective, bound_source_name(result.bound_source),
-                   result.best_bound, o.time_limit_s - seconds_since(began));
+        print_above_status(fmt::format("  start: {} {:.6g} ({} bound {:.6g}); CBC has up to {:.0f} s",
+                                       starts.front().schedule.method, starts.front().objective,
+                                       bound_source_name(result.bound_source), result.best_bound,
+                                       o.time_limit_s - seconds_since(began)));
+      if (status) status->set(solve_status("CBC on the whole model", best_start(), result.best_bound, o.objective));
       const double scale = model->objective_scale();
       // CBC's start: the cheapest start the model accepts (the baselines' may count a
       // deadline or memory otherwise than the MILP).
@@ -236,7 +251,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       const auto cbc_began = Clock::now();
       solve_internal::GuardedOutcome guarded = run_cbc(true);
       if (!guarded.crash.empty()) {
-        if (o.progress) fmt::print(stderr, "  CBC crashed ({}); again without preprocessing\n", guarded.crash);
+        if (o.progress) print_above_status(fmt::format("  CBC crashed ({}); again without preprocessing", guarded.crash));
         guarded = run_cbc(false);
         if (!guarded.crash.empty())
           throw InternalError(fmt::format("CBC crashed ({}) with and without preprocessing; write the model "
@@ -293,6 +308,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       // A schedule within the gap asked of the bound ends the search: it would be reported optimal.
       const double good_enough = o.relative_gap < 1 ? result.best_bound / (1 - o.relative_gap) : INFINITY;
       for (std::size_t k = 0; k < froms.size(); ++k) {
+        if (status)
+          status->set(solve_status(fmt::format("window search from {}'s schedule", froms[k].first.method),
+                                   std::min(best_start(), from->second), result.best_bound, o.objective));
         // An equal share of the time left; a search that ends early leaves its time to the next.
         const solve_internal::SearchLimits limits{Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
                                         o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt,
@@ -360,7 +378,10 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
   const auto began = std::chrono::steady_clock::now();
   if (!options.write_model_path.empty()) solve_internal::check_model_path(options.write_model_path);
   if (!options.write_start_path.empty()) check_output_path(options.write_start_path, "--write-start");
-  SolveResult result = solve_untimed(g, costs, options, began);
+  std::optional<StatusLine> status;
+  if (options.progress) status.emplace("  solve", options.time_limit_s);
+  SolveResult result = solve_untimed(g, costs, options, began, status ? &*status : nullptr);
+  status.reset();
   if (!options.write_start_path.empty() && result.schedule) {
     // The model again (a fraction of a second where it is worth writing): the schedule's
     // columns, U and FREE derived, as another solver's start.
