@@ -164,6 +164,7 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
       best.schedule.method = "poet";
       best.simulation = std::move(simulated);
       best.objective = objective;
+      if (limits.improved) limits.improved(objective);
       best.milp_objective = milp_objective;
       best.windows_improved += static_cast<int>(attempt.size());
       return true;

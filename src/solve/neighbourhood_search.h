@@ -31,6 +31,7 @@ struct SearchLimits {
   std::chrono::steady_clock::time_point deadline;  // wall clock for the whole search
   std::optional<int> max_windows;                  // a work limit (tests): windows solved
   double good_enough = 0;  // an objective at or below which the search ends: proven within the gap asked
+  std::function<void(double)> improved = {};  // called with each better objective spliced in (progress)
 };
 
 struct SearchResult {

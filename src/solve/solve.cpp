@@ -307,14 +307,18 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
                                           std::chrono::duration<double>(o.time_limit_s) - margin);
       // A schedule within the gap asked of the bound ends the search: it would be reported optimal.
       const double good_enough = o.relative_gap < 1 ? result.best_bound / (1 - o.relative_gap) : INFINITY;
+      double best_so_far = std::min(best_start(), from->second);
       for (std::size_t k = 0; k < froms.size(); ++k) {
-        if (status)
-          status->set(solve_status(fmt::format("window search from {}'s schedule", froms[k].first.method),
-                                   std::min(best_start(), from->second), result.best_bound, o.objective));
+        const std::string phase = fmt::format("window search from {}'s schedule", froms[k].first.method);
+        const auto show = [&](double best) {
+          best_so_far = std::min(best_so_far, best);
+          if (status) status->set(solve_status(phase, best_so_far, result.best_bound, o.objective));
+        };
+        show(best_so_far);
         // An equal share of the time left; a search that ends early leaves its time to the next.
-        const solve_internal::SearchLimits limits{Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
-                                        o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt,
-                                        good_enough};
+        const solve_internal::SearchLimits limits{
+            Clock::now() + (search_end - Clock::now()) / static_cast<int>(froms.size() - k),
+            o.max_nodes ? std::optional<int>(kSearchWindowsWithNodeLimit) : std::nullopt, good_enough, show};
         const solve_internal::SearchResult found =
             solve_internal::neighbourhood_search(g, costs, o, o.ram_budget_bytes - fixed_bytes, froms[k].first, judge, limits);
         result.search_time_s += found.seconds;
