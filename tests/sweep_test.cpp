@@ -10,6 +10,7 @@
 #include "poet/simulate/simulator.h"
 #include "poet/strategy/strategy.h"
 #include "poet/sweep/sweep.h"
+#include "poet/sweep/sweep_progress.h"
 #include "poet/util/error.h"
 #include "random_graphs.h"
 #include "work_limit.h"
@@ -55,17 +56,28 @@ TEST(Sweep, EveryMethodValidatesOrSaysWhyAndOptimalPoetIsNeverBeaten) {
   EXPECT_GE(optimal_poet, 8);  // the comparison above must actually happen
 }
 
-TEST(Sweep, RunsTasksInProcessesAndKeepsTheirOrder) {
-  std::mt19937 rng(3);
-  const Graph g = testing::random_graph(rng, 10);
-  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
-  const auto peak = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g)).peak_bytes;
+// Three methods at two budgets on a small random graph, limited by work, not time.
+struct SmallSweep {
+  Graph g;
+  GraphCosts costs;
   std::vector<SweepTask> tasks;
-  for (const char* m : {"checkpoint_all", "dtr", "poet"})
-    for (const double f : {1.0, 0.9}) tasks.push_back({m, 100 * f, static_cast<std::int64_t>(f * peak), 0});
   SweepSettings settings;
-  settings.progress = false;
-  testing::limit_by_work(settings, 5000);  // the same row in the child and here
+};
+
+SmallSweep small_sweep() {
+  std::mt19937 rng(3);
+  SmallSweep s{testing::random_graph(rng, 10), {}, {}, {}};
+  s.costs = estimate_costs(s.g, builtin_platform("m4"));
+  const auto peak = simulate(s.g, s.costs, plan_from_schedule(checkpoint_all_schedule(s.g), s.g)).peak_bytes;
+  for (const char* m : {"checkpoint_all", "dtr", "poet"})
+    for (const double f : {1.0, 0.9}) s.tasks.push_back({m, 100 * f, static_cast<std::int64_t>(f * peak), 0});
+  s.settings.progress = false;
+  testing::limit_by_work(s.settings, 5000);  // the same row in the child and here
+  return s;
+}
+
+TEST(Sweep, RunsTasksInProcessesAndKeepsTheirOrder) {
+  const auto [g, costs, tasks, settings] = small_sweep();
   const auto rows = run_sweep(g, costs, tasks, settings);
   ASSERT_EQ(rows.size(), tasks.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -77,6 +89,30 @@ TEST(Sweep, RunsTasksInProcessesAndKeepsTheirOrder) {
     EXPECT_DOUBLE_EQ(rows[k].energy_j, here.energy_j) << k;
   }
   EXPECT_TRUE(rows[0].found);  // checkpoint-all at its own peak
+}
+
+// An interrupted sweep's rows (sweep_progress.h) are kept, not run again.
+TEST(Sweep, AResumedSweepRunsOnlyTheTasksNotYetFinished) {
+  const auto [g, costs, tasks, settings] = small_sweep();
+  SweepRowsSoFar saved(tasks.size());
+  for (std::size_t k = 0; k < 3; ++k) {  // each marked so that a rerun would show
+    saved[k].emplace();
+    saved[k]->task = tasks[k];
+    saved[k]->status = "saved";
+  }
+  int calls = 0;
+  std::size_t last_done = 0;
+  const std::vector<SweepRow> rows = run_sweep(g, costs, tasks, settings, saved, [&](const SweepRowsSoFar& so_far) {
+    ++calls;
+    last_done = rows_finished(so_far);
+  });
+  EXPECT_EQ(calls, 3) << "one call per task run";
+  EXPECT_EQ(last_done, tasks.size());
+  ASSERT_EQ(rows.size(), tasks.size());
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    EXPECT_EQ(rows[k].task.method, tasks[k].method) << k;
+    EXPECT_EQ(rows[k].status == "saved", k < 3) << k << ": " << rows[k].status;
+  }
 }
 
 TEST(Sweep, RowsRoundTripThroughJsonAndCsvQuotesReasons) {

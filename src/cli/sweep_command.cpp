@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -52,14 +51,13 @@ SweepRowsSoFar rows_to_resume(const std::string& progress_file, bool resume, con
   }
   SweepRowsSoFar rows =
       sweep_rows_to_resume(read_json_file(progress_file, "sweep progress"), progress_file, identity, tasks);
-  fmt::print(stderr, "sweep: resuming with {} of {} tasks done (from '{}')\n",
-             std::ranges::count_if(rows, [](const auto& row) { return row.has_value(); }), tasks.size(),
+  fmt::print(stderr, "sweep: resuming with {} of {} tasks done (from '{}')\n", rows_finished(rows), tasks.size(),
              progress_file);
   return rows;
 }
 
 std::string interrupted_note(const SweepRowsSoFar& rows, const std::string& progress_file) {
-  const auto done = std::ranges::count_if(rows, [](const auto& row) { return row.has_value(); });
+  const std::size_t done = rows_finished(rows);
   if (done == 0) return "poet: sweep interrupted before a task finished; nothing was saved";
   return fmt::format("poet: sweep interrupted; {} of {} tasks are saved in '{}': continue with the same command and "
                      "--resume",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/error.h"
@@ -17,6 +18,10 @@ bool same_task(const SweepTask& a, const SweepTask& b) {
 }
 
 }  // namespace
+
+std::size_t rows_finished(const SweepRowsSoFar& rows) {
+  return static_cast<std::size_t>(std::ranges::count_if(rows, [](const auto& row) { return row.has_value(); }));
+}
 
 nlohmann::json sweep_progress_to_json(const SweepIdentity& identity, const SweepRowsSoFar& rows) {
   nlohmann::json finished = nlohmann::json::array();

@@ -112,14 +112,15 @@ EpochResult Trainer::train_epoch(const data::Dataset& d, std::uint64_t epoch, st
     const runtime::StepResult r = executor_.train_step(batch_inputs_, batch_labels_);
     result.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     if (!std::isfinite(r.loss)) {
-      // Before any update the weights are as loaded (checked finite), so the data is at fault.
+      const std::string loss = std::isnan(r.loss) ? "nan" : fmt::format("{}", r.loss);  // not "-nan"
+      // Before any update the learning rate has done nothing yet.
       if (!updated_)
         throw TrainingDiverged(fmt::format(
             "the loss of the first batch (epoch {}, batch {}) is {} before any update: the model's weights or "
             "the batch's samples hold a value that is not finite, or one too large for float arithmetic; check the "
             "model's weights and the dataset",
-            epoch + 1, b + 1, std::isnan(r.loss) ? "nan" : fmt::format("{}", r.loss)));
-      throw diverged(fmt::format("the loss of epoch {}, batch {} is {}", epoch + 1, b + 1, std::isnan(r.loss) ? "nan" : fmt::format("{}", r.loss)));
+            epoch + 1, b + 1, loss));
+      throw diverged(fmt::format("the loss of epoch {}, batch {} is {}", epoch + 1, b + 1, loss));
     }
     updated_ = true;
     loss_sum += r.loss;

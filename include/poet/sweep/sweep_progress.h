@@ -3,6 +3,7 @@
 // (graph, platform, solve limits); rows from another sweep are never mixed in.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct SweepIdentity {
   double time_limit_s = 0;
   double relative_gap = 0;
 };
+
+// How many of the tasks have a row.
+std::size_t rows_finished(const SweepRowsSoFar& rows);
 
 nlohmann::json sweep_progress_to_json(const SweepIdentity& identity, const SweepRowsSoFar& rows);
 
