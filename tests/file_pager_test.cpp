@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "poet/paging/checksum.h"
@@ -51,6 +52,10 @@ std::uintmax_t size_on_disk(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uintmax_t>(st.st_size) : 0;
 }
+
+// `poet` reports a failed transfer as the system's failure (exit 1 with the message), not
+// as a bug of its own: a full disk was once "internal error ... (this is a bug in poet)".
+static_assert(std::is_base_of_v<IoError, PagerError>);
 
 // Expects `action` to throw PagerError whose message contains every one of `parts`.
 template <class Action>
@@ -227,6 +232,22 @@ TEST_F(FilePagerTest, PagingTheSameTensorAgainReusesItsSlot) {
   }
   EXPECT_EQ(pager.file_capacity(), capacity);
   EXPECT_LE(size_on_disk(pager.path()), capacity);
+}
+
+// What a plan's tensors make the file grow to, stated before the first step, and a file
+// system without room for it refused then (poet train checks this, not a page-out).
+TEST_F(FilePagerTest, TheFileAPlanNeedsIsKnownBeforehandAndRoomForItChecked) {
+  FilePager pager(options_in_dir());
+  const std::vector<std::uint64_t> sizes{10000, 20000, 1};
+  auto a = pattern(10000, 1, 0), b = pattern(20000, 2, 0), c = pattern(1, 3, 0);
+  pager.start_page_out(1, a);
+  pager.start_page_out(2, b);
+  pager.start_page_out(3, c);
+  pager.wait_all();
+  EXPECT_EQ(FilePager::file_bytes_for(sizes), pager.file_capacity());
+  EXPECT_NO_THROW(pager.check_room_for(pager.file_capacity()));  // the file holds it already
+  const std::uint64_t exabyte = std::uint64_t{1} << 60;
+  expect_pager_error([&] { pager.check_room_for(exabyte); }, {"free", pager.path(), "choose a --page-file"});
 }
 
 TEST_F(FilePagerTest, StartPageOutReturnsBeforeTheDataIsOnDisk) {

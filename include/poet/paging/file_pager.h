@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -90,6 +91,14 @@ class FilePager final : public Pager {
   // Bytes of file the stored copies occupy at most (slots are whole 4 KiB blocks), with
   // the file's header block.
   std::uint64_t file_capacity() const;
+
+  // The size the file grows to when each of these tensors (a plan's paged tensors: each
+  // keeps one copy, in its own slot) has been stored.
+  static std::uint64_t file_bytes_for(std::span<const std::uint64_t> tensor_bytes);
+  // Throws PagerError, naming the sizes and the fix, if the file system holding the file
+  // has no room for it to grow to `file_bytes`: a run stops before its first step rather
+  // than at a page-out.
+  void check_room_for(std::uint64_t file_bytes) const;
 
  private:
   // A transfer taken from the queue and not yet reported complete.

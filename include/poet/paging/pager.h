@@ -18,14 +18,16 @@
 #include <string>
 
 #include "poet/graph/graph.h"
+#include "poet/util/error.h"
 
 namespace poet {
 
 // A transfer failed: disk full, an I/O error, the file removed or truncated, a checksum
-// mismatch. The message names the tensor, the file and the cause, and what to do.
-class PagerError : public std::runtime_error {
+// mismatch. The message names the tensor, the file and the cause, and what to do. A
+// failure of the system around poet, as IoError is: the command exits 1 with the message.
+class PagerError : public IoError {
  public:
-  using std::runtime_error::runtime_error;
+  using IoError::IoError;
 };
 
 class Pager {
