@@ -13,6 +13,7 @@
 #include "kernel_checks.h"
 #include "parallel_for.h"
 #include "quad.h"
+#include "tanh_vectorizable.h"
 #include "poet/util/error.h"
 
 namespace poet::kernels {
@@ -132,14 +133,14 @@ void masked_backward(std::span<const float> dy, std::span<const std::uint8_t> ma
 void gelu_forward(std::span<const float> x, std::span<float> y) {
   map("gelu_forward", x, y, [](float v) {
     const float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    return 0.5f * v * (1.0f + std::tanh(u));
+    return 0.5f * v * (1.0f + detail::tanh_vectorizable(u));
   });
 }
 
 void gelu_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
   map_gradient("gelu_backward", dy, x, dx, [](float g, float v) {
     const float u = kSqrt2OverPi * (v + kGeluCubic * v * v * v);
-    const float t = std::tanh(u);
+    const float t = detail::tanh_vectorizable(u);
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
     return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
   });
@@ -314,7 +315,7 @@ void div_backward_b(const BroadcastShape& s, std::span<const float> dy, std::spa
 }
 
 void tanh_forward(std::span<const float> x, std::span<float> y) {
-  map("tanh_forward", x, y, [](float v) { return std::tanh(v); });
+  map("tanh_forward", x, y, [](float v) { return detail::tanh_vectorizable(v); });
 }
 
 void tanh_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
