@@ -10,6 +10,7 @@
 #include "kernel_gradcheck.h"
 #include "poet/kernels/kernels_activation.h"
 #include "poet/kernels/kernels_conv.h"
+#include "poet/kernels/kernels_dropout.h"
 #include "poet/kernels/kernels_norm.h"
 #include "poet/kernels/kernels_optimizer.h"
 
@@ -54,13 +55,15 @@ TEST(KernelThreads, ElementWiseKernelsGiveTheSameBitsOnEveryThreadCount) {
   const std::size_t size = 300001;
   const std::vector<float> x = random_values(size, 5), dy = random_values(size, 6);
   same_bits_for_every_thread_count([&] {
-    std::vector<float> y(size), dx(size), sum(size);
+    std::vector<float> y(size), dx(size), sum(size), gelu(size), dropped(size);
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(mask_bytes(size)));
     relu6_forward(x, y);
     relu6_mask(y, mask);
     masked_backward(dy, mask, dx);
     add_forward(x, dy, sum);
-    return std::vector<std::vector<float>>{y, dx, sum, std::vector<float>(mask.begin(), mask.end())};
+    gelu_forward(x, gelu);
+    dropout_forward({.seed = 7, .step = 3, .node = 2}, 0.1f, x, dropped);
+    return std::vector<std::vector<float>>{y, dx, sum, std::vector<float>(mask.begin(), mask.end()), gelu, dropped};
   });
 }
 

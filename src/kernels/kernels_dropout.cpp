@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernel_checks.h"
+#include "parallel_for.h"
 #include "poet/util/error.h"
 
 namespace poet::kernels {
@@ -28,13 +29,17 @@ void apply_mask(const char* kernel, const RandomKey& key, float p, std::span<con
   POET_CHECK(in.size() / 4 <= UINT32_MAX, fmt::format("{}: a tensor of {} elements is too large", kernel, in.size()));
   const std::uint32_t threshold = keep_threshold(p);
   const float scale = keep_scale(p);
-  for (std::size_t base = 0; base < in.size(); base += 4) {
-    const auto words = random_block(key, static_cast<std::uint32_t>(base / 4));
-    for (std::size_t lane = 0; lane < 4 && base + lane < in.size(); ++lane) {
-      const bool keep = (words[lane] >> 8) >= threshold;
-      out[base + lane] = keep ? in[base + lane] * scale : 0.0f;
+  // Element i's word is word i % 4 of block i / 4 whichever thread draws it; the ranges
+  // start at multiples of 4 (parallel_blocks' block), so no block is split between two.
+  detail::parallel_blocks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (auto base = static_cast<std::size_t>(begin); base < static_cast<std::size_t>(end); base += 4) {
+      const auto words = random_block(key, static_cast<std::uint32_t>(base / 4));
+      for (std::size_t lane = 0; lane < 4 && base + lane < static_cast<std::size_t>(end); ++lane) {
+        const bool keep = (words[lane] >> 8) >= threshold;
+        out[base + lane] = keep ? in[base + lane] * scale : 0.0f;
+      }
     }
-  }
+  });
 }
 
 }  // namespace
