@@ -21,7 +21,7 @@ inline float tanh_vectorizable(float x) {
   // clamp also keeps the exponent's integer conversion defined (NaN is restored below).
   const float t = 2.0f * a < 20.0f ? 2.0f * a : 20.0f;
   // e^t = 2^n e^r, n = round(t / ln 2) (t >= 0: +0.5 and truncation round), |r| <= ln(2) / 2,
-  // e^r by its Taylor polynomial to r^6 (the next term is below 2^-23 e^r).
+  // e^r by its Taylor polynomial to r^6 (the next term is about 2^-23 e^r at most).
   const std::int32_t n = static_cast<std::int32_t>(t * 1.44269504089f + 0.5f);
   const float nf = static_cast<float>(n);
   const float r = (t - nf * 0.693359375f) + nf * 2.12194440e-4f;  // ln 2 in two parts: n ln2_hi exact
