@@ -62,6 +62,18 @@ TEST(Simulator, PagingOverlapsComputeAndReleasesRamWhenThePageOutEnds) {
   EXPECT_EQ(r.pageouts, 1u);
 }
 
+// What storage holds when each paged tensor has its copy there: x (40 B) once, though the
+// plan pages it out twice, and relu; none for a plan that pages nothing.
+TEST(Simulator, PagedTensorBytesCountEachPagedTensorOnce) {
+  const Graph g = hand_graph();
+  const Plan plan = parse(g, "compute 0\ncompute 1\npageout 0\npageout 1\nfree 0\nfree 1\ncompute 2\npagein 0\n"
+                             "pageout 0\npagein 1\ncompute 3\nfree 1\nfree 2\ncompute 4\nfree 0\nfree 3\nfree 4\n");
+  EXPECT_EQ(paged_tensor_bytes(plan, g),
+            (std::vector<std::uint64_t>{static_cast<std::uint64_t>(g.node(0).bytes),
+                                        static_cast<std::uint64_t>(g.node(1).bytes)}));
+  EXPECT_TRUE(paged_tensor_bytes(plan_from_schedule(checkpoint_all_schedule(g), g), g).empty());
+}
+
 TEST(Simulator, ATransfersOwnCpuWorkDelaysTheComputeAfterIt) {
   const Graph g = hand_graph();
   DeviceProfile d = hand_device();

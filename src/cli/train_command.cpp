@@ -256,14 +256,7 @@ void train(TrainOptions o) {
     po.path = o.page_file;
     po.direct_io = !o.page_cache;
     pager = std::make_unique<FilePager>(po);
-    std::vector<std::uint64_t> paged;
-    std::vector<bool> seen(g.size());
-    for (const Instruction& ins : plan.lowered.plan.instructions)
-      if (ins.kind == InstrKind::PageOut && !seen[static_cast<std::size_t>(ins.node)]) {
-        seen[static_cast<std::size_t>(ins.node)] = true;
-        paged.push_back(static_cast<std::uint64_t>(g.node(ins.node).bytes));
-      }
-    pager->check_room_for(FilePager::file_bytes_for(paged));
+    pager->check_room_for(FilePager::file_bytes_for(paged_tensor_bytes(plan.lowered.plan, g)));
   }
   runtime::ExecutorOptions eo;
   eo.seed = o.seed;

@@ -71,4 +71,15 @@ bool plan_pages(const Plan& p) {
   return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
 }
 
+std::vector<std::uint64_t> paged_tensor_bytes(const Plan& p, const Graph& g) {
+  std::vector<std::uint64_t> bytes;
+  std::vector<bool> seen(g.size());
+  for (const Instruction& ins : p.instructions)
+    if (ins.kind == InstrKind::PageOut && !seen[static_cast<std::size_t>(ins.node)]) {
+      seen[static_cast<std::size_t>(ins.node)] = true;
+      bytes.push_back(static_cast<std::uint64_t>(g.node(ins.node).bytes));
+    }
+  return bytes;
+}
+
 }  // namespace poet

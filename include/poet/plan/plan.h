@@ -39,6 +39,10 @@ Plan plan_from_schedule(const Schedule& s, const Graph& g);
 // Whether the plan pages anything out (and so needs a pager with storage behind it).
 bool plan_pages(const Plan& p);
 
+// The bytes of each tensor the plan pages out, once per tensor: what storage holds when
+// every one has its copy there (a tensor paged out again replaces its copy).
+std::vector<std::uint64_t> paged_tensor_bytes(const Plan& p, const Graph& g);
+
 // Text form, one instruction a line: "compute 3", "pageout 3", ... (for files and tests).
 std::string plan_to_text(const Plan& p, const Graph& g);
 Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin);
