@@ -25,6 +25,13 @@ expect 0 "resnet18_cifar" -- models
 expect 0 "jetsontx2" -- platforms
 expect 0 "\"forward_nodes\": 67" -- models --json
 expect 0 "\"format\": \"poet-device\"" -- platforms --json
+# An answer that cannot be written is a failure, not a truncated file and exit 0.
+if [ -w /dev/full ]; then
+  out=$("$poet" models --json 2>&1 > /dev/full); got=$?
+  if [ "$got" -ne 1 ] || [[ "$out" != *"could not write the output to standard output: No space left"* ]]; then
+    echo "FAIL: poet models --json > /dev/full -> exit $got: $out"; failures=$((failures + 1))
+  fi
+fi
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19

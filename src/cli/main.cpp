@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -8,8 +11,11 @@
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 
-int main(int argc, char** argv) {
-  using namespace poet::cli;
+namespace {
+
+using namespace poet::cli;
+
+int run(int argc, char** argv) {
   // Ctrl-C or SIGTERM: no child process, temporary file or page file left behind.
   poet::install_interrupt_handlers();
   CLI::App app{
@@ -62,3 +68,19 @@ int main(int argc, char** argv) {
   }
   return kExitOk;
 }
+
+// stdio reports a failed write (a full disk under `poet solve --json > out.json`, a closed
+// stdout) only at the flush: without this check a truncated answer would exit 0.
+int checked_stdout(int code) {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  const int error = errno;
+  fmt::print(stderr, "poet: error: could not write the output to standard output: {}; {}\n",
+             std::strerror(error),
+             error == ENOSPC ? "free space where it is redirected, or redirect it to another disk"
+                             : "check where standard output is redirected");
+  return code == kExitOk ? kExitFailure : code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return checked_stdout(run(argc, argv)); }
