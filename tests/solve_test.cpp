@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -150,6 +151,33 @@ TEST(Solve, AStartWithinTheAskedGapEndsTheSolve) {
   EXPECT_EQ(r.nodes + r.windows_solved, 0);
   EXPECT_NEAR(r.objective, starts.objective, 1e-12 * starts.objective);
   EXPECT_LE(r.gap, o.relative_gap);
+}
+
+// SolveOptions::stop (Ctrl-C in `poet solve`): a stop asked before the solve gets a
+// start's schedule, judged and with its bound, and nothing of CBC or the window search,
+// which would close this 34-node instance's gap.
+TEST(Solve, AStopAnswersWithTheBestScheduleSoFar) {
+  const Graph g = testing::mini_resnet1_training_graph();  // as above: the starts leave a gap
+  const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
+  SolveOptions o;
+  o.ram_budget_bytes = budget_scale(g, costs, SimulationOptions{}).bytes_at(50);
+  testing::limit_by_work(o, kMaxNodes);
+  o.progress = false;
+  o.heuristic_only = true;
+  const SolveResult starts = solve(g, costs, o);
+  ASSERT_GT(starts.gap, 10 * o.relative_gap) << "the instance needs starts that leave a gap";
+  EXPECT_FALSE(starts.stopped);
+
+  o.heuristic_only = false;
+  const std::atomic<bool> stop = true;
+  o.stop = &stop;
+  const SolveResult r = solve(g, costs, o);
+  EXPECT_TRUE(r.stopped);
+  expect_consistent(r);
+  EXPECT_EQ(r.status, SolveStatus::Feasible) << r.message;
+  EXPECT_EQ(r.nodes + r.windows_solved, 0);
+  EXPECT_GE(r.objective, starts.objective * (1 - 1e-12));
+  EXPECT_GT(r.gap, o.relative_gap);
 }
 
 TEST(Solve, InfeasibleBudgetSaysTheSmallestThatCouldWork) {

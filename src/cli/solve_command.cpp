@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "poet/lower/lower.h"
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -70,6 +72,11 @@ nlohmann::json times_json(const SolveResult& r) {
   return j;
 }
 
+std::string stop_text(int signal_number, const SolveResult& r, double time_limit_s) {
+  return fmt::format("by {} after {:.1f} s of the {:.0f} s limit: the best schedule and bound found by then",
+                     signal_number == SIGTERM ? "SIGTERM" : "Ctrl-C", r.solve_time_s, time_limit_s);
+}
+
 std::string times_text(const SolveResult& r) {
   std::string text;
   for (const auto& [part, seconds] : solve_times(r)) text += fmt::format("{} {:.2f} s, ", part, seconds);
@@ -96,7 +103,7 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"strict", "reference"}));
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
-  cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds")
+  cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
       ->capture_default_str()
       ->check(number_in(0.001, 1e6));
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
@@ -141,7 +148,16 @@ void add_solve_command(CLI::App& app) {
     }
     o.progress = !opts->json;
 
-    const SolveResult r = solve(g, costs, o);
+    // Ctrl-C ends a long solve with what it has found, as MILP solvers do; twice, at once.
+    SolveResult r;
+    int stop_signal = 0;
+    {
+      const StopOnInterrupt interrupt("poet: stopping: the solve answers with its best schedule so far (Ctrl-C again "
+                                      "to quit without it)");
+      o.stop = &interrupt.requested();
+      r = solve(g, costs, o);
+      stop_signal = r.stopped ? interrupt.signal_number() : 0;
+    }
     if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
     if (r.simulation && opts->device.wanted()) {
       SimulationOptions sim = counting;
@@ -164,7 +180,8 @@ void add_solve_command(CLI::App& app) {
                           {"nodes", r.nodes},
                           {"variables", r.variables},
                           {"constraints", r.constraints},
-                          {"message", r.message}};
+                          {"message", r.message},
+                          {"stopped", r.stopped}};
       if (r.smallest_feasible_budget) j["smallest_feasible_budget_bytes"] = *r.smallest_feasible_budget;
       if (r.simulation) j["simulation"] = simulation_to_json(*r.simulation, {});
       fmt::print("{}\n", j.dump(2));
@@ -193,11 +210,16 @@ void add_solve_command(CLI::App& app) {
       if (r.windows_solved > 0)
         fmt::print("search      {} windows solved, {} improved the schedule\n", r.windows_solved, r.windows_improved);
       if (!r.message.empty()) fmt::print("note        {}\n", r.message);
+      if (r.stopped) fmt::print("stopped     {}\n", stop_text(stop_signal, r, o.time_limit_s));
     } else {
       fmt::print("POET found no schedule: {}\n", r.message);
       fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),
                  r.solve_time_s, r.variables, r.constraints);
+      if (r.stopped) fmt::print("stopped     {}\n", stop_text(stop_signal, r, o.time_limit_s));
     }
+    // Stopped, the answer is written but the solve did not run its course: the exit code a
+    // shell gives the signal, so that scripts do not take it for a finished solve.
+    if (r.stopped) throw ExitWith{128 + stop_signal};
     if (!r.simulation) throw ExitWith{kExitNoSchedule};
   });
 }

@@ -107,7 +107,7 @@ class EvictionSearch {
     std::optional<std::pair<Schedule, double>> best = passes();
     for (std::set<std::size_t>* never : {&never_recomputed_, &never_paged_}) {
       std::set<std::size_t> tried;
-      for (std::size_t k = 0; best && k < kKeptTensorTries; ++k) {
+      for (std::size_t k = 0; best && k < kKeptTensorTries && !o_.stop_requested(); ++k) {
         const std::optional<std::size_t> x = costliest_evicted(best->first, never == &never_paged_, tried);
         if (!x) break;
         tried.insert(*x);

@@ -41,7 +41,7 @@ GuardedOutcome run_cbc_guarded(const MilpModel& model, const SolveOptions& optio
   ChildProcess* const children[] = {&child};
   while (!child.done()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
+    if (left <= 0 || options.stop_requested()) {
       result.timed_out = true;
       child.kill();
       break;

@@ -11,7 +11,8 @@ namespace poet::solve_internal {
 
 // run_cbc in a child process that has options.time_limit_s of wall clock: CBC is told 90%
 // of it (it checks its limit between nodes, and needs a moment to report), and the process
-// is ended at the limit. When ended, the outcome has no solution and `timed_out` set.
+// is ended at the limit, or when options.stop_requested(). When ended, the outcome has no
+// solution and `timed_out` set.
 struct GuardedOutcome {
   CbcOutcome outcome;
   bool timed_out = false;

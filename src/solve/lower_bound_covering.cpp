@@ -67,6 +67,7 @@
 // objective, so its optimum (and CBC's proven bound on it) is <= the MILP's optimum.
 #include "lower_bound_covering.h"
 
+#include <CbcEventHandler.hpp>
 #include <CbcHeuristic.hpp>
 #include <CbcHeuristicFPump.hpp>
 #include <CbcHeuristicGreedy.hpp>
@@ -410,6 +411,18 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
   return p;
 }
 
+// Ends CBC's search at its next event once the solve is asked to stop: its bound so far is
+// as valid as at a limit.
+class StopWhenRequested : public CbcEventHandler {
+ public:
+  explicit StopWhenRequested(const SolveOptions& o) : options_(&o) {}
+  CbcEventHandler* clone() const override { return new StopWhenRequested(*this); }
+  CbcAction event(CbcEvent) override { return options_->stop_requested() ? stop : noAction; }
+
+ private:
+  const SolveOptions* options_;
+};
+
 }  // namespace
 
 std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
@@ -420,6 +433,7 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
   const double scale = std::max(compute_once, 1e-30);
   const auto began = std::chrono::steady_clock::now();
   const auto seconds_left = [&] {
+    if (o.stop_requested()) return 0.0;
     return seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   };
   const Gaps gaps = tensor_gaps(g);
@@ -483,6 +497,8 @@ std::optional<CoveringBound> covering_lower_bound(const Graph& g, const GraphCos
       cbc.addHeuristic(heuristic);
     cbc.setMaximumNodes(static_cast<int>(std::min<long>(node_limit, 1L << 30)));
     cbc.setMaximumSeconds(std::max(0.01, seconds_left()));
+    StopWhenRequested stop_when_requested(o);
+    cbc.passInEventHandler(&stop_when_requested);
     cbc.branchAndBound();
     // An infeasibility claimed at a limit is not a proof.
     if (cbc.isProvenInfeasible() && !cbc.isNodeLimitReached() && !cbc.isSecondsLimitReached()) return std::nullopt;

@@ -142,7 +142,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   // The heuristic again from the bound's cover, where no start is within the gap: the
   // cover costs what the bound says, and often needs little to become a schedule.
   const auto best_start = [&] { return starts.empty() ? INFINITY : starts.front().objective; };
-  if (!best_start_within_gap()) {
+  if (!best_start_within_gap() && !o.stop_requested()) {
     if (status) status->set(solve_status("starts from the bound's cover", best_start(), result.best_bound, o.objective));
     const auto cover_began = Clock::now();
     for (auto& s : solve_internal::cover_starts(g, costs, o, sim, fixed_bytes, proven.cover))
@@ -386,6 +386,7 @@ SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& o
   if (options.progress) status.emplace("  solve", options.time_limit_s);
   SolveResult result = solve_untimed(g, costs, options, began, status ? &*status : nullptr);
   status.reset();
+  result.stopped = options.stop_requested();
   if (!options.write_start_path.empty() && result.schedule) {
     // The model again (a fraction of a second where it is worth writing): the schedule's
     // columns, U and FREE derived, as another solver's start.

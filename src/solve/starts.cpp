@@ -43,6 +43,7 @@ class Starts {
   // computes wait for page-outs in flight to match); where the simulator still finds it
   // over the budget (a stage's transient peak), it tries again with less.
   void evict(SolveMode mode, const EvictionChoices& choices) {
+    if (enough()) return;
     SolveOptions restricted = o_;
     restricted.mode = mode;
     for (std::int64_t target = o_.ram_budget_bytes - fixed_bytes_, attempt = 0; attempt < 4 && target > 0; ++attempt) {
@@ -53,6 +54,9 @@ class Starts {
       target -= peak - o_.ram_budget_bytes;
     }
   }
+
+  // Asked to stop (SolveOptions::stop), one schedule is enough.
+  bool enough() const { return o_.stop_requested() && !out_.empty(); }
 
   std::vector<StartSchedule> cheapest_first() && {
     sort_cheapest_first(out_);
@@ -95,9 +99,9 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
       if (!guard_peaks || mode != SolveMode::PagingOnly)  // the guard weighs recomputations only
         starts.evict(mode, {.guard_peaks = guard_peaks, .deadline_after_memory = false, .first = {}});
   // The baselines take the budget as the simulator counts it.
-  if (o.mode != SolveMode::RematOnly)
+  if (o.mode != SolveMode::RematOnly && !starts.enough())
     if (auto r = capuchin_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
-  if (o.mode != SolveMode::PagingOnly)
+  if (o.mode != SolveMode::PagingOnly && !starts.enough())
     if (auto r = dtr_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
   return std::move(starts).cheapest_first();
 }
@@ -145,7 +149,7 @@ std::vector<StartSchedule> perturbed_cover_starts(const Graph& g, const GraphCos
     for (int t = 0; t < 2; ++t)
       threads.emplace_back([&] {
         for (int k; (k = next++) < to;) {
-          if (limits.stop_at && std::chrono::steady_clock::now() > *limits.stop_at) return;
+          if (o.stop_requested() || (limits.stop_at && std::chrono::steady_clock::now() > *limits.stop_at)) return;
           Starts starts(g, costs, o, simulation, fixed_bytes);
           starts.evict(o.mode, {.guard_peaks = k % 2 == 1,
                                 .deadline_after_memory = o.deadline_s && k % 4 >= 2,

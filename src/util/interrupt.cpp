@@ -38,11 +38,34 @@ struct Note {
 std::array<Note, 2> g_notes{};
 std::atomic<int> g_note_published{-1};  // -1: none
 
-static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+// StopOnInterrupt's state: armed while one lives, until the first signal takes it.
+std::atomic<bool> g_stop_armed{false};
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+Note g_stop_note{};
+
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "the handler reads these; they must not lock");
+
+void write_note(const Note& n) { [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, n.text, n.size); }
+
+// Fills `n` with `note` as a line of its own (on a terminal a progress bar may hold the
+// current one).
+void fill_note(Note& n, const std::string& note) {
+  const std::string line = (::isatty(STDERR_FILENO) ? "\n" : "") + note;
+  n.size = std::min(line.size(), sizeof n.text - 1);
+  std::memcpy(n.text, line.data(), n.size);
+  n.text[n.size++] = '\n';
+}
 
 // Only async-signal-safe calls: kill, stat, unlink, write, _exit.
 void on_interrupt(int signal_number) {
+  if (g_stop_armed.exchange(false)) {
+    g_stop_signal.store(signal_number);
+    g_stop_requested.store(true);
+    write_note(g_stop_note);
+    return;
+  }
   for (auto& child : g_children)
     if (const pid_t group = child.load(); group > 0) {
       ::kill(-group, SIGKILL);
@@ -53,9 +76,7 @@ void on_interrupt(int signal_number) {
     struct stat st {};
     if (::lstat(file.path, &st) == 0 && st.st_dev == file.device && st.st_ino == file.inode) ::unlink(file.path);
   }
-  if (const int n = g_note_published.load(); n >= 0) {
-    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, g_notes[n].text, g_notes[n].size);
-  }
+  if (const int n = g_note_published.load(); n >= 0) write_note(g_notes[n]);
   ::_exit(128 + signal_number);
 }
 
@@ -64,6 +85,8 @@ void on_interrupt(int signal_number) {
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;
+  // A stop (StopOnInterrupt) returns from the handler: the calls it interrupted go on.
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   // One clean-up at a time: the other signal waits while the first one's handler runs.
   sigaddset(&action.sa_mask, SIGINT);
@@ -110,18 +133,27 @@ void set_interrupt_note(const std::string& note) {
     g_note_published.store(-1);
     return;
   }
-  // On a terminal a progress bar may hold the line: the note starts a new one.
-  const std::string line = (::isatty(STDERR_FILENO) ? "\n" : "") + note;
   const int spare = g_note_published.load() == 0 ? 1 : 0;
-  Note& n = g_notes[spare];
-  n.size = std::min(line.size(), sizeof n.text - 1);
-  std::memcpy(n.text, line.data(), n.size);
-  n.text[n.size++] = '\n';
+  fill_note(g_notes[spare], note);
   g_note_published.store(spare);
 }
 
+StopOnInterrupt::StopOnInterrupt(const std::string& note) {
+  fill_note(g_stop_note, note);
+  g_stop_signal.store(0);
+  g_stop_requested.store(false);
+  g_stop_armed.store(true);
+}
+
+StopOnInterrupt::~StopOnInterrupt() { g_stop_armed.store(false); }
+
+const std::atomic<bool>& StopOnInterrupt::requested() const { return g_stop_requested; }
+
+int StopOnInterrupt::signal_number() const { return g_stop_signal.load(); }
+
 void reset_interrupt_state_in_child() {
   g_note_published.store(-1);
+  g_stop_armed.store(false);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   for (auto& child : g_children) child.store(0);

@@ -4,6 +4,7 @@
 // simulator's, and the MILP's own objective is kept beside them as a check.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -61,6 +62,11 @@ struct SolveOptions {
   // The bounds that know the problem (covering; see lower_bound.h) besides compute-once and
   // CBC's. Off only to compare them, or to get an optimum that does not rest on them.
   bool problem_bounds = true;
+  // When set and it turns true (Ctrl-C: StopOnInterrupt, poet/util/interrupt.h), the solve
+  // winds up as at its time limit and answers with the best schedule and bound so far. The
+  // starts it is computing are finished first (seconds).
+  const std::atomic<bool>* stop = nullptr;
+  bool stop_requested() const { return stop != nullptr && stop->load(); }
 
   // How the simulator counts memory under this accounting (no budget set): strict holds the
   // parameters (with count_gradients also gradients and optimizer state) in the budget;
@@ -99,6 +105,7 @@ struct SolveResult {
   int windows_solved = 0, windows_improved = 0;
   std::optional<std::int64_t> smallest_feasible_budget;  // when the budget is below it
   std::string message;           // why there is no schedule, in words
+  bool stopped = false;          // options.stop ended the solve before its limit
 };
 
 SolveResult solve(const Graph& g, const GraphCosts& costs, const SolveOptions& options);

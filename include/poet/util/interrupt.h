@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -43,6 +44,22 @@ class RemoveOnInterrupt {
 // leaves (e.g. which epoch a checkpoint holds). Replaces the previous note; an empty one
 // prints nothing. Up to 1,023 bytes (longer is cut). Set from one thread at a time.
 void set_interrupt_note(const std::string& note);
+
+// While one lives, the first SIGINT or SIGTERM does not end the process: it prints `note`
+// and sets `requested()`, which the work polls to wind up and keep what it has (a solve
+// then answers with its best schedule so far). The next signal ends the process as above,
+// with its clean-up. One at a time.
+class StopOnInterrupt {
+ public:
+  explicit StopOnInterrupt(const std::string& note);
+  ~StopOnInterrupt();
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+
+  const std::atomic<bool>& requested() const;
+  // The signal that asked for the stop (SIGINT or SIGTERM), 0 if none did.
+  int signal_number() const;
+};
 
 // In a freshly forked child: the default actions for SIGINT and SIGTERM and nothing
 // registered, so a child never removes its parent's files or kills its siblings.
