@@ -28,6 +28,7 @@
 #include "poet/train/checkpoint_file.h"
 #include "poet/train/imported_weights.h"
 #include "poet/train/trainer.h"
+#include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 #include "poet/util/progress_bar.h"
@@ -177,6 +178,20 @@ TrainedModel load_model(const TrainOptions& o) {
   return {name, std::move(g), std::move(m)};
 }
 
+// What the run will write, for the room check before its first step: the page file at
+// its largest, a checkpoint (a new one beside the old until it replaces it), the export
+// (about the size of the ONNX file it rewrites).
+std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const train::Trainer& trainer,
+                                         const FilePager* pager, std::span<const std::uint64_t> paged_tensors) {
+  std::vector<PlannedWrite> writes;
+  if (pager) writes.push_back({pager->path(), FilePager::file_bytes_for(paged_tensors), "--page-file"});
+  if (!o.checkpoint.empty())
+    writes.push_back({o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, 0)).size(), "--checkpoint"});
+  if (!o.export_onnx.empty())
+    writes.push_back({o.export_onnx, std::filesystem::file_size(o.onnx_file), "--export-onnx"});
+  return writes;
+}
+
 // What Ctrl-C during epoch `epoch` (from 0) leaves, for the interrupt handler to print.
 std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
   const std::string where = fmt::format("poet: interrupted in epoch {} of {}", epoch + 1, o.epochs);
@@ -256,7 +271,6 @@ void train(TrainOptions o) {
     po.path = o.page_file;
     po.direct_io = !o.page_cache;
     pager = std::make_unique<FilePager>(po);
-    pager->check_room_for(FilePager::file_bytes_for(paged_tensor_bytes(plan.lowered.plan, g)));
   }
   runtime::ExecutorOptions eo;
   eo.seed = o.seed;
@@ -269,6 +283,7 @@ void train(TrainOptions o) {
   eo.pager = pager.get();
   train::Trainer trainer(g, plan.lowered, eo, o.seed);
   trainer.check_dataset(data.train);
+  check_room_for(planned_writes(o, trainer, pager.get(), paged_tensor_bytes(plan.lowered.plan, g)));
   if (model.onnx) {  // fine-tuning starts from the file's weights (a checkpoint, if resumed, replaces them)
     train::load_imported_weights(trainer.executor().parameters(), g, model.onnx->parameters);
     if (!o.json)

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -85,19 +84,6 @@ std::uint64_t FilePager::file_bytes_for(std::span<const std::uint64_t> tensor_by
   std::uint64_t total = paging::PageFile::kHeaderBytes;
   for (const std::uint64_t bytes : tensor_bytes) total += std::max<std::uint64_t>(1, (bytes + block - 1) / block) * block;
   return total;
-}
-
-void FilePager::check_room_for(std::uint64_t file_bytes) const {
-  struct statvfs fs {};
-  struct stat st {};
-  if (::statvfs(path().c_str(), &fs) != 0 || ::stat(path().c_str(), &st) != 0) return;  // the writes will say
-  const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-  const std::uint64_t held = static_cast<std::uint64_t>(st.st_size);
-  if (file_bytes > held && file_bytes - held > free_bytes)
-    throw PagerError(fmt::format("the plan stores up to {} in page file '{}', and its file system has {} free; free "
-                                 "space there or choose a --page-file on a disk with room",
-                                 format_bytes(static_cast<double>(file_bytes)), path(),
-                                 format_bytes(static_cast<double>(free_bytes))));
 }
 
 FilePager::Record& FilePager::record(NodeId node) {

@@ -95,10 +95,6 @@ class FilePager final : public Pager {
   // The size the file grows to when each of these tensors (a plan's paged tensors: each
   // keeps one copy, in its own slot) has been stored.
   static std::uint64_t file_bytes_for(std::span<const std::uint64_t> tensor_bytes);
-  // Throws PagerError, naming the sizes and the fix, if the file system holding the file
-  // has no room for it to grow to `file_bytes`: a run stops before its first step rather
-  // than at a page-out.
-  void check_room_for(std::uint64_t file_bytes) const;
 
  private:
   // A transfer taken from the queue and not yet reported complete.

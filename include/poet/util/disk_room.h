@@ -1,0 +1,22 @@
+// Room on disk for what a run will write, checked before it starts: a full disk then stops
+// a training run in its first second, not at its first page-out or after its first epoch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace poet {
+
+struct PlannedWrite {
+  std::string path;      // the file (it may not exist yet)
+  std::uint64_t bytes;   // what it takes beyond what it holds now (an atomic replacement: its whole size)
+  std::string option;    // the option that named it, e.g. "--checkpoint"
+};
+
+// Throws IoError when the writes planned on one file system need more than it has free,
+// naming each with its size, the free space and the fix. A path whose file system cannot be
+// told (statvfs fails) is left to its writes to report.
+void check_room_for(std::span<const PlannedWrite> writes);
+
+}  // namespace poet

@@ -1,0 +1,68 @@
+// The room check a training run makes before its first step (util/disk_room.h).
+#include "poet/util/disk_room.h"
+
+#include <gtest/gtest.h>
+#include <sys/statvfs.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "poet/util/error.h"
+#include "scratch_folder.h"
+
+namespace poet {
+namespace {
+
+class DiskRoom : public ScratchFolderTest {
+ protected:
+  std::uint64_t free_bytes() const {
+    struct statvfs fs {};
+    EXPECT_EQ(::statvfs(dir_.c_str(), &fs), 0);
+    return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  }
+  static std::string io_error_of(std::span<const PlannedWrite> writes) {
+    try {
+      check_room_for(writes);
+    } catch (const IoError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+TEST_F(DiskRoom, AWriteBeyondTheFreeSpaceIsRefusedByOptionPathAndFix) {
+  const std::string checkpoint = (dir_ / "c.ckpt").string();  // a new file: its folder's file system counts
+  const std::vector<PlannedWrite> small{{checkpoint, 4096, "--checkpoint"}};
+  EXPECT_EQ(io_error_of(small), "no error");
+  const std::vector<PlannedWrite> huge{{checkpoint, std::uint64_t{1} << 60, "--checkpoint"}};
+  const std::string message = io_error_of(huge);
+  EXPECT_NE(message.find("--checkpoint '" + checkpoint + "' needs up to "), std::string::npos) << message;
+  EXPECT_NE(message.find("free; free space there or choose a --checkpoint on a disk with room"), std::string::npos)
+      << message;
+}
+
+// Each fits alone; together, on one file system, they do not. (Other writers on this disk
+// would have to free or fill a fifth of it between the two reads to change the verdict.)
+TEST_F(DiskRoom, WritesOnOneFileSystemAreCountedTogether) {
+  const std::uint64_t each = free_bytes() / 5 * 3;
+  ASSERT_GT(each, 0u);
+  std::ofstream(dir_ / "pages") << "an existing file counts where it is";
+  const std::vector<PlannedWrite> pages{{(dir_ / "pages").string(), each, "--page-file"}};
+  const std::vector<PlannedWrite> checkpoint{{(dir_ / "c.ckpt").string(), each, "--checkpoint"}};
+  EXPECT_EQ(io_error_of(pages), "no error");
+  EXPECT_EQ(io_error_of(checkpoint), "no error");
+  const std::vector<PlannedWrite> both{pages[0], checkpoint[0]};
+  const std::string message = io_error_of(both);
+  EXPECT_NE(message.find("--page-file '" + pages[0].path + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find(" and --checkpoint '" + checkpoint[0].path + "'"), std::string::npos) << message;
+  EXPECT_NE(message.find("in all on one file system"), std::string::npos) << message;
+}
+
+TEST_F(DiskRoom, APathWhoseFileSystemCannotBeToldIsLeftToItsWrites) {
+  const std::vector<PlannedWrite> nowhere{{"/no/such/folder/c.ckpt", std::uint64_t{1} << 60, "--checkpoint"}};
+  EXPECT_EQ(io_error_of(nowhere), "no error");
+}
+
+}  // namespace
+}  // namespace poet
