@@ -76,6 +76,16 @@ expect 0 '"status": "optimal"' -- solve --model linear --platform m0 --ram-budge
 expect 0 "peak RAM" -- simulate --model linear --platform m0 --schedule "$tmp/poet.json"
 expect 4 "no schedule needs less than" -- solve --model lenet5 --ram-budget 1KB
 expect 2 "--runtime-budget: 'soon' is not a deadline" -- solve --model lenet5 --runtime-budget soon
+# Ctrl-C while profiling: exit 130, saying that nothing was written, and nothing is.
+"$poet" profile --model lenet5 --repeats 100000 --storage-power 0 --cpu-power 5 --no-rapl --page-dir "$tmp" \
+  -o "$tmp/cut-profile.json" > /dev/null 2> "$tmp/cut-profile.err" &
+profiler=$!
+for _ in $(seq 600); do [ -s "$tmp/cut-profile.err" ] && break; sleep 0.1; done
+kill -INT "$profiler"
+wait "$profiler"
+code=$?
+[ "$code" -eq 130 ] && grep -q "nothing was written to '$tmp/cut-profile.json'" "$tmp/cut-profile.err" && [ ! -e "$tmp/cut-profile.json" ] ||
+  { echo "FAIL: interrupted profile: exit $code"; tail -2 "$tmp/cut-profile.err"; failures=$((failures + 1)); }
 # A step's deadline ends with the optimizer's update: a profile that timed it leaves the schedule the rest.
 "$poet" profile --model linear --repeats 2 --warmup 1 --storage-power 0 --cpu-power 5 --no-rapl --page-dir "$tmp" \
   -o "$tmp/linear-profile.json" > /dev/null 2>&1 || { echo "FAIL: poet profile --model linear"; failures=$((failures + 1)); }

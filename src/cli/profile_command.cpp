@@ -13,6 +13,7 @@
 #include "poet/paging/file_pager.h"
 #include "poet/profile/measure_device.h"
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -73,9 +74,13 @@ void add_profile_command(CLI::App& app) {
       ::gethostname(host, sizeof host - 1);
       measure.name = fmt::format("{}-{}", host, g.name());
     }
+    set_interrupt_note(fmt::format("poet: interrupted while measuring; nothing was written to '{}' (a profile is "
+                                   "written whole, at the end)",
+                                   opts->output));
     const DeviceProfile profile =
         profile::measure_device(g, measure, [](std::string_view line) { fmt::print(stderr, "{}\n", line); });
     save_device(profile, opts->output);
+    set_interrupt_note("");
     fmt::print("wrote {}: {} nodes of '{}', {} compute per step; plan with --platform {}\n", opts->output,
                profile.nodes->nodes.size(), g.name(), format_seconds(costs_for(g, profile).total_compute_time_s),
                opts->output);
