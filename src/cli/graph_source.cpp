@@ -113,7 +113,7 @@ void ScheduleSource::add_options(CLI::App& cmd) {
       ->check(CLI::IsMember(strategy_names()));
   cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
       ->capture_default_str()
-      ->check(number_in(0.1, 86400));
+      ->check(time_limit_seconds());
 }
 
 Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {

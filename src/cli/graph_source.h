@@ -26,6 +26,10 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 // if `whole`), whose message says so in those words.
 CLI::Validator number_in(double lo, double hi, bool whole = false);
 
+// The one range every --time-limit of a solve takes (solve, sweep, train, and the
+// strategies of plan, simulate and show), in seconds.
+inline CLI::Validator time_limit_seconds() { return number_in(0.001, 1e6); }
+
 // CLI11 checks that the option names an existing file (not a folder) or an existing folder,
 // in poet's words rather than CLI11's.
 CLI::Validator existing_file();

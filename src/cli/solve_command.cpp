@@ -105,7 +105,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
   cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
       ->capture_default_str()
-      ->check(number_in(0.001, 1e6));
+      ->check(time_limit_seconds());
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")
       ->capture_default_str()
       ->check(number_in(0, 1));

@@ -89,7 +89,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(number_in(1, 64, true));
   cmd->add_option("--time-limit", opts->settings.time_limit_s, "Wall-clock limit of each POET or Checkmate solve, seconds")
       ->capture_default_str()
-      ->check(number_in(0.001, 1e6));
+      ->check(time_limit_seconds());
   cmd->add_option("--gap", opts->settings.relative_gap,
                   "Proven relative gap at which a POET or Checkmate solve stops (e.g. 0.01: within 1% of optimal)")
       ->capture_default_str()

@@ -458,7 +458,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--resume", o->resume, "Continue from --checkpoint");
   cmd->add_option("--time-limit", o->time_limit_s, "Wall-clock limit of the poet solve, seconds")
       ->capture_default_str()
-      ->check(number_in(0.001, 1e6));
+      ->check(time_limit_seconds());
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->add_option("--report", o->report_dir,
                   "Instead of training: time steps of every --strategy at every --ram-budget against the simulator's "
