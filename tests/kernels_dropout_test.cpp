@@ -1,6 +1,7 @@
 // The counter-based RNG and dropout masks that recomputation reproduces exactly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "kernel_gradcheck.h"
@@ -34,6 +35,37 @@ TEST(KernelRng, EveryPartOfTheKeyChangesTheBits) {
   EXPECT_NE(random_bits({.seed = 7, .step = 3, .node = 12}, 5), bits);
   EXPECT_NE(random_bits(key, 6), bits);
   EXPECT_EQ(random_bits(key, 5), random_block(key, 1)[1]);
+}
+
+// The eight-lane Philox (AVX2 where the CPU has it) against the block function, with keys
+// that fill every word of the counter and key, and blocks up to the last counter value.
+TEST(KernelRng, EightBlocksAtOnceAreTheBlocksInElementOrder) {
+  for (const RandomKey key : {RandomKey{}, RandomKey{.seed = 0x0123456789abcdefull, .step = 0xfedcba9876543210ull,
+                                                    .node = 0x89abcdefu}}) {
+    for (const std::uint32_t first : {0u, 1u, 13u, 0xfffffff8u}) {
+      std::uint32_t words[kWordsPerEightBlocks];
+      random_eight_blocks(key, first, words);
+      for (std::uint32_t e = 0; e < kWordsPerEightBlocks; ++e)
+        ASSERT_EQ(words[e], random_block(key, first + e / 4)[e % 4]) << "block " << first << " + " << e / 4;
+    }
+  }
+}
+
+// Each element kept or dropped as its own word says, whether it falls in a run of eight
+// blocks or in the tail after the last such run, at every size up to three runs.
+TEST(KernelDropout, EveryElementFollowsItsOwnRandomWord) {
+  const RandomKey key{.seed = 5, .step = 6, .node = 7};
+  const float p = 0.3f;
+  const std::uint32_t threshold = static_cast<std::uint32_t>(std::lround(0.3 * (1u << 24)));
+  for (std::size_t n = 1; n <= 3 * kWordsPerEightBlocks + 5; ++n) {
+    const std::vector<float> x = random_values(n, static_cast<unsigned>(n));
+    std::vector<float> y(n);
+    dropout_forward(key, p, x, y);
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool kept = (random_bits(key, i) >> 8) >= threshold;
+      ASSERT_EQ(y[i], kept ? x[i] * (1.0f / (1.0f - p)) : 0.0f) << "element " << i << " of " << n;
+    }
+  }
 }
 
 std::vector<float> dropped(const RandomKey& key, float p, std::size_t n) {

@@ -21,6 +21,11 @@ std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> counter,
 // The 4 words for elements 4 block .. 4 block + 3 of the tensor `key` names.
 std::array<std::uint32_t, 4> random_block(const RandomKey& key, std::uint32_t block);
 
+// The words of blocks `first` .. `first` + 7 (elements 4 first .. 4 first + 31) in element
+// order: random_block's, eight blocks at once (in AVX2 lanes where the CPU has them).
+inline constexpr int kWordsPerEightBlocks = 32;
+void random_eight_blocks(const RandomKey& key, std::uint32_t first, std::uint32_t* words);
+
 // The 32 random bits of one element.
 std::uint32_t random_bits(const RandomKey& key, std::uint64_t index);
 
