@@ -3,12 +3,13 @@
 // has that schedule's window cost as its optimum, and a window's solution spliced into a
 // schedule keeps the full model's constraints and costs exactly what the window predicts,
 // in the simulator too; the neighbourhood search built on them keeps all that and never
-// passes the optimum.
+// passes the optimum; the starts it is given end early when asked.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <random>
 
@@ -124,7 +125,8 @@ SimulationOptions simulation_of(const WindowCase& c) {
 }
 
 std::vector<solve_internal::StartSchedule> starts_of(const WindowCase& c) {
-  return solve_internal::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget);
+  return solve_internal::start_schedules(c.g, c.costs, c.o, simulation_of(c), c.o.ram_budget_bytes - c.activation_budget,
+                                         std::nullopt);
 }
 
 // Energy of stages [begin, end): computes and transfers, counted from the costs directly.
@@ -317,6 +319,25 @@ TEST(MilpWindow, ASplicedWindowKeepsTheModelAndCostsWhatItPredicts) {
     }
   }
   EXPECT_GT(improved, 0);  // the windows did change schedules
+}
+
+// The starts past their time (solve()'s limit) or asked to stop: the first schedule found
+// is the only one, where the full run finds several.
+TEST(Starts, PastTheirTimeOrAskedToStopTheFirstScheduleIsEnough) {
+  for (const WindowCase& c : cases()) {
+    const auto all = starts_of(c);
+    ASSERT_GT(all.size(), 1u) << c.name;
+    const auto expired = solve_internal::start_schedules(c.g, c.costs, c.o, simulation_of(c),
+                                                         c.o.ram_budget_bytes - c.activation_budget,
+                                                         std::chrono::steady_clock::now());
+    EXPECT_EQ(expired.size(), 1u) << c.name;
+    SolveOptions stopped = c.o;
+    const std::atomic<bool> stop = true;
+    stopped.stop = &stop;
+    const auto asked = solve_internal::start_schedules(c.g, c.costs, stopped, simulation_of(c),
+                                                       c.o.ram_budget_bytes - c.activation_budget, std::nullopt);
+    EXPECT_EQ(asked.size(), 1u) << c.name;
+  }
 }
 
 TEST(NeighbourhoodSearch, ImprovesWithinTheModeAndNeverPassesTheOptimum) {

@@ -194,9 +194,10 @@ void add_solve_command(CLI::App& app) {
                  format_joules(s.total_energy_j()));
       fmt::print("status      {} (gap {:.3f}%, bound {:.6g}) in {:.2f} s; {}\n", solve_status_name(r.status), 100 * r.gap,
                  r.best_bound, r.solve_time_s,
-                 r.variables == 0 ? std::string("eviction heuristic, no MILP")
-                                  : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
-                                                r.constraints));
+                 r.variables == 0    ? std::string("eviction heuristic, no MILP")
+                 : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", r.variables)
+                                      : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
+                                                    r.constraints));
       fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
                  s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
                  format_seconds(s.stall_s));

@@ -19,8 +19,8 @@ namespace {
 class Starts {
  public:
   Starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o, const SimulationOptions& simulation,
-         std::int64_t fixed_bytes)
-      : g_(g), costs_(costs), o_(o), budgeted_(simulation), fixed_bytes_(fixed_bytes) {
+         std::int64_t fixed_bytes, StartsUntil stop_at = std::nullopt)
+      : g_(g), costs_(costs), o_(o), budgeted_(simulation), fixed_bytes_(fixed_bytes), stop_at_(stop_at) {
     budgeted_.ram_budget_bytes = o.ram_budget_bytes;
   }
 
@@ -47,7 +47,7 @@ class Starts {
     SolveOptions restricted = o_;
     restricted.mode = mode;
     for (std::int64_t target = o_.ram_budget_bytes - fixed_bytes_, attempt = 0; attempt < 4 && target > 0; ++attempt) {
-      const auto s = eviction_schedule(g_, costs_, restricted, target, choices);
+      const auto s = eviction_schedule(g_, costs_, restricted, target, choices, stop_at_);
       if (!s) return;
       const std::int64_t peak = strict() ? judge(*s).peak_bytes : o_.ram_budget_bytes;  // reference: the MILP's count
       if (peak <= o_.ram_budget_bytes) return consider(*s);
@@ -55,8 +55,10 @@ class Starts {
     }
   }
 
-  // Asked to stop (SolveOptions::stop), one schedule is enough.
-  bool enough() const { return o_.stop_requested() && !out_.empty(); }
+  // Out of time or asked to stop (StartsUntil), one schedule is enough.
+  bool enough() const {
+    return !out_.empty() && (o_.stop_requested() || (stop_at_ && std::chrono::steady_clock::now() > *stop_at_));
+  }
 
   std::vector<StartSchedule> cheapest_first() && {
     sort_cheapest_first(out_);
@@ -77,6 +79,7 @@ class Starts {
   const SolveOptions& o_;
   SimulationOptions budgeted_;
   std::int64_t fixed_bytes_;
+  StartsUntil stop_at_;
   std::vector<StartSchedule> out_;
 };
 
@@ -87,8 +90,9 @@ void sort_cheapest_first(std::vector<StartSchedule>& starts) {
 }
 
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
-                                           const SimulationOptions& simulation, std::int64_t fixed_bytes) {
-  Starts starts(g, costs, o, simulation, fixed_bytes);
+                                           const SimulationOptions& simulation, std::int64_t fixed_bytes,
+                                           StartsUntil stop_at) {
+  Starts starts(g, costs, o, simulation, fixed_bytes, stop_at);
   // In POET's mode the heuristic also runs restricted to recomputation and to paging, and
   // each with and without its guard on stage peaks: one greedy choice does not suit every
   // budget and deadline.
@@ -108,9 +112,9 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
 
 std::vector<StartSchedule> cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                         const SimulationOptions& simulation, std::int64_t fixed_bytes,
-                                        const std::vector<Restoration>& cover) {
+                                        const std::vector<Restoration>& cover, StartsUntil stop_at) {
   if (cover.empty()) return {};
-  Starts starts(g, costs, o, simulation, fixed_bytes);
+  Starts starts(g, costs, o, simulation, fixed_bytes, stop_at);
   for (const bool guard_peaks : {false, true})
     for (const bool after_memory : {false, true})
       if (!after_memory || o.deadline_s)
