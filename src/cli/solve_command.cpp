@@ -103,7 +103,8 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"strict", "reference"}));
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
-  cmd->add_option("--time-limit", opts->solve.time_limit_s, "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
+  cmd->add_option("--time-limit", opts->solve.time_limit_s,
+                  "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
       ->capture_default_str()
       ->check(time_limit_seconds());
   cmd->add_option("--gap", opts->solve.relative_gap, "Relative gap at which a solution counts as optimal")

@@ -52,9 +52,9 @@ struct EvictionChoices {
 };
 
 // Nothing when every idle tensor has been evicted and a stage is still over the budget,
-// or when the schedule found misses the deadline.
-// After `stop_at`, or once a stop is asked (SolveOptions::stop), no more tries with a kept
-// tensor (the passes after the first that fits): the cheapest schedule so far is the answer.
+// or when the schedule found misses the deadline. After `stop_at`, or once a stop is asked
+// (SolveOptions::stop), no more tries with a kept tensor (the passes after the first that
+// fits): the cheapest schedule so far is the answer.
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
                                           std::int64_t activation_budget, const EvictionChoices& choices,
                                           std::optional<std::chrono::steady_clock::time_point> stop_at = std::nullopt);

@@ -68,8 +68,8 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
   best.objective = best.milp_objective = objective_of(best.simulation, o);
   const auto seconds_left = [&] { return std::chrono::duration<double>(limits.deadline - Clock::now()).count(); };
   const auto out_of_work = [&] {
-    return seconds_left() < 0.5 || o.stop_requested() || (limits.max_windows && best.windows_solved >= *limits.max_windows) ||
-           best.objective <= limits.good_enough;
+    return seconds_left() < 0.5 || o.stop_requested() ||
+           (limits.max_windows && best.windows_solved >= *limits.max_windows) || best.objective <= limits.good_enough;
   };
 
   // The window [begin, end) around the incumbent with `slack` seconds of the deadline to

@@ -50,7 +50,7 @@ constexpr double kSecondStartWithin = 0.1;
 constexpr int kPerturbedTries = 48, kPerturbedProbe = 16;
 constexpr double kPerturbedTimeShare = 0.2;
 // The end of the limit kept for judging the candidates and reporting, in seconds.
-constexpr double kAnswerMargin(double time_limit_s) { return 0.2 + 0.02 * time_limit_s; }
+constexpr double answer_margin_s(double time_limit_s) { return 0.2 + 0.02 * time_limit_s; }
 
 }  // namespace
 
@@ -133,11 +133,11 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   if (status) status->set("starts (the eviction heuristic, Capuchin, DTR) and the lower bound");
   // The time limit holds for the starts too (resnet50's take 14 s; `--time-limit 5` got its
   // answer after 14 s): past it, the first schedule found is enough. Not under a work limit.
-  const auto limit_end = [&](double share) {
-    return began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(share));
+  const auto limit_end = [&](double seconds) {
+    return began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
   const solve_internal::StartsUntil starts_until =
-      o.max_nodes ? std::nullopt : std::optional(limit_end(o.time_limit_s - kAnswerMargin(o.time_limit_s)));
+      o.max_nodes ? std::nullopt : std::optional(limit_end(o.time_limit_s - answer_margin_s(o.time_limit_s)));
   std::vector<solve_internal::StartSchedule> starts =
       solve_internal::start_schedules(g, costs, o, sim, fixed_bytes, starts_until);
   result.starts_time_s = seconds_since(began);
@@ -310,7 +310,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
             froms.emplace_back(other.schedule, other.objective);
             break;
           }
-      const auto search_end = limit_end(o.time_limit_s - kAnswerMargin(o.time_limit_s));
+      const auto search_end = limit_end(o.time_limit_s - answer_margin_s(o.time_limit_s));
       // A schedule within the gap asked of the bound ends the search: it would be reported optimal.
       const double good_enough = o.relative_gap < 1 ? result.best_bound / (1 - o.relative_gap) : INFINITY;
       double best_so_far = std::min(best_start(), from->second);
