@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -32,23 +33,18 @@ void apply_mask(const char* kernel, const RandomKey& key, float p, std::span<con
   const float scale = keep_scale(p);
   // Element i's word is word i % 4 of block i / 4 whichever thread draws it; the ranges
   // start at multiples of 4 (parallel_blocks' block), so no block is split between two.
+  // Words are drawn eight blocks at a time; a range's last draw may go past its end.
   detail::parallel_blocks(static_cast<std::int64_t>(in.size()), [&](std::int64_t begin, std::int64_t end) {
-    auto base = static_cast<std::size_t>(begin);
     std::uint32_t words[kWordsPerEightBlocks];
-    for (; base + kWordsPerEightBlocks <= static_cast<std::size_t>(end); base += kWordsPerEightBlocks) {
+    for (auto base = static_cast<std::size_t>(begin); base < static_cast<std::size_t>(end);
+         base += kWordsPerEightBlocks) {
       random_eight_blocks(key, static_cast<std::uint32_t>(base / 4), words);
+      const std::size_t count = std::min<std::size_t>(kWordsPerEightBlocks, static_cast<std::size_t>(end) - base);
       // The select as a mask of bits, which the vectorizer takes (a branch per element
       // mispredicts at the drop rate): the same values, +0 where dropped.
-      for (std::size_t i = 0; i < kWordsPerEightBlocks; ++i) {
+      for (std::size_t i = 0; i < count; ++i) {
         const std::uint32_t kept = (words[i] >> 8) >= threshold ? ~0u : 0u;
         out[base + i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(in[base + i] * scale) & kept);
-      }
-    }
-    for (; base < static_cast<std::size_t>(end); base += 4) {
-      const auto words = random_block(key, static_cast<std::uint32_t>(base / 4));
-      for (std::size_t lane = 0; lane < 4 && base + lane < static_cast<std::size_t>(end); ++lane) {
-        const bool keep = (words[lane] >> 8) >= threshold;
-        out[base + lane] = keep ? in[base + lane] * scale : 0.0f;
       }
     }
   });

@@ -74,7 +74,7 @@ struct Eviction {
 class EvictionSearch {
  public:
   EvictionSearch(const Graph& g, const GraphCosts& costs, const SolveOptions& o, std::int64_t budget,
-                 const EvictionChoices& choices, std::optional<std::chrono::steady_clock::time_point> stop_at)
+                 const EvictionChoices& choices, StopAt stop_at)
       : costs_(costs), o_(o), budget_(budget), guard_peaks_(choices.guard_peaks),
         deadline_after_memory_(choices.deadline_after_memory && o.deadline_s), first_(choices.first),
         stop_at_(stop_at),
@@ -108,7 +108,7 @@ class EvictionSearch {
     std::optional<std::pair<Schedule, double>> best = passes();
     for (std::set<std::size_t>* never : {&never_recomputed_, &never_paged_}) {
       std::set<std::size_t> tried;
-      for (std::size_t k = 0; best && k < kKeptTensorTries && !out_of_time(); ++k) {
+      for (std::size_t k = 0; best && k < kKeptTensorTries && !stop_now(stop_at_, o_); ++k) {
         const std::optional<std::size_t> x = costliest_evicted(best->first, never == &never_paged_, tried);
         if (!x) break;
         tried.insert(*x);
@@ -248,9 +248,6 @@ class EvictionSearch {
   }
 
   bool strict() const { return o_.accounting == Accounting::Strict; }
-  bool out_of_time() const {
-    return o_.stop_requested() || (stop_at_ && std::chrono::steady_clock::now() > *stop_at_);
-  }
   double cost(double energy_j, double time_s) const {
     return o_.objective == SolveObjective::Energy ? energy_j : time_s;
   }
@@ -686,7 +683,7 @@ class EvictionSearch {
   bool guard_peaks_;
   bool deadline_after_memory_;
   const std::vector<Restoration>& first_;
-  std::optional<std::chrono::steady_clock::time_point> stop_at_;
+  StopAt stop_at_;
   // With a deadline (energy objective): what a second weighs when an input is paged in or
   // recomputed for a recomputation, the energy of a second of computing. On a72 a page-in
   // costs next to no energy but seconds of the deadline, which the choice by energy alone
@@ -712,7 +709,7 @@ class EvictionSearch {
 
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
                                           std::int64_t activation_budget, const EvictionChoices& choices,
-                                          std::optional<std::chrono::steady_clock::time_point> stop_at) {
+                                          StopAt stop_at) {
   return EvictionSearch(g, costs, options, activation_budget, choices, stop_at).run();
 }
 

@@ -45,6 +45,14 @@
 
 namespace poet::solve_internal {
 
+// When a heuristic stops trying alternatives and answers with its best so far (none: it
+// runs to its end), and whether that time has come: past it, or a stop asked
+// (SolveOptions::stop).
+using StopAt = std::optional<std::chrono::steady_clock::time_point>;
+inline bool stop_now(const StopAt& stop_at, const SolveOptions& o) {
+  return o.stop_requested() || (stop_at && std::chrono::steady_clock::now() > *stop_at);
+}
+
 struct EvictionChoices {
   bool guard_peaks = false;
   bool deadline_after_memory = false;
@@ -57,6 +65,6 @@ struct EvictionChoices {
 // fits): the cheapest schedule so far is the answer.
 std::optional<Schedule> eviction_schedule(const Graph& g, const GraphCosts& costs, const SolveOptions& options,
                                           std::int64_t activation_budget, const EvictionChoices& choices,
-                                          std::optional<std::chrono::steady_clock::time_point> stop_at = std::nullopt);
+                                          StopAt stop_at = std::nullopt);
 
 }  // namespace poet::solve_internal

@@ -136,7 +136,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   const auto limit_end = [&](double seconds) {
     return began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   };
-  const solve_internal::StartsUntil starts_until =
+  const solve_internal::StopAt starts_until =
       o.max_nodes ? std::nullopt : std::optional(limit_end(o.time_limit_s - answer_margin_s(o.time_limit_s)));
   std::vector<solve_internal::StartSchedule> starts =
       solve_internal::start_schedules(g, costs, o, sim, fixed_bytes, starts_until);

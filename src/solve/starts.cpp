@@ -19,7 +19,7 @@ namespace {
 class Starts {
  public:
   Starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o, const SimulationOptions& simulation,
-         std::int64_t fixed_bytes, StartsUntil stop_at = std::nullopt)
+         std::int64_t fixed_bytes, StopAt stop_at = std::nullopt)
       : g_(g), costs_(costs), o_(o), budgeted_(simulation), fixed_bytes_(fixed_bytes), stop_at_(stop_at) {
     budgeted_.ram_budget_bytes = o.ram_budget_bytes;
   }
@@ -55,10 +55,8 @@ class Starts {
     }
   }
 
-  // Out of time or asked to stop (StartsUntil), one schedule is enough.
-  bool enough() const {
-    return !out_.empty() && (o_.stop_requested() || (stop_at_ && std::chrono::steady_clock::now() > *stop_at_));
-  }
+  // Out of time or asked to stop, one schedule is enough.
+  bool enough() const { return !out_.empty() && stop_now(stop_at_, o_); }
 
   std::vector<StartSchedule> cheapest_first() && {
     sort_cheapest_first(out_);
@@ -79,7 +77,7 @@ class Starts {
   const SolveOptions& o_;
   SimulationOptions budgeted_;
   std::int64_t fixed_bytes_;
-  StartsUntil stop_at_;
+  StopAt stop_at_;
   std::vector<StartSchedule> out_;
 };
 
@@ -91,7 +89,7 @@ void sort_cheapest_first(std::vector<StartSchedule>& starts) {
 
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes,
-                                           StartsUntil stop_at) {
+                                           StopAt stop_at) {
   Starts starts(g, costs, o, simulation, fixed_bytes, stop_at);
   // In POET's mode the heuristic also runs restricted to recomputation and to paging, and
   // each with and without its guard on stage peaks: one greedy choice does not suit every
@@ -112,7 +110,7 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
 
 std::vector<StartSchedule> cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                         const SimulationOptions& simulation, std::int64_t fixed_bytes,
-                                        const std::vector<Restoration>& cover, StartsUntil stop_at) {
+                                        const std::vector<Restoration>& cover, StopAt stop_at) {
   if (cover.empty()) return {};
   Starts starts(g, costs, o, simulation, fixed_bytes, stop_at);
   for (const bool guard_peaks : {false, true})
@@ -153,7 +151,7 @@ std::vector<StartSchedule> perturbed_cover_starts(const Graph& g, const GraphCos
     for (int t = 0; t < 2; ++t)
       threads.emplace_back([&] {
         for (int k; (k = next++) < to;) {
-          if (o.stop_requested() || (limits.stop_at && std::chrono::steady_clock::now() > *limits.stop_at)) return;
+          if (stop_now(limits.stop_at, o)) return;
           Starts starts(g, costs, o, simulation, fixed_bytes);
           starts.evict(o.mode, {.guard_peaks = k % 2 == 1,
                                 .deadline_after_memory = o.deadline_s && k % 4 >= 2,

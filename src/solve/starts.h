@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "eviction_heuristic.h"
 #include "restoration.h"
 #include "poet/schedule/schedule.h"
 #include "poet/simulate/simulator.h"
@@ -20,16 +21,13 @@ struct StartSchedule {
   double objective = 0;         // energy (J) or compute time (s), the simulator's
 };
 
-// When the starts end early, with the schedules found so far: once one is found, no
-// heuristic run starts after `stop_at` (the solve's time limit; none under a work limit)
-// or after a stop is asked (SolveOptions::stop), and a run under way ends at its best pass.
-using StartsUntil = std::optional<std::chrono::steady_clock::time_point>;
-
 // Those that fit the budget in the simulator, meet the deadline as the MILP counts it, and
 // respect the mode; cheapest first. `fixed_bytes`: what the budget holds besides activations.
+// Once one is found, no heuristic run starts after `stop_at` (the solve's time limit; none
+// under a work limit) or a stop asked, and a run under way ends at its best pass.
 std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                            const SimulationOptions& simulation, std::int64_t fixed_bytes,
-                                           StartsUntil stop_at);
+                                           StopAt stop_at);
 
 // Sorts starts cheapest first (stable: among equals, the order found).
 void sort_cheapest_first(std::vector<StartSchedule>& starts);
@@ -39,7 +37,7 @@ void sort_cheapest_first(std::vector<StartSchedule>& starts);
 // with a deadline also meeting it after the memory. The same checks; cheapest first.
 std::vector<StartSchedule> cover_starts(const Graph& g, const GraphCosts& costs, const SolveOptions& o,
                                         const SimulationOptions& simulation, std::int64_t fixed_bytes,
-                                        const std::vector<Restoration>& cover, StartsUntil stop_at);
+                                        const std::vector<Restoration>& cover, StopAt stop_at);
 
 // How many perturbed starts to try (perturbed_cover_starts). Work limits, so that the
 // answer does not depend on the machine's speed, unless `stop_at` is set.
@@ -47,7 +45,7 @@ struct PerturbedTries {
   int tries = 0;       // at most
   int probe = 0;       // the first tries; the rest only if one of them beat `to_beat`
   double to_beat = 0;  // the best start's objective
-  std::optional<std::chrono::steady_clock::time_point> stop_at;  // no try starts after it
+  StopAt stop_at;  // no try starts after it (or once a stop is asked)
 };
 
 // The eviction heuristic from the cover again, each time with the cover perturbed: every
