@@ -100,6 +100,18 @@ class TinyMLP(nn.Module):
         return self.head(x.reshape(x.shape[0], -1))
 
 
+class TinyFashion(nn.Module):
+    """A classifier of Fashion-MNIST's 1x28x28 pictures (pooled, then linear): an ONNX model the real dataset fits."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.AvgPool2d(4)
+        self.fc = nn.Linear(49, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
 class TinyInception(nn.Module):
     """Branches concatenated along the channels, one of them average-pooled with padding, as in Inception."""
 
@@ -443,6 +455,7 @@ def main():
     write_fixture("tiny_resnet", TinyResNet, (3, 16, 16), 10, out_dir)
     write_fixture("tiny_mlp", TinyMLP, (4, 8), 3, out_dir, opset=17)
     write_fixture("tiny_inception", TinyInception, (3, 8, 8), 4, out_dir)
+    write_fixture("tiny_fashion", TinyFashion, (1, 28, 28), 10, out_dir)
     write_structure("resnet18", torchvision.models.resnet18(), out_dir)
     write_structure("mobilenet_v2", torchvision.models.mobilenet_v2(), out_dir)
     write_fixture("tiny_transformer", TinyTransformer, (5, 16), 3, out_dir, perturb=True)

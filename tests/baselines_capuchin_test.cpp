@@ -39,6 +39,22 @@ TEST(BaselineCapuchin, RecomputesWhenPagingCannotFit) {
   EXPECT_NO_THROW(simulate(g, costs, plan_from_schedule(*r.schedule, g), {.ram_budget_bytes = budget}));
 }
 
+// A solve's time limit or Ctrl-C ends Capuchin between two of its simulations.
+TEST(BaselineCapuchin, GivingUpEndsItBetweenSimulations) {
+  const Graph g = testing::chain_training_graph(12);
+  const auto costs = estimate_costs(g, testing::device_with_transfers(0.01));
+  const SimulationOptions options{.ram_budget_bytes = testing::checkpoint_all_peak(g, costs) - 200};
+  int asked = 0;
+  const BaselineResult whole = capuchin_for_budget(g, costs, options, [&asked] { return ++asked, false; });
+  ASSERT_TRUE(whole.found()) << whole.reason;
+  EXPECT_EQ(whole.schedule, capuchin_for_budget(g, costs, options).schedule);
+  ASSERT_GE(asked, 2);
+  int left = asked - 1;  // gives up at the last question the whole run asked
+  const BaselineResult stopped = capuchin_for_budget(g, costs, options, [&left] { return left-- == 0; });
+  EXPECT_FALSE(stopped.found());
+  EXPECT_EQ(stopped.reason, "capuchin: given up before its schedule fit the budget");
+}
+
 TEST(BaselineCapuchin, UnconstrainedIsCheckpointAll) {
   const Graph g = testing::chain_training_graph(6);
   const auto costs = estimate_costs(g, testing::hand_device());

@@ -153,6 +153,9 @@ mkdir "$tmp/ctrl-c"
   --checkpoint "$tmp/ctrl-c/c.ckpt" > /dev/null 2> "$tmp/ctrl-c.err" &
 trainer=$!
 for _ in $(seq 1500); do [ -e "$tmp/ctrl-c/c.ckpt" ] && break; sleep 0.2; done
+# One run per checkpoint: a second run on it is refused before it trains.
+expect 2 "--checkpoint '$tmp/ctrl-c/c.ckpt' is in use by another poet run (process $trainer)" -- \
+  train --model lenet5 --dataset synthetic --epochs 1 --checkpoint "$tmp/ctrl-c/c.ckpt"
 kill -INT "$trainer"
 wait "$trainer"
 code=$?
@@ -183,6 +186,15 @@ expect 2 "holds the finished tasks of an interrupted sweep: continue it with --r
 interrupt_when "$tmp/sweep-int.err" "resuming with 1 of 2 tasks done" -- "${sweep_args[@]}" --resume
 [ "$code" -eq 130 ] && grep -q checkpoint_all "$tmp/sweep-int/sweep.partial.json" ||
   { echo "FAIL: resumed sweep: exit $code, stderr: $(tail -c 300 "$tmp/sweep-int.err")"; failures=$((failures + 1)); }
+
+# One sweep per folder: while another process holds its lock (flock(1) here), a sweep there
+# is refused before its first task.
+mkdir "$tmp/sweep-held"
+out=$(flock "$tmp/sweep-held/poet.lock" "$poet" sweep --model lenet5 --budgets 50% --methods checkpoint_all \
+  -o "$tmp/sweep-held" 2>&1); got=$?
+[ "$got" -eq 2 ] && [[ "$out" == *"--output-dir '$tmp/sweep-held' is in use by another poet run; wait for it"* ]] &&
+  [ "$(ls "$tmp/sweep-held")" = poet.lock ] ||
+  { echo "FAIL: sweep into a held folder: exit $got: $out"; failures=$((failures + 1)); }
 
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
@@ -275,6 +287,33 @@ expect 0 "exported    the trained weights into '$tmp/tuned_bert.onnx'" -- train 
 expect 2 "the model takes token ids (an embedding of 20 tokens reads its input)" -- train --onnx "$onnx/tiny_bert.onnx" --batch-size 4
 expect 2 "--export-onnx writes the trained weights" -- train --model lenet5 --dataset synthetic --export-onnx "$tmp/x.onnx"
 expect 0 "median |error|" -- train --onnx "$onnx/tiny_cnn.onnx" --batch-size 2 --strategy poet --ram-budget 90% --report "$tmp/onnx-report" --report-steps 2 --page-file "$tmp"
+
+# A failed export keeps the training. The source is moved away mid-run: when the run, done
+# importing it, opens its first data file (a FIFO here, whose opening waits for both ends).
+# The export then fails by name, the weights are saved where --resume finds them, and the
+# rerun with --resume exports them without training: the bytes of an undisturbed run.
+fm="$tmp/fashion" && mkdir "$fm"
+for split in train t10k; do
+  printf '\x00\x00\x08\x03\x00\x00\x00\x08\x00\x00\x00\x1c\x00\x00\x00\x1c' > "$fm/$split-images-idx3-ubyte"
+  head -c $((8 * 784)) /dev/urandom >> "$fm/$split-images-idx3-ubyte"
+  printf '\x00\x00\x08\x01\x00\x00\x00\x08\x00\x01\x02\x03\x04\x05\x06\x07' > "$fm/$split-labels-idx1-ubyte"
+done
+fashion=(train --data-dir "$fm" --batch-size 4 --epochs 2 --onnx "$tmp/fashion.onnx" --export-onnx)
+cp "$onnx/tiny_fashion.onnx" "$tmp/fashion.onnx"
+expect 0 "exported" -- "${fashion[@]}" "$tmp/undisturbed.onnx"
+mv "$fm/train-images-idx3-ubyte" "$tmp/train-images" && mkfifo "$fm/train-images-idx3-ubyte"
+"$poet" "${fashion[@]}" "$tmp/rescued.onnx" > "$tmp/rescue.out" 2>&1 &
+trainer=$!
+timeout 600 bash -c 'exec 3> "$1" && mv "$2" "$2.moved" && cat "$3" >&3' _ "$fm/train-images-idx3-ubyte" \
+  "$tmp/fashion.onnx" "$tmp/train-images"
+wait "$trainer"
+code=$?
+[ "$code" -eq 2 ] && grep -q "fashion.onnx.*the trained weights are saved in '$tmp/rescued.onnx.ckpt'" "$tmp/rescue.out" ||
+  { echo "FAIL: export from a moved source: exit $code: $(tail -c 400 "$tmp/rescue.out")"; failures=$((failures + 1)); }
+rm "$fm/train-images-idx3-ubyte" && mv "$tmp/train-images" "$fm/train-images-idx3-ubyte"
+mv "$tmp/fashion.onnx.moved" "$tmp/fashion.onnx"
+expect 0 "the checkpoint has done all 2 epochs" -- "${fashion[@]}" "$tmp/rescued.onnx" --checkpoint "$tmp/rescued.onnx.ckpt" --resume
+cmp -s "$tmp/undisturbed.onnx" "$tmp/rescued.onnx" || { echo "FAIL: the rescued export differs"; failures=$((failures + 1)); }
 
 # Fine-tuning on a folder of pictures (tests/data/images: 2 classes of 6 PNG and JPEG files).
 images=$(dirname "$0")/data/images/folder

@@ -27,6 +27,13 @@ inline Graph training_graph(const std::string& model, int batch) {
   return build_model_training_graph(model, {.batch_size = batch}, BackwardMode::Autodiff);
 }
 
+// How many of the plan's instructions are of `kind`.
+inline std::size_t count(const Plan& p, InstrKind kind) {
+  std::size_t n = 0;
+  for (const Instruction& i : p.instructions) n += i.kind == kind;
+  return n;
+}
+
 // a72: paging is cheap enough beside compute that the solver mixes it with recomputation.
 inline GraphCosts test_costs(const Graph& g) { return estimate_costs(g, builtin_platform("a72")); }
 

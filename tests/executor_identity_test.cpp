@@ -21,12 +21,6 @@ struct Strategy {
   Schedule schedule;
 };
 
-std::size_t count(const Plan& p, InstrKind kind) {
-  std::size_t n = 0;
-  for (const Instruction& i : p.instructions) n += i.kind == kind;
-  return n;
-}
-
 // Budgets as fractions of checkpoint-all's activation peak, over fixed memory as the
 // solver's strict accounting counts it. lenet5's first max-pool gradient makes the least
 // any schedule needs 87% of its peak, and the MLP's first layer's most of its, so their

@@ -71,12 +71,6 @@ void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counte
 namespace poet::testing {
 namespace {
 
-std::size_t count(const Plan& p, InstrKind kind) {
-  std::size_t n = 0;
-  for (const Instruction& i : p.instructions) n += i.kind == kind;
-  return n;
-}
-
 // A plan for `fraction` of checkpoint-all's activation peak by the solver's heuristic.
 Schedule poet_heuristic(const Graph& g, double fraction) {
   const SimulationResult all = simulate(g, test_costs(g), plan_from_schedule(checkpoint_all_schedule(g), g));

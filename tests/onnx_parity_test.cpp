@@ -128,7 +128,7 @@ TEST_P(PyTorchParity, TrainableParametersEqualPyTorchs) {
   EXPECT_EQ(trainable_parameters(import_fixture(GetParam(), 1).model.forward), f["trainable_parameters"].get<std::int64_t>());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception",
+INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception", "tiny_fashion",
                                                                       "tiny_transformer", "tiny_vit", "tiny_mobilenet_v3",
                                                                       "tiny_convnext", "tiny_bert", "tiny_einsum", "tiny_swin",
                                                                       "tiny_maxvit"));

@@ -161,14 +161,18 @@ std::vector<std::size_t> instruction_stages(const Schedule& s, const Plan& plan)
 
 class Capuchin {
  public:
-  Capuchin(const Graph& g, const GraphCosts& costs, const SimulationOptions& options)
-      : g_(g), costs_(costs), options_(options), residency_(checkpoint_all_residency(g)) {}
+  Capuchin(const Graph& g, const GraphCosts& costs, const SimulationOptions& options,
+           const std::function<bool()>& give_up)
+      : g_(g), costs_(costs), options_(options), give_up_(give_up), residency_(checkpoint_all_residency(g)) {}
 
   BaselineResult run() {
     Attempt current = evaluate(residency_);
     while (current.excess > 0) {
       const std::size_t peak_stage = current.stages[current.sim.peak_instruction];
-      if (!improve_at(peak_stage, current, Eviction::Paged) && !improve_at(peak_stage, current, Eviction::Recomputed))
+      const bool improved =
+          improve_at(peak_stage, current, Eviction::Paged) || improve_at(peak_stage, current, Eviction::Recomputed);
+      if (gave_up_) return no_schedule("capuchin: given up before its schedule fit the budget");
+      if (!improved)
         return no_schedule(fmt::format(
             "capuchin: after paging {} and recomputing {} tensor gaps the schedule still peaks at {} in stage {} "
             "('{}'), above the budget {}, and no tensor idle there can be paged or recomputed to lower it",
@@ -267,6 +271,10 @@ class Capuchin {
 
   bool improve_at(std::size_t stage, Attempt& current, Eviction kind) {
     for (const Gap& gap : candidates(stage, kind)) {
+      if (give_up_ && give_up_()) {  // between simulations, the unit of its work
+        gave_up_ = true;
+        return false;
+      }
       Residency next = with(residency_, g_, gap, kind);
       Attempt attempt = evaluate(next);
       if (attempt.excess >= current.excess) continue;
@@ -282,16 +290,23 @@ class Capuchin {
   const Graph& g_;
   const GraphCosts& costs_;
   const SimulationOptions& options_;
+  const std::function<bool()>& give_up_;
+  bool gave_up_ = false;
   Residency residency_;
   int paged_ = 0, recomputed_ = 0;
 };
 
 }  // namespace
 
-BaselineResult capuchin_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
+BaselineResult capuchin_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options,
+                                   const std::function<bool()>& give_up) {
   POET_CHECK(costs.nodes.size() == g.size(), "costs belong to another graph");
   if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("capuchin: " + *too_small);
-  return Capuchin(g, costs, options).run();
+  return Capuchin(g, costs, options, give_up).run();
+}
+
+BaselineResult capuchin_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
+  return capuchin_for_budget(g, costs, options, {});
 }
 
 }  // namespace poet

@@ -12,6 +12,7 @@
 #include "poet/sweep/sweep_progress.h"
 #include "poet/sweep/sweep_range.h"
 #include "poet/util/atomic_file.h"
+#include "poet/util/exclusive_use.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 #include "poet/util/json_file.h"
@@ -123,6 +124,7 @@ void add_sweep_command(CLI::App& app) {
                                               opts->source.platform)
                                 : opts->output_dir;
     make_output_folder(dir, "--output-dir");
+    const ExclusiveUse one_sweep_per_folder(dir, "--output-dir");  // before reading its progress
     const std::string progress_file = dir + "/sweep.partial.json";
     const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),
                                              scale.activation_peak_bytes),

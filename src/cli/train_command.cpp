@@ -30,6 +30,7 @@
 #include "poet/train/trainer.h"
 #include "poet/util/disk_room.h"
 #include "poet/util/error.h"
+#include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
@@ -162,6 +163,7 @@ struct TrainedModel {
   std::string name;  // in messages and checkpoints
   Graph graph;
   std::optional<OnnxModel> onnx;
+  std::uintmax_t onnx_file_bytes = 0;  // as imported: the size of the export that rewrites it
 };
 
 TrainedModel load_model(const TrainOptions& o) {
@@ -172,23 +174,25 @@ TrainedModel load_model(const TrainOptions& o) {
     return {o.model, build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff), {}};
   }
   OnnxModel m = import_onnx(o.onnx_file, {.batch_size = o.batch_size});
+  std::error_code gone;  // moved since: the export will say so
+  const std::uintmax_t bytes = std::filesystem::file_size(o.onnx_file, gone);
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   g.validate();
   const std::string name = "onnx:" + std::filesystem::path(o.onnx_file).filename().string();
-  return {name, std::move(g), std::move(m)};
+  return {name, std::move(g), std::move(m), gone ? 0 : bytes};
 }
 
 // What the run will write, for the room check before its first step: the page file at
 // its largest, a checkpoint (a new one beside the old until it replaces it), the export
 // (about the size of the ONNX file it rewrites).
-std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const train::Trainer& trainer,
+std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedModel& model, const train::Trainer& trainer,
                                          const FilePager* pager, std::span<const std::uint64_t> paged_tensors) {
   std::vector<PlannedWrite> writes;
   if (pager) writes.push_back({pager->path(), FilePager::file_bytes_for(paged_tensors), "--page-file"});
   if (!o.checkpoint.empty())
     writes.push_back({o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, 0)).size(), "--checkpoint"});
   if (!o.export_onnx.empty())
-    writes.push_back({o.export_onnx, std::filesystem::file_size(o.onnx_file), "--export-onnx"});
+    writes.push_back({o.export_onnx, model.onnx_file_bytes, "--export-onnx"});
   return writes;
 }
 
@@ -221,9 +225,40 @@ train::EpochResult train_epoch_keeping_checkpoint(train::Trainer& trainer, const
   }
 }
 
+// What a failed export (`what`: the source moved or changed during a long run, a full
+// disk) leaves: the trained weights where --resume finds them, so a rerun exports them
+// without training again. Without --checkpoint they are saved beside the export.
+std::string weights_kept_note(const std::string& what, const TrainOptions& o, const train::Trainer& trainer) {
+  if (!o.checkpoint.empty())
+    return fmt::format("{}; the trained weights are in '{}': once that is fixed, export them with the same command "
+                       "and --resume (no more training)",
+                       what, o.checkpoint);
+  const std::string rescue = o.export_onnx + ".ckpt";
+  try {
+    train::save_checkpoint(rescue, trainer.checkpoint(o.model, o.epochs));
+  } catch (const std::exception& e) {
+    return fmt::format("{}; the trained weights could not be saved either ({})", what, e.what());
+  }
+  return fmt::format("{}; the trained weights are saved in '{}': once that is fixed, export them with the same "
+                     "command and --checkpoint '{}' --resume (no more training)",
+                     what, rescue, rescue);
+}
+
+void export_keeping_weights(const OnnxModel& model, const TrainOptions& o, const train::Trainer& trainer) {
+  try {
+    export_onnx(model, o.export_onnx);
+  } catch (const InputError& e) {
+    throw InputError(weights_kept_note(e.what(), o, trainer));
+  } catch (const IoError& e) {
+    throw IoError(weights_kept_note(e.what(), o, trainer));
+  }
+}
+
 void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
+  std::optional<ExclusiveUse> one_run_per_checkpoint;
+  if (!o.checkpoint.empty()) one_run_per_checkpoint.emplace(o.checkpoint, "--checkpoint");
   if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
@@ -283,7 +318,7 @@ void train(TrainOptions o) {
   eo.pager = pager.get();
   train::Trainer trainer(g, plan.lowered, eo, o.seed);
   trainer.check_dataset(data.train);
-  check_room_for(planned_writes(o, trainer, pager.get(), paged_tensor_bytes(plan.lowered.plan, g)));
+  check_room_for(planned_writes(o, model, trainer, pager.get(), paged_tensor_bytes(plan.lowered.plan, g)));
   if (model.onnx) {  // fine-tuning starts from the file's weights (a checkpoint, if resumed, replaces them)
     train::load_imported_weights(trainer.executor().parameters(), g, model.onnx->parameters);
     if (!o.json)
@@ -335,7 +370,7 @@ void train(TrainOptions o) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (model.onnx && !o.export_onnx.empty()) {
     train::take_trained_weights(trainer.executor().parameters(), g, model.onnx->parameters);
-    export_onnx(*model.onnx, o.export_onnx);
+    export_keeping_weights(*model.onnx, o, trainer);
     if (!o.json) fmt::print("exported    the trained weights into '{}'\n", o.export_onnx);
   }
 

@@ -13,6 +13,7 @@
 #include "poet/train/prediction_report.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/exclusive_use.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 
@@ -35,6 +36,7 @@ void run_prediction_report(const ReportRequest& r) {
                "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
   make_output_folder(r.output_dir, "--report");
+  const ExclusiveUse one_report_per_folder(r.output_dir, "--report");
 
   train::PredictionRequest request;
   request.strategies = r.strategies;

@@ -102,7 +102,8 @@ std::vector<StartSchedule> start_schedules(const Graph& g, const GraphCosts& cos
         starts.evict(mode, {.guard_peaks = guard_peaks, .deadline_after_memory = false, .first = {}});
   // The baselines take the budget as the simulator counts it.
   if (o.mode != SolveMode::RematOnly && !starts.enough())
-    if (auto r = capuchin_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
+    if (auto r = capuchin_for_budget(g, costs, starts.budgeted(), [&starts] { return starts.enough(); }); r.found())
+      starts.consider(std::move(*r.schedule));
   if (o.mode != SolveMode::PagingOnly && !starts.enough())
     if (auto r = dtr_for_budget(g, costs, starts.budgeted()); r.found()) starts.consider(std::move(*r.schedule));
   return std::move(starts).cheapest_first();

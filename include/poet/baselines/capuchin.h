@@ -19,10 +19,16 @@
 // candidate at the peak does, the budget is too tight for Capuchin.
 #pragma once
 
+#include <functional>
+
 #include "poet/baselines/baseline_result.h"
 
 namespace poet {
 
 BaselineResult capuchin_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options);
+// The same, asking `give_up` between the simulations that judge candidates (a solve's time
+// limit or Ctrl-C); once it says yes, the result is no schedule.
+BaselineResult capuchin_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options,
+                                   const std::function<bool()>& give_up);
 
 }  // namespace poet
