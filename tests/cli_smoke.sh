@@ -257,12 +257,14 @@ expect 2 "lower --batch-size to at most 256" -- train --model bert --dataset syn
 expect 2 "give a budget of 86.9% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
+expect 2 "--lr: '-1' is not a number from 1e-12 to 1000000" -- train --model lenet5 --dataset synthetic --lr -1
+expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- train --model lenet5 --dataset synthetic --seed -1
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
 echo "damaged" > "$tmp/bad.ckpt"
 # A learning rate that makes the loss NaN stops the run at that batch; the checkpoint keeps epoch 2's model.
 cp "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt"
-expect 2 "training diverged: the loss of epoch 3, batch 2 is nan" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 3 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume --lr 1e30
+expect 2 "training diverged: the loss of epoch 3, batch 3 is nan" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 3 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume --lr 1e6
 cmp -s "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt" || { echo "FAIL: a diverged run wrote its checkpoint"; failures=$((failures + 1)); }
 expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synthetic --checkpoint "$tmp/bad.ckpt" --resume
 expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset synthetic --strategy poet,dtr

@@ -46,5 +46,22 @@ TEST(StopOnInterrupt, OnceDestroyedTheFirstSignalEndsTheProcess) {
   EXPECT_EQ(WEXITSTATUS(status), 143);
 }
 
+TEST(StopOnInterrupt, AClosedTerminalEndsTheProcessWithItsCleanUp) {
+  const int status = status_of_child_with_handlers([] { ::raise(SIGHUP); });
+  ASSERT_TRUE(WIFEXITED(status)) << status;  // by the handler, not killed by the signal
+  EXPECT_EQ(WEXITSTATUS(status), 129);
+}
+
+TEST(StopOnInterrupt, AnIgnoredHangupStaysIgnored) {  // nohup
+  const int status = status_of_child_with_handlers([] {
+    ::signal(SIGHUP, SIG_IGN);
+    install_interrupt_handlers();
+    ::raise(SIGHUP);
+    ::_exit(0);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 }  // namespace
 }  // namespace poet

@@ -16,7 +16,7 @@ namespace {
 using namespace poet::cli;
 
 int run(int argc, char** argv) {
-  // Ctrl-C or SIGTERM: no child process, temporary file or page file left behind.
+  // Ctrl-C, SIGTERM or a closed terminal: no child process, temporary file or page file left behind.
   poet::install_interrupt_handlers();
   CLI::App app{
       "poet: energy-optimal training under a memory budget, by rematerialization and paging.\n"

@@ -74,7 +74,10 @@ nlohmann::json times_json(const SolveResult& r) {
 
 std::string stop_text(int signal_number, const SolveResult& r, double time_limit_s) {
   return fmt::format("by {} after {:.1f} s of the {:.0f} s limit: the best schedule and bound found by then",
-                     signal_number == SIGTERM ? "SIGTERM" : "Ctrl-C", r.solve_time_s, time_limit_s);
+                     signal_number == SIGTERM  ? "SIGTERM"
+                     : signal_number == SIGHUP ? "SIGHUP (its terminal closed)"
+                                               : "Ctrl-C",
+                     r.solve_time_s, time_limit_s);
 }
 
 std::string times_text(const SolveResult& r) {

@@ -482,8 +482,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--optimizer", o->optimizer, "sgd, momentum or adam")
       ->capture_default_str()
       ->check(CLI::IsMember(optimizer_names()));
-  cmd->add_option("--lr", o->learning_rate, "Learning rate (default: 0.05 sgd, 0.01 momentum, 0.001 adam)");
-  cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")->capture_default_str();
+  cmd->add_option("--lr", o->learning_rate, "Learning rate (default: 0.05 sgd, 0.01 momentum, 0.001 adam)")
+      ->check(number_in(1e-12, 1e6));
+  cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")
+      ->capture_default_str()
+      ->check(number_in(0, 1e19, true));
   cmd->add_option("--page-file", o->page_file,
                   "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)");
   cmd->add_flag("--page-cache", o->page_cache,

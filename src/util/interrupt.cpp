@@ -88,11 +88,13 @@ void install_interrupt_handlers() {
   // A stop (StopOnInterrupt) returns from the handler: the calls it interrupted go on.
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
-  // One clean-up at a time: the other signal waits while the first one's handler runs.
-  sigaddset(&action.sa_mask, SIGINT);
-  sigaddset(&action.sa_mask, SIGTERM);
+  // One clean-up at a time: the other signals wait while the first one's handler runs.
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, s);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  // A closed terminal too; but `nohup poet ...` asked for SIGHUP to be ignored, and stays so.
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) ::sigaction(SIGHUP, &action, nullptr);
 }
 
 void kill_on_interrupt(pid_t group) {
@@ -156,6 +158,8 @@ void reset_interrupt_state_in_child() {
   g_stop_armed.store(false);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
+  struct sigaction hangup {};
+  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler == on_interrupt) ::signal(SIGHUP, SIG_DFL);
   for (auto& child : g_children) child.store(0);
   for (auto& file : g_files) file.state.store(kFree);
 }

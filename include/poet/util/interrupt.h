@@ -1,9 +1,10 @@
-// What an interrupted poet (Ctrl-C: SIGINT, or SIGTERM) must not leave behind: child
-// processes, and files it was writing or uses for scratch (an atomic write's temporary, a
-// page file). The handler kills every registered child's process group, removes every
-// registered file that is still the one registered, and ends the process at once with
-// 128 + the signal: 130 for SIGINT, 143 for SIGTERM, the code a shell gives a command that
-// signal ended (so scripts can tell an interrupt from a timeout).
+// What an interrupted poet (Ctrl-C: SIGINT, SIGTERM, or SIGHUP when its terminal closes)
+// must not leave behind: child processes, and files it was writing or uses for scratch (an
+// atomic write's temporary, a page file). The handler kills every registered child's
+// process group, removes every registered file that is still the one registered, and ends
+// the process at once with 128 + the signal: 130 for SIGINT, 143 for SIGTERM, 129 for
+// SIGHUP, the code a shell gives a command that signal ended (so scripts can tell an
+// interrupt from a timeout).
 //
 // The registries are fixed arrays of atomics (a handler may not allocate or lock); a
 // registration that finds them full is skipped, and the child then still dies with its
@@ -18,7 +19,8 @@
 
 namespace poet {
 
-// Installs the handler for SIGINT and SIGTERM. The command line does this first thing; a
+// Installs the handler for SIGINT, SIGTERM and SIGHUP (unless SIGHUP is ignored, as under
+// nohup). The command line does this first thing; a
 // library user that wants the clean-up calls it too (nothing else is changed).
 void install_interrupt_handlers();
 
@@ -45,7 +47,7 @@ class RemoveOnInterrupt {
 // prints nothing. Up to 1,023 bytes (longer is cut). Set from one thread at a time.
 void set_interrupt_note(const std::string& note);
 
-// While one lives, the first SIGINT or SIGTERM does not end the process: it prints `note`
+// While one lives, the first of these signals does not end the process: it prints `note`
 // and sets `requested()`, which the work polls to wind up and keep what it has (a solve
 // then answers with its best schedule so far). The next signal ends the process as above,
 // with its clean-up. One at a time.
@@ -57,11 +59,11 @@ class StopOnInterrupt {
   StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
 
   const std::atomic<bool>& requested() const;
-  // The signal that asked for the stop (SIGINT or SIGTERM), 0 if none did.
+  // The signal that asked for the stop, 0 if none did.
   int signal_number() const;
 };
 
-// In a freshly forked child: the default actions for SIGINT and SIGTERM and nothing
+// In a freshly forked child: the default actions for these signals and nothing
 // registered, so a child never removes its parent's files or kills its siblings.
 void reset_interrupt_state_in_child();
 
