@@ -27,8 +27,13 @@ std::optional<std::string> below_smallest_working_set(const Graph& g, const Simu
 
 SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s,
                                    const SimulationOptions& options) {
+  return simulate_baseline(g, costs, s, plan_from_schedule(s, g), options);
+}
+
+SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s, const Plan& plan,
+                                   const SimulationOptions& options) {
   try {
-    return simulate_for_budget(g, costs, plan_from_schedule(s, g), options);
+    return simulate_for_budget(g, costs, plan, options);
   } catch (const InvalidPlan& e) {
     fail_internal(__FILE__, __LINE__, fmt::format("baseline '{}' made an invalid plan: {}", s.method, e.what()));
   }

@@ -202,7 +202,7 @@ class Capuchin {
     // would wait for it (simulator.h). A swap that needs such a wait is recomputed instead.
     SimulationOptions unbudgeted = options_;
     unbudgeted.ram_budget_bytes.reset();
-    a.sim = simulate_baseline(g_, costs_, a.schedule, unbudgeted);
+    a.sim = simulate_baseline(g_, costs_, a.schedule, plan, unbudgeted);
     a.stages = instruction_stages(a.schedule, plan);
     if (options_.ram_budget_bytes)
       for (const MemoryPoint& p : a.sim.timeline)

@@ -185,8 +185,9 @@ TrainedModel load_model(const TrainOptions& o) {
 // What the run will write, for the room check before its first step: the page file at
 // its largest, a checkpoint (a new one beside the old until it replaces it), the export
 // (about the size of the ONNX file it rewrites).
-std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedModel& model, const train::Trainer& trainer,
-                                         const FilePager* pager, std::span<const std::uint64_t> paged_tensors) {
+std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedModel& model,
+                                         const train::Trainer& trainer, const FilePager* pager,
+                                         std::span<const std::uint64_t> paged_tensors) {
   std::vector<PlannedWrite> writes;
   if (pager) writes.push_back({pager->path(), FilePager::file_bytes_for(paged_tensors), "--page-file"});
   if (!o.checkpoint.empty())

@@ -36,7 +36,8 @@ bool still_named(int fd, const std::string& path) {
 
 std::string ExclusiveUse::lock_path(const std::string& path) {
   std::error_code error;
-  return std::filesystem::is_directory(path, error) ? (std::filesystem::path(path) / "poet.lock").string() : path + ".lock";
+  if (std::filesystem::is_directory(path, error)) return (std::filesystem::path(path) / "poet.lock").string();
+  return path + ".lock";
 }
 
 ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option) : lock_path_(lock_path(path)) {

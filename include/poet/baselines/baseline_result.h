@@ -32,6 +32,9 @@ std::optional<std::string> below_smallest_working_set(const Graph& g, const Simu
 // InternalError rather than InvalidPlan.
 SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s,
                                    const SimulationOptions& options);
+// The same for a baseline that already holds the schedule's plan (plan_from_schedule).
+SimulationResult simulate_baseline(const Graph& g, const GraphCosts& costs, const Schedule& s, const Plan& plan,
+                                   const SimulationOptions& options);
 
 bool fits_budget(const SimulationResult& r, const SimulationOptions& options);
 

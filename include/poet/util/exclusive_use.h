@@ -3,10 +3,10 @@
 // in one folder would resume from, and overwrite, each other's rows. Each whole file stays
 // intact either way (atomic_file.h); what is lost is a run's work.
 //
-// The lock is flock(2) on "<path>.lock" (for a folder, "<folder>/poet.lock"), so the system drops it when its process ends,
-// however it ends: a lock file left by a killed run blocks nothing. The file is removed
-// when the run ends (or is interrupted: interrupt.h) and holds the holder's process id, for
-// the message a second run gets.
+// The lock is flock(2) on "<path>.lock" (for a folder, "<folder>/poet.lock"), so the system
+// drops it when its process ends, however it ends: a lock file left by a killed run blocks
+// nothing. The file is removed when the run ends (or is interrupted: interrupt.h) and holds
+// the holder's process id, for the message a second run gets.
 #pragma once
 
 #include <memory>

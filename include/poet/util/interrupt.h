@@ -20,8 +20,8 @@
 namespace poet {
 
 // Installs the handler for SIGINT, SIGTERM and SIGHUP (unless SIGHUP is ignored, as under
-// nohup). The command line does this first thing; a
-// library user that wants the clean-up calls it too (nothing else is changed).
+// nohup). The command line does this first thing; a library user that wants the clean-up
+// calls it too (nothing else is changed).
 void install_interrupt_handlers();
 
 // Registers the process group of a child for killing on interrupt, until forgotten.
