@@ -335,8 +335,15 @@ cp -r "$images" "$tmp/spoilt"
 echo "not a picture" > "$tmp/spoilt/disc/notes.txt"
 expect 2 "'$tmp/spoilt/disc/notes.txt' is not a PNG or JPEG picture" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt"
 rm "$tmp/spoilt/disc/notes.txt"
-head -c 300 "$images/stripes/002.png" > "$tmp/spoilt/stripes/002.png"  # truncated: found when a batch decodes it
-expect 2 "picture '$tmp/spoilt/stripes/002.png' is not a readable PNG" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt" --batch-size 2
+spoilt=(train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt" --batch-size 2)
+expect 0 "checkpoint '$tmp/spoilt.ckpt'" -- "${spoilt[@]}" --checkpoint "$tmp/spoilt.ckpt"
+head -c 300 "$images/stripes/002.png" > "$tmp/spoilt/stripes/002.png"  # cut in its header: found as the folder is read
+expect 2 "picture '$tmp/spoilt/stripes/002.png' is not a readable PNG" -- "${spoilt[@]}"
+# Cut in its image data (bytes 813-850): found when a batch decodes it, and the error also
+# says what the checkpoint holds.
+head -c 830 "$images/stripes/002.png" > "$tmp/spoilt/stripes/002.png"
+expect 2 "the file ends early (truncated); re-save it as PNG or JPEG, or move it out of the folder; '$tmp/spoilt.ckpt' keeps the model after epoch 1: continue from it with --resume" -- \
+  "${spoilt[@]}" --checkpoint "$tmp/spoilt.ckpt" --resume --epochs 2
 
 
 echo "cli_smoke: $failures failure(s)"

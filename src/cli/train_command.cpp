@@ -207,22 +207,26 @@ std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
                      o.checkpoint, epoch);
 }
 
-// One epoch with its progress bar. If training diverges, the error also says what the
-// checkpoint file holds: it is written only after an epoch that ended with finite weights.
-train::EpochResult train_epoch_keeping_checkpoint(train::Trainer& trainer, const data::Dataset& d,
-                                                  std::uint64_t epoch, const TrainOptions& o, ProgressBar& bar) {
+// Runs `work`, a part of epoch `epoch` (from 0), so that an error it throws (the loss
+// diverged, a picture that can no longer be read, a failed page transfer) also says what
+// the checkpoint holds: it is written only after an epoch that ended whole, with finite
+// weights.
+template <class Work>
+auto keeping_checkpoint(const TrainOptions& o, std::uint64_t epoch, Work work) {
+  const auto note = [&](const char* what) {
+    return fmt::format("{}; {}", what,
+                       epoch > 0 ? fmt::format("'{}' keeps the model after epoch {}: continue from it with --resume",
+                                               o.checkpoint, epoch)
+                                 : fmt::format("nothing was written to '{}'", o.checkpoint));
+  };
   try {
-    return trainer.train_epoch(d, epoch, o.max_batches, [&bar](std::int64_t done, std::int64_t total, float loss) {
-      bar.update(done, total, fmt::format("loss {:.4f}", loss));
-    });
-  } catch (const train::TrainingDiverged& e) {
-    bar.finish();
+    return work();
+  } catch (const InputError& e) {
     if (o.checkpoint.empty()) throw;
-    throw InputError(fmt::format(
-        "{}; {}", e.what(),
-        epoch > 0 ? fmt::format("'{}' keeps the model after epoch {}: continue from it with --resume", o.checkpoint,
-                                epoch)
-                  : fmt::format("nothing was written to '{}'", o.checkpoint)));
+    throw InputError(note(e.what()));
+  } catch (const IoError& e) {
+    if (o.checkpoint.empty()) throw;
+    throw IoError(note(e.what()));
   }
 }
 
@@ -346,10 +350,15 @@ void train(TrainOptions o) {
   for (std::uint64_t epoch = first_epoch; epoch < static_cast<std::uint64_t>(o.epochs); ++epoch) {
     set_interrupt_note(interrupted_note(o, epoch));
     ProgressBar bar(fmt::format("epoch {}/{}", epoch + 1, o.epochs));
-    const train::EpochResult r = train_epoch_keeping_checkpoint(trainer, data.train, epoch, o, bar);
+    const train::EpochResult r = keeping_checkpoint(o, epoch, [&] {
+      const auto show_progress = [&bar](std::int64_t done, std::int64_t total, float loss) {
+        bar.update(done, total, fmt::format("loss {:.4f}", loss));
+      };
+      return trainer.train_epoch(data.train, epoch, o.max_batches, show_progress);
+    });
     bar.finish();
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
-    const train::Evaluation test = trainer.evaluate(data.test);
+    const train::Evaluation test = keeping_checkpoint(o, epoch, [&] { return trainer.evaluate(data.test); });
     if (!o.checkpoint.empty()) train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1));
     epochs.push_back({{"epoch", epoch + 1},
                       {"batches", r.batches},

@@ -13,6 +13,9 @@ class ProgressBar {
  public:
   // `unit` names what is counted ("batch", "task").
   explicit ProgressBar(std::string label, std::string unit = "batch");
+  ~ProgressBar() { finish(); }  // an error's message then starts a line of its own
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
   // `done` of `total` units finished; `detail` is shown after the counts (e.g. the loss).
   void update(std::int64_t done, std::int64_t total, const std::string& detail);
   // Ends the line on a terminal.
