@@ -208,9 +208,9 @@ std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
 }
 
 // Runs `work`, a part of epoch `epoch` (from 0), so that an error it throws (the loss
-// diverged, a picture that can no longer be read, a failed page transfer) also says what
-// the checkpoint holds: it is written only after an epoch that ended whole, with finite
-// weights.
+// diverged, a picture that can no longer be read, a failed page transfer, a full disk at
+// the checkpoint's write) also says what the checkpoint holds: it is written only after an
+// epoch that ended whole, with finite weights.
 template <class Work>
 auto keeping_checkpoint(const TrainOptions& o, std::uint64_t epoch, Work work) {
   const auto note = [&](const char* what) {
@@ -359,7 +359,9 @@ void train(TrainOptions o) {
     bar.finish();
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
     const train::Evaluation test = keeping_checkpoint(o, epoch, [&] { return trainer.evaluate(data.test); });
-    if (!o.checkpoint.empty()) train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1));
+    if (!o.checkpoint.empty())  // a failed write leaves the file as it was
+      keeping_checkpoint(o, epoch,
+                         [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1)); });
     epochs.push_back({{"epoch", epoch + 1},
                       {"batches", r.batches},
                       {"mean_loss", r.mean_loss},
