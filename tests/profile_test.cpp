@@ -247,6 +247,9 @@ TEST(PagingCalibration, TheScaleChargesWhatThePredictionLeftOut) {
   EXPECT_DOUBLE_EQ(profile::charge_scale(7.36e-3, 5.02e-3, 5.02e-3), 7.36 / 5.02);
   EXPECT_DOUBLE_EQ(profile::charge_scale(0.5e-3, 2e-3, 1e-3), 0);  // faster than even the uncharged part
   EXPECT_DOUBLE_EQ(profile::charge_scale(3e-3, 2e-3, 0), 1);       // nothing charged: nothing to scale
+  // Next to nothing charged (a 1 MiB tmpfs measured 277 ns against 3.71 ms in real steps):
+  // the most a profile holds, not a profile its own reader refuses.
+  EXPECT_DOUBLE_EQ(profile::charge_scale(3.71e-3, 3.49e-6, 277e-9), kMaxPagingChargeScale);
 }
 
 TEST(PagingCalibration, RunsAPlanThatPagesBesideCheckpointAll) {

@@ -27,7 +27,7 @@ struct Field {
   bool optional = false;  // absent from a file: the member keeps its default
 };
 
-constexpr double kMinRate = 1, kMaxRate = 1e18, kMaxLatency = 1e3, kMaxPower = 1e6, kMaxScale = 1e3;
+constexpr double kMinRate = 1, kMaxRate = 1e18, kMaxLatency = 1e3, kMaxPower = 1e6;
 
 constexpr Field kFields[] = {
     {"compute", "flops_per_second", &DeviceProfile::flops_per_second, kMinRate, kMaxRate, "FLOP per second"},
@@ -40,7 +40,7 @@ constexpr Field kFields[] = {
     {"storage", "power_w", &DeviceProfile::memory_power_w, 0, kMaxPower, "watts"},
     {"storage", "cpu_per_transfer_s", &DeviceProfile::paging_cpu_per_transfer_s, 0, kMaxLatency, "seconds", true},
     {"storage", "cpu_per_byte_s", &DeviceProfile::paging_cpu_per_byte_s, 0, kMaxLatency, "seconds", true},
-    {"storage", "charge_scale", &DeviceProfile::paging_charge_scale, 0, kMaxScale, "times cpu_per_transfer_s and cpu_per_byte_s", true},
+    {"storage", "charge_scale", &DeviceProfile::paging_charge_scale, 0, kMaxPagingChargeScale, "times cpu_per_transfer_s and cpu_per_byte_s", true},
 };
 
 void check_value(double v, const Field& f, std::string_view where) {

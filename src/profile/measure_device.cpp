@@ -198,9 +198,13 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     d.paging_charge_scale = c.scale;
     calibrated = fmt::format(
         "{} ({} transfers, {} a step): its steps took {} more than checkpoint-all's (median of {} pairs), the "
-        "simulator said {} of which {} charged, so the charge is multiplied by {:.3g}",
+        "simulator said {} of which {} charged, so the charge is multiplied by {:.3g}{}",
         c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(c.measured_extra_s),
-        c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale);
+        c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale,
+        c.scale < kMaxPagingChargeScale ? ""
+                                        : " (the most a profile holds: the storage phase measured next to no compute "
+                                          "per transfer, so paging plans will run slower than predicted; profile "
+                                          "again, with --page-dir on the storage training pages to)");
   }
   say(fmt::format("paging: {}; a transfer takes {} + {}/MiB of the kernels' compute and {} + {}/MiB of a step in all",
                   calibrated, format_seconds(d.paging_cpu_per_transfer_s),

@@ -18,7 +18,7 @@ namespace poet::profile {
 
 double charge_scale(double measured_extra_s, double predicted_extra_s, double charged_s) {
   if (charged_s <= 0) return 1;
-  return std::max(0.0, (measured_extra_s - (predicted_extra_s - charged_s)) / charged_s);
+  return std::clamp((measured_extra_s - (predicted_extra_s - charged_s)) / charged_s, 0.0, kMaxPagingChargeScale);
 }
 
 std::optional<PagingCalibration> calibrate_paging_charge(const Graph& g, const DeviceProfile& device,

@@ -12,6 +12,9 @@
 
 namespace poet {
 
+// The largest DeviceProfile::paging_charge_scale a profile holds.
+inline constexpr double kMaxPagingChargeScale = 1e3;
+
 struct DeviceProfile {
   std::string name;
   std::string description;

@@ -35,7 +35,9 @@ struct PagingCalibration {
 };
 
 // The factor that makes the simulator's charge account for the whole measured difference:
-// (measured - (predicted - charged)) / charged, at least 0. 1 where nothing was charged.
+// (measured - (predicted - charged)) / charged, from 0 to kMaxPagingChargeScale (beyond
+// it, the storage phase measured next to no charge: a profile must still be written). 1
+// where nothing was charged.
 double charge_scale(double measured_extra_s, double predicted_extra_s, double charged_s);
 
 // Plans `device` (nodes, storage and charge measured; its paging_charge_scale taken as 1)
