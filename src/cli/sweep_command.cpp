@@ -57,12 +57,51 @@ SweepRowsSoFar rows_to_resume(const std::string& progress_file, bool resume, con
   return rows;
 }
 
-std::string interrupted_note(const SweepRowsSoFar& rows, const std::string& progress_file) {
+// What the progress file holds, for a message on a sweep that stops early.
+std::string saved_tasks(const SweepRowsSoFar& rows, const std::string& progress_file) {
   const std::size_t done = rows_finished(rows);
-  if (done == 0) return "poet: sweep interrupted before a task finished; nothing was saved";
-  return fmt::format("poet: sweep interrupted; {} of {} tasks are saved in '{}': continue with the same command and "
-                     "--resume",
-                     done, rows.size(), progress_file);
+  if (done == 0) return "no task had finished; nothing was saved";
+  return fmt::format("{} of {} tasks are saved in '{}': continue with the same command and --resume", done,
+                     rows.size(), progress_file);
+}
+
+std::string interrupted_note(const SweepRowsSoFar& rows, const std::string& progress_file) {
+  return "poet: sweep interrupted; " + saved_tasks(rows, progress_file);
+}
+
+nlohmann::json rows_json(const std::vector<SweepRow>& rows) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& r : rows) all.push_back(sweep_row_to_json(r));
+  return all;
+}
+
+// The sweep's files in `dir` (the first memory_tasks rows are the budgets', the rest the
+// ablation's); returns the overhead table, also written to overhead.md.
+std::string write_sweep_files(const std::string& dir, const Graph& g, const GraphCosts& costs,
+                              const SweepCliOptions& o, const std::vector<std::string>& methods,
+                              const std::vector<SweepRow>& rows, std::size_t memory_tasks) {
+  const std::vector<SweepRow> memory_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks));
+  const std::vector<SweepRow> ablation_rows(rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks), rows.end());
+  const SimulationOptions counting;  // the parameters count against every budget
+  const double reference = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting).total_energy_j();
+  const std::string name = fmt::format("{} on {}", g.name(), o.source.platform);
+  write_file_atomically(dir + "/sweep.json", rows_json(rows).dump(2) + "\n");
+  write_file_atomically(dir + "/sweep.csv", sweep_csv(rows));
+  write_file_atomically(dir + "/energy_vs_budget.svg",
+                        energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"));
+  write_file_atomically(dir + "/poet_vs_capuchin.svg",
+                        poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
+  write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
+  const std::string summary =
+      fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; POET's proven gap "
+                  "in brackets.\n\n{}",
+                  format_joules(reference), overhead_table(memory_rows, methods, reference));
+  write_file_atomically(dir + "/overhead.md", summary);
+  if (!ablation_rows.empty())
+    write_file_atomically(dir + "/ablation.svg",
+                          ablation_svg(ablation_rows, reference,
+                                       fmt::format("{}: remat, paging and both at {}", name, o.ablation_budget)));
+  return summary;
 }
 
 }  // namespace
@@ -136,48 +175,31 @@ void add_sweep_command(CLI::App& app) {
                tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
                opts->settings.time_limit_s, 100 * opts->settings.relative_gap);
 
-    set_interrupt_note(interrupted_note(finished, progress_file));
-    const std::vector<SweepRow> rows = run_sweep(g, costs, tasks, opts->settings, finished,
-                                                 [&](const SweepRowsSoFar& so_far) {
-                                                   write_file_atomically(progress_file,
-                                                                         sweep_progress_to_json(identity, so_far).dump() +
-                                                                             "\n");
-                                                   set_interrupt_note(interrupted_note(so_far, progress_file));
-                                                 });
-    const std::vector<SweepRow> memory_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks));
-    const std::vector<SweepRow> ablation_rows(rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks), rows.end());
-
-    const double reference = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting).total_energy_j();
-    const std::string name = fmt::format("{} on {}", g.name(), opts->source.platform);
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : rows) all.push_back(sweep_row_to_json(r));
-    write_file_atomically(dir + "/sweep.json", all.dump(2) + "\n");
-    write_file_atomically(dir + "/sweep.csv", sweep_csv(rows));
-    write_file_atomically(dir + "/energy_vs_budget.svg",
-                          energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"));
-    write_file_atomically(dir + "/poet_vs_capuchin.svg",
-                          poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
-    write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
-    const std::string summary =
-        fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; POET's proven gap "
-                    "in brackets.\n\n{}",
-                    format_joules(reference), overhead_table(memory_rows, methods, reference));
-    write_file_atomically(dir + "/overhead.md", summary);
-    if (!ablation_rows.empty())
-      write_file_atomically(dir + "/ablation.svg",
-                            ablation_svg(ablation_rows, reference,
-                                         fmt::format("{}: remat, paging and both at {}", name, opts->ablation_budget)));
-
+    // A write that fails (a full disk) keeps the last progress file whole: say what it holds.
+    SweepRowsSoFar saved = finished;
+    std::vector<SweepRow> rows;
+    std::string summary;
+    try {
+      set_interrupt_note(interrupted_note(saved, progress_file));
+      rows = run_sweep(g, costs, tasks, opts->settings, finished, [&](const SweepRowsSoFar& so_far) {
+        write_file_atomically(progress_file, sweep_progress_to_json(identity, so_far).dump() + "\n");
+        saved = so_far;
+        set_interrupt_note(interrupted_note(saved, progress_file));
+      });
+      summary = write_sweep_files(dir, g, costs, *opts, methods, rows, memory_tasks);
+    } catch (const IoError& e) {
+      throw IoError(fmt::format("{}; {}", e.what(), saved_tasks(saved, progress_file)));
+    }
     // Every output is written: the progress has served.
     set_interrupt_note("");
     std::filesystem::remove(progress_file);
     if (opts->json) {
-      fmt::print("{}\n", all.dump(2));
+      fmt::print("{}\n", rows_json(rows).dump(2));
       return;
     }
     fmt::print("{}", summary);
     fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md{}\n", dir,
-               ablation_rows.empty() ? "" : ", ablation.svg");
+               memory_tasks == rows.size() ? "" : ", ablation.svg");
   });
 }
 
