@@ -206,6 +206,8 @@ expect 2 "makes 700000001 values; at most 200" -- sweep --model lenet5 --budgets
 expect 2 "'0' is not a whole number from 1 to 1048576" -- graph --batch-size 0
 expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.mps
 expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.lp
+TMPDIR=/nonexistent-folder expect 2 "and TMPDIR '/nonexistent-folder' is not a folder; set TMPDIR to one that exists" -- \
+  solve --model lenet5 --write-model "$tmp/m.lp"
 expect 0 "POET found" -- solve --model linear --platform m0 --write-model "$tmp/m.lp"
 grep -q "Minimize" "$tmp/m.lp" || { echo "FAIL: LP model"; failures=$((failures + 1)); }
 expect 2 "--write-start requires --write-model" -- solve --model linear --platform m0 --write-start "$tmp/start.sol"

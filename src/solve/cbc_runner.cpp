@@ -103,14 +103,25 @@ bool ends_with(const std::string& path, std::string_view ext) {
   return path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
 }
 
+// The system's temporary folder: TMPDIR's (or another such variable's) if set, else /tmp.
+std::filesystem::path temporary_root() {
+  std::error_code error;
+  const std::filesystem::path root = std::filesystem::temp_directory_path(error);
+  if (!error) return root;
+  const char* named = std::getenv("TMPDIR");
+  throw InputError(fmt::format("--write-model writes through a temporary folder, and {} is not a folder; {}",
+                               named ? fmt::format("TMPDIR '{}'", named) : std::string("/tmp"),
+                               named ? "set TMPDIR to one that exists, or unset it" : "set TMPDIR to a folder"));
+}
+
 // A folder of its own under the system's temporary folder, removed when this goes.
 class TemporaryFolder {
  public:
   TemporaryFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "poet-model-XXXXXX").string();
+    const std::filesystem::path root = temporary_root();
+    std::string pattern = (root / "poet-model-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr)
-      throw IoError(fmt::format("cannot create a temporary folder in '{}': {}",
-                                std::filesystem::temp_directory_path().string(), std::strerror(errno)));
+      throw IoError(fmt::format("cannot create a temporary folder in '{}': {}", root.string(), std::strerror(errno)));
     path_ = pattern;
   }
   ~TemporaryFolder() {
@@ -131,6 +142,7 @@ void check_model_path(const std::string& path) {
   if (!ends_with(path, ".mps") && !ends_with(path, ".lp"))
     throw InputError(fmt::format("--write-model: '{}' must end in .mps or .lp", path));
   check_output_path(path, "--write-model");
+  temporary_root();  // before the solve, whose model it is
 }
 
 void write_model(const MilpModel& model, const std::string& path) {
