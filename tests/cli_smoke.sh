@@ -26,12 +26,28 @@ expect 0 "jetsontx2" -- platforms
 expect 0 "\"forward_nodes\": 67" -- models --json
 expect 0 "\"format\": \"poet-device\"" -- platforms --json
 # An answer that cannot be written is a failure, not a truncated file and exit 0.
+# An answer longer than stdio's buffer fails inside a print (fmt's exception), not only at
+# the flush: the same message, not an internal error.
+big_answer=(plan --model resnet50 --platform m4 --ram-budget 100% --strategy checkpoint_all)
 if [ -w /dev/full ]; then
-  out=$("$poet" models --json 2>&1 > /dev/full); got=$?
-  if [ "$got" -ne 1 ] || [[ "$out" != *"could not write the output to standard output: No space left"* ]]; then
-    echo "FAIL: poet models --json > /dev/full -> exit $got: $out"; failures=$((failures + 1))
-  fi
+  for args in "models --json" "${big_answer[*]}"; do
+    out=$("$poet" $args 2>&1 > /dev/full); got=$?
+    if [ "$got" -ne 1 ] || [[ "$out" != *"could not write the output to standard output: No space left"* ]]; then
+      echo "FAIL: poet $args > /dev/full -> exit $got: $out"; failures=$((failures + 1))
+    fi
+  done
+  # Messages that cannot be written end nothing: not the work, not an error's exit code.
+  "$poet" train --model lenet5 --dataset synthetic --max-batches 2 > /dev/null 2> /dev/full; got=$?
+  [ "$got" -eq 0 ] || { echo "FAIL: train 2>/dev/full -> exit $got"; failures=$((failures + 1)); }
+  "$poet" graph --model resnet19 2> /dev/full; got=$?
+  [ "$got" -eq 2 ] || { echo "FAIL: a bad model 2>/dev/full -> exit $got"; failures=$((failures + 1)); }
 fi
+out=$("$poet" "${big_answer[@]}" 2>&1 >&-); got=$?
+[ "$got" -eq 1 ] && [[ "$out" == *"could not write the output to standard output: Bad file descriptor"* ]] ||
+  { echo "FAIL: a long answer to a closed stdout -> exit $got: $out"; failures=$((failures + 1)); }
+# A closed stderr: the work goes on (and the next file opened does not take its number).
+"$poet" train --model lenet5 --dataset synthetic --max-batches 2 > /dev/null 2>&-; got=$?
+[ "$got" -eq 0 ] || { echo "FAIL: train 2>&- -> exit $got"; failures=$((failures + 1)); }
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -6,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <system_error>
 
 #include "commands.h"
 #include "poet/util/error.h"
@@ -14,6 +17,44 @@
 namespace {
 
 using namespace poet::cli;
+
+// A command started with a standard stream closed (`2>&-`) must not let the next file it
+// opens (a checkpoint, a page file) take that stream's number, or its messages would be
+// written into that file. A closed stream gets /dev/null: stdin and stderr as an empty
+// input and a sink, stdout read-only, so that writing the answer fails and is reported
+// (checked_stdout).
+void keep_standard_streams_open() {
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", fd == STDERR_FILENO ? O_WRONLY : O_RDONLY);
+    if (null >= 0 && null != fd) ::dup2(null, fd), ::close(null);
+  }
+}
+
+// Messages on stderr (progress, notes, errors) are for the person watching: a stderr that
+// cannot be written (`2>/dev/full`, a log on a disk that filled) must not end the work, as
+// fmt's exception on a short write would (or abort the process, thrown while reporting an
+// error). stderr becomes an unbuffered stream on the same descriptor whose writes never
+// fail; the GNU C library lets stderr be set (its manual, "Standard Streams").
+void never_fail_on_stderr() {
+  static const cookie_io_functions_t kWriteIgnoringErrors{
+      .read = nullptr,
+      .write = [](void*, const char* data, std::size_t size) -> ssize_t {
+        for (std::size_t done = 0; done < size;) {
+          const ssize_t n = ::write(STDERR_FILENO, data + done, size - done);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;  // the rest is lost, as the reader is
+          done += static_cast<std::size_t>(n);
+        }
+        return static_cast<ssize_t>(size);
+      },
+      .seek = nullptr,
+      .close = nullptr};
+  if (FILE* stream = ::fopencookie(nullptr, "w", kWriteIgnoringErrors)) {
+    std::setvbuf(stream, nullptr, _IONBF, 0);
+    stderr = stream;
+  }
+}
 
 int run(int argc, char** argv) {
   // Ctrl-C, SIGTERM or a closed terminal: no child process, temporary file or page file left behind.
@@ -58,6 +99,12 @@ int run(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     fmt::print(stderr, "poet: error: {}\n", e.what());
     return kExitFailure;
+  } catch (const std::system_error& e) {
+    // fmt throws this when a write to stdout fails (a full disk, a closed stdout) before
+    // the final flush would: checked_stdout says so.
+    if (std::ferror(stdout)) return kExitFailure;
+    fmt::print(stderr, "poet: error: {}\n", e.what());
+    return kExitFailure;
   } catch (const std::exception& e) {
     // Every failure poet foresees is one of the kinds above: anything else is a bug.
     fmt::print(stderr, "poet: internal error: unexpected {} (this is a bug in poet)\n", e.what());
@@ -83,4 +130,8 @@ int checked_stdout(int code) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return checked_stdout(run(argc, argv)); }
+int main(int argc, char** argv) {
+  keep_standard_streams_open();
+  never_fail_on_stderr();
+  return checked_stdout(run(argc, argv));
+}
