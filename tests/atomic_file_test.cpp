@@ -96,6 +96,18 @@ TEST_F(AtomicFile, AnOutputPathIsJudgedBeforeAnyWrite) {
   expect_only({});  // nothing was written, and no probe file is left
 }
 
+// A name the folder cannot hold, once the temporary file's suffix is added, is refused
+// before the work, not with "File name too long" after it.
+TEST_F(AtomicFile, ANameTooLongForItsFolderIsJudgedBeforeAnyWrite) {
+  const long name_max = ::pathconf(dir_.c_str(), _PC_NAME_MAX);
+  ASSERT_GT(name_max, 20);
+  const auto named = [&](long bytes) { return (dir_ / std::string(static_cast<std::size_t>(bytes), 'a')).string(); };
+  EXPECT_EQ(output_path_problem(named(name_max - 11)), std::nullopt);
+  write_file_atomically(named(name_max - 11), "fits");
+  EXPECT_NE(output_path_problem(named(name_max - 10)).value_or("").find("shorten it"), std::string::npos);
+  EXPECT_THROW(write_file_atomically(named(name_max - 10), "does not"), IoError);
+}
+
 // A folder that exists but takes no file fails at parse time, not after the work: /proc
 // passes every permission check. A device is written in place, so its folder's is no matter.
 TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {

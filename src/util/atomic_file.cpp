@@ -95,6 +95,9 @@ void sync_folder(const std::string& folder) {
 
 }  // namespace
 
+// The temporary file beside the target: its name, then this (mkostemp's pattern).
+constexpr std::string_view kTemporarySuffix = ".tmp-XXXXXX";
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   const std::string target = final_target(path);
   struct stat st {};
@@ -104,7 +107,7 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
 
   const std::string parent = std::filesystem::path(target).parent_path().string();
   const std::string folder = parent.empty() ? std::string(".") : parent;
-  std::string name = target + ".tmp-XXXXXX";
+  std::string name = target + std::string(kTemporarySuffix);
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) fail(path, errno);
   const RemoveOnInterrupt remove_on_interrupt(name);
@@ -141,6 +144,12 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   const std::filesystem::file_status status = std::filesystem::status(target, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return std::nullopt;
   if (const auto problem = new_file_problem(folder.string())) return *problem + "; write elsewhere";
+  const std::string name = std::filesystem::path(target).filename().string();
+  const long name_max = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && name.size() + kTemporarySuffix.size() > static_cast<std::size_t>(name_max))
+    return fmt::format("the file name '{}...' has {} bytes, and its folder takes names of at most {} ({} with the "
+                       "suffix of the temporary file written first); shorten it",
+                       name.substr(0, 40), name.size(), name_max, name_max - kTemporarySuffix.size());
   return std::nullopt;
 }
 
