@@ -177,19 +177,19 @@ void add_sweep_command(CLI::App& app) {
 
     // A write that fails (a full disk) keeps the last progress file whole: say what it holds.
     SweepRowsSoFar saved = finished;
-    std::vector<SweepRow> rows;
-    std::string summary;
-    try {
+    set_interrupt_note(interrupted_note(saved, progress_file));
+    const auto save_progress = [&](const SweepRowsSoFar& so_far) {
+      write_file_atomically(progress_file, sweep_progress_to_json(identity, so_far).dump() + "\n");
+      saved = so_far;
       set_interrupt_note(interrupted_note(saved, progress_file));
-      rows = run_sweep(g, costs, tasks, opts->settings, finished, [&](const SweepRowsSoFar& so_far) {
-        write_file_atomically(progress_file, sweep_progress_to_json(identity, so_far).dump() + "\n");
-        saved = so_far;
-        set_interrupt_note(interrupted_note(saved, progress_file));
-      });
-      summary = write_sweep_files(dir, g, costs, *opts, methods, rows, memory_tasks);
-    } catch (const IoError& e) {
-      throw IoError(fmt::format("{}; {}", e.what(), saved_tasks(saved, progress_file)));
-    }
+    };
+    const auto [rows, summary] = extending_errors(
+        [&] {
+          std::vector<SweepRow> all = run_sweep(g, costs, tasks, opts->settings, finished, save_progress);
+          std::string table = write_sweep_files(dir, g, costs, *opts, methods, all, memory_tasks);
+          return std::pair{std::move(all), std::move(table)};
+        },
+        [&](const std::string& what) { return fmt::format("{}; {}", what, saved_tasks(saved, progress_file)); });
     // Every output is written: the progress has served.
     set_interrupt_note("");
     std::filesystem::remove(progress_file);

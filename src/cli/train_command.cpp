@@ -213,21 +213,13 @@ std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
 // epoch that ended whole, with finite weights.
 template <class Work>
 auto keeping_checkpoint(const TrainOptions& o, std::uint64_t epoch, Work work) {
-  const auto note = [&](const char* what) {
+  if (o.checkpoint.empty()) return work();
+  return extending_errors(work, [&](const std::string& what) {
     return fmt::format("{}; {}", what,
                        epoch > 0 ? fmt::format("'{}' keeps the model after epoch {}: continue from it with --resume",
                                                o.checkpoint, epoch)
                                  : fmt::format("nothing was written to '{}'", o.checkpoint));
-  };
-  try {
-    return work();
-  } catch (const InputError& e) {
-    if (o.checkpoint.empty()) throw;
-    throw InputError(note(e.what()));
-  } catch (const IoError& e) {
-    if (o.checkpoint.empty()) throw;
-    throw IoError(note(e.what()));
-  }
+  });
 }
 
 // What a failed export (`what`: the source moved or changed during a long run, a full
@@ -249,15 +241,6 @@ std::string weights_kept_note(const std::string& what, const TrainOptions& o, co
                      what, rescue, rescue);
 }
 
-void export_keeping_weights(const OnnxModel& model, const TrainOptions& o, const train::Trainer& trainer) {
-  try {
-    export_onnx(model, o.export_onnx);
-  } catch (const InputError& e) {
-    throw InputError(weights_kept_note(e.what(), o, trainer));
-  } catch (const IoError& e) {
-    throw IoError(weights_kept_note(e.what(), o, trainer));
-  }
-}
 
 void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
@@ -382,7 +365,8 @@ void train(TrainOptions o) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (model.onnx && !o.export_onnx.empty()) {
     train::take_trained_weights(trainer.executor().parameters(), g, model.onnx->parameters);
-    export_keeping_weights(*model.onnx, o, trainer);
+    extending_errors([&] { export_onnx(*model.onnx, o.export_onnx); },
+                     [&](const std::string& what) { return weights_kept_note(what, o, trainer); });
     if (!o.json) fmt::print("exported    the trained weights into '{}'\n", o.export_onnx);
   }
 

@@ -28,6 +28,19 @@ class InternalError : public std::logic_error {
 
 [[noreturn]] void fail_internal(const char* file, int line, const std::string& what);
 
+// Runs `work`; an InputError or IoError it throws is thrown again, the same kind, with the
+// message extend(what): what the failure leaves behind and how to go on from it.
+template <class Work, class Extend>
+auto extending_errors(Work&& work, Extend&& extend) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    throw InputError(extend(std::string(e.what())));
+  } catch (const IoError& e) {
+    throw IoError(extend(std::string(e.what())));
+  }
+}
+
 }  // namespace poet
 
 // Checks an invariant that only a bug in poet can break.
