@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "poet/paging/file_pager.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 
@@ -85,8 +86,21 @@ TEST_F(PageFileOwnership, ThePageFileOfARunningPoetIsRefused) {
   const std::string path = (dir_ / "pages").string();
   paging::PageFile running(path, false);
   EXPECT_FALSE(paging::PageFile::is_stale(path));
+  const paging::PageFile::Owner owner = paging::PageFile::owner_of(path);
+  EXPECT_EQ(owner.kind, paging::PageFile::Owner::kRunning);
+  EXPECT_EQ(owner.pid, ::getpid());
   expect_refused(path);
   EXPECT_TRUE(fs::exists(path));
+  // Before any planning, the option names the run that holds it.
+  try {
+    check_page_file_location(path, "--page-file");
+    ADD_FAILURE() << "expected a refusal";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is the page file of a poet run still running (process " +
+                                         std::to_string(::getpid()) + ")"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(PageFileOwnership, ASymlinkToAStalePageFileIsNotFollowed) {

@@ -172,15 +172,15 @@ PageFile::PageFile(const std::string& requested, bool want_direct_io, std::size_
   if (want_direct_io) try_enable_direct_io();
 }
 
-bool PageFile::is_stale(const std::string& path) {
+PageFile::Owner PageFile::owner_of(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return {};
   char block[kHeaderBytes] = {};
   const ssize_t n = ::pread(fd, block, sizeof block - 1, 0);
   struct stat st {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   ::close(fd);
-  if (!regular || n <= 0) return false;
+  if (!regular || n <= 0) return {};
   std::istringstream header(std::string(block, static_cast<std::size_t>(n)).c_str());
   std::string magic, host_key, host, pid_key, start_key;
   long pid = 0;
@@ -188,10 +188,10 @@ bool PageFile::is_stale(const std::string& path) {
   std::getline(header, magic);
   if (magic + "\n" != kMagic || !(header >> host_key >> host >> pid_key >> pid >> start_key >> start) ||
       host_key != "host" || pid_key != "pid" || start_key != "start" || pid <= 0)
-    return false;  // not poet's: never touched
-  if (host != this_host()) return false;  // poet's, but of another machine (a shared folder): it may run
+    return {};  // not poet's: never touched
+  if (host != this_host()) return {Owner::kRunning, pid, host};  // of another machine (a shared folder)
   const auto running_since = start_time_of(pid);
-  return !running_since || *running_since != start;
+  return {running_since && *running_since == start ? Owner::kRunning : Owner::kEnded, pid, host};
 }
 
 PageFile::~PageFile() {
@@ -520,7 +520,15 @@ void check_page_file_location(const std::string& requested, std::string_view opt
   if (const auto problem = new_file_problem(folder)) throw refuse(*problem);
   // The page file's own creation refuses such a file too (create_file), but only after planning.
   struct stat st {};
-  if (!in_folder && ::lstat(requested.c_str(), &st) == 0 && !paging::PageFile::is_stale(requested))
+  if (in_folder || ::lstat(requested.c_str(), &st) != 0) return;
+  const paging::PageFile::Owner owner = paging::PageFile::owner_of(requested);
+  if (owner.kind == paging::PageFile::Owner::kRunning) {
+    const std::string where = owner.host == paging::this_host() ? "" : fmt::format("on host '{}', ", owner.host);
+    throw InputError(fmt::format("{} '{}' is the page file of a poet run still running ({}process {}); give this "
+                                 "run another {}, or a folder for a file of its own",
+                                 option, requested, where, owner.pid, option));
+  }
+  if (owner.kind == paging::PageFile::Owner::kNotPoets)
     throw InputError(fmt::format("{} '{}': a file of that name exists, and poet overwrites only a page file of its "
                                  "own left by a run that ended; remove it, or name a new file or a folder",
                                  option, requested));

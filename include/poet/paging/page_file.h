@@ -44,8 +44,15 @@ class PageFile {
   // the creator's host, pid and start time); copies live after it, so write_at's and
   // read_at's offset 0 is the file's byte kHeaderBytes.
   static constexpr std::uint64_t kHeaderBytes = kBlockSize;
+  // Whose file `path` is, as its header says.
+  struct Owner {
+    enum Kind { kNotPoets, kEnded, kRunning } kind = kNotPoets;  // kRunning: or of another host, which may run
+    long pid = 0;
+    std::string host;
+  };
+  static Owner owner_of(const std::string& path);
   // Whether `path` is a page file of poet's whose creator no longer runs.
-  static bool is_stale(const std::string& path);
+  static bool is_stale(const std::string& path) { return owner_of(path).kind == Owner::kEnded; }
 
   // Write `data` at `offset` / read `into` from `offset`, completely, and set `crc` to the
   // CRC-32 of the bytes written / read (computed on the way, while they are in the cache).
