@@ -587,6 +587,68 @@ TEST(OnnxImport, HostileFilesAreClearErrors) {
   import_error(short_weights);
 }
 
+// tiny_cnn with every initializer's data moved to one file beside the model, as
+// onnx.save_model(..., save_as_external_data=True) and torch.onnx.export (over 2 GB) write
+// it: the import is the one of the file with its data inside. `spoil` may damage the
+// description of the first initializer's data.
+std::string external_data_model(const std::string& name,
+                                const std::function<void(::onnx::TensorProto&)>& spoil = nullptr) {
+  ::onnx::ModelProto m;
+  std::ifstream in(testing::onnx_fixture("tiny_cnn.onnx"), std::ios::binary);
+  EXPECT_TRUE(m.ParseFromIstream(&in));
+  const std::filesystem::path folder = temp_path(name);
+  std::filesystem::create_directories(folder);
+  std::string data;
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    EXPECT_TRUE(t.has_raw_data()) << t.name();
+    const auto entry = [&t](const std::string& key, const std::string& value) {
+      auto* e = t.add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    };
+    entry("location", "weights.bin");
+    entry("offset", std::to_string(data.size()));
+    entry("length", std::to_string(t.raw_data().size()));
+    data += t.raw_data();
+    data.resize((data.size() + 63) / 64 * 64, '\0');  // aligned, as ONNX's writer does
+    t.clear_raw_data();
+    t.set_data_location(::onnx::TensorProto::EXTERNAL);
+  }
+  if (spoil) spoil(*m.mutable_graph()->mutable_initializer(0));
+  write_bytes((folder / "weights.bin").string(), data);
+  const std::string path = (folder / "tiny_cnn.onnx").string();  // the graph is named after the file
+  std::ofstream out(path, std::ios::binary);
+  EXPECT_TRUE(m.SerializeToOstream(&out));
+  return path;
+}
+
+TEST(OnnxImport, WeightsInAnExternalDataFileAreReadAsIfInside) {
+  const OnnxModel inside = import_onnx(testing::onnx_fixture("tiny_cnn.onnx"), {.batch_size = 2});
+  const OnnxModel outside = import_onnx(external_data_model("external"), {.batch_size = 2});
+  EXPECT_EQ(graph_to_json(outside.forward), graph_to_json(inside.forward));
+  ASSERT_EQ(outside.parameters.size(), inside.parameters.size());
+  for (std::size_t i = 0; i < inside.parameters.size(); ++i)
+    EXPECT_EQ(outside.parameters[i].values, inside.parameters[i].values) << inside.parameters[i].node;
+}
+
+TEST(OnnxImport, ExternalDataOutsideTheFolderMissingOrCutShortIsNamed) {
+  const auto location = [](const std::string& where) {
+    return [where](::onnx::TensorProto& t) { t.mutable_external_data(0)->set_value(where); };
+  };
+  for (const char* outside : {"../weights.bin", "/etc/passwd", ""})
+    EXPECT_NE(import_error(external_data_model("escape", location(outside))).find("not a file inside the model's folder"),
+              std::string::npos)
+        << outside;
+  EXPECT_NE(import_error(external_data_model("missing", location("gone.bin"))).find("which cannot be read"),
+            std::string::npos);
+  const auto offset = [](::onnx::TensorProto& t) { t.mutable_external_data(1)->set_value("1000000"); };
+  EXPECT_NE(import_error(external_data_model("beyond", offset)).find("the data file is cut short"), std::string::npos);
+  const auto length = [](::onnx::TensorProto& t) { t.mutable_external_data(2)->set_value("3"); };
+  EXPECT_NE(import_error(external_data_model("length", length)).find("but its dimensions need"), std::string::npos);
+  const auto garbage = [](::onnx::TensorProto& t) { t.mutable_external_data(1)->set_value("-1x"); };
+  EXPECT_NE(import_error(external_data_model("garbage", garbage)).find("not a byte count"), std::string::npos);
+}
+
 // ONNX's own shape inference divides by a stride unchecked: a stride of 0 stopped the
 // process (SIGFPE), found by the fuzzer. Each such attribute is an error naming the node, at
 // the top level and inside a branch of an If.

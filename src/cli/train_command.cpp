@@ -163,7 +163,6 @@ struct TrainedModel {
   std::string name;  // in messages and checkpoints
   Graph graph;
   std::optional<OnnxModel> onnx;
-  std::uintmax_t onnx_file_bytes = 0;  // as imported: the size of the export that rewrites it
 };
 
 TrainedModel load_model(const TrainOptions& o) {
@@ -174,17 +173,15 @@ TrainedModel load_model(const TrainOptions& o) {
     return {o.model, build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff), {}};
   }
   OnnxModel m = import_onnx(o.onnx_file, {.batch_size = o.batch_size});
-  std::error_code gone;  // moved since: the export will say so
-  const std::uintmax_t bytes = std::filesystem::file_size(o.onnx_file, gone);
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   g.validate();
   const std::string name = "onnx:" + std::filesystem::path(o.onnx_file).filename().string();
-  return {name, std::move(g), std::move(m), gone ? 0 : bytes};
+  return {name, std::move(g), std::move(m)};
 }
 
 // What the run will write, for the room check before its first step: the page file at
 // its largest, a checkpoint (a new one beside the old until it replaces it), the export
-// (about the size of the ONNX file it rewrites).
+// (the ONNX model it rewrites, weights inside).
 std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedModel& model,
                                          const train::Trainer& trainer, const FilePager* pager,
                                          std::span<const std::uint64_t> paged_tensors) {
@@ -193,7 +190,7 @@ std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedMod
   if (!o.checkpoint.empty())
     writes.push_back({o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, 0)).size(), "--checkpoint"});
   if (!o.export_onnx.empty())
-    writes.push_back({o.export_onnx, model.onnx_file_bytes, "--export-onnx"});
+    writes.push_back({o.export_onnx, model.onnx->bytes, "--export-onnx"});
   return writes;
 }
 

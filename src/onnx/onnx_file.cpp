@@ -4,11 +4,77 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 #include "tensor_data.h"
 
 namespace poet::onnx_import {
+namespace {
+
+// The external data of initializer `t` ("location", "offset", "length"), read into its
+// raw_data from the file `location` names in `folder` (the model's): ONNX keeps the weights
+// of models over protobuf's 2 GB so, and of any model saved with save_as_external_data.
+void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& folder, const std::string& path) {
+  const std::string what = fmt::format("'{}': initializer '{}'", path, t.name());
+  std::string location;
+  std::int64_t offset = 0, length = -1;
+  for (const auto& entry : t.external_data()) {
+    const auto number = [&](std::int64_t& into) {
+      const std::string& v = entry.value();
+      const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), into);
+      if (error != std::errc() || end != v.data() + v.size() || into < 0)
+        throw InputError(fmt::format("{} has external data {} '{}', not a byte count; the file is damaged", what,
+                                     entry.key(), v));
+    };
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") number(offset);
+    if (entry.key() == "length") number(length);
+  }
+  const std::filesystem::path relative(location);
+  const bool inside = !location.empty() && relative.is_relative() &&
+                      std::none_of(relative.begin(), relative.end(), [](const auto& part) { return part == ".."; });
+  if (!inside)
+    throw InputError(fmt::format("{} keeps its data in an external file named '{}', which is not a file inside the "
+                                 "model's folder, as ONNX asks; the file is damaged or was not exported by ONNX",
+                                 what, location));
+  const std::size_t width = raw_element_bytes(t.data_type());
+  if (width == 0) return;  // read_tensor names the type it cannot use
+  std::int64_t elements = 1;
+  for (const std::int64_t d : t.dims())
+    if (d < 0 || (d > 0 && elements > (std::int64_t{1} << 40) / d))
+      throw InputError(fmt::format("{} has dimensions that are negative or too large", what));
+    else
+      elements *= d;
+  const std::int64_t bytes = elements * static_cast<std::int64_t>(width);
+  if (length >= 0 && length != bytes)
+    throw InputError(fmt::format("{} has {} bytes of external data but its dimensions need {}; the file is damaged",
+                                 what, length, bytes));
+  const std::string file = (folder / relative).string();
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(file, error);
+  if (error || !std::filesystem::is_regular_file(file))
+    throw InputError(fmt::format("{} keeps its data in '{}', which cannot be read ({}); keep the model's data files "
+                                 "beside it",
+                                 what, file, error ? error.message() : "not a regular file"));
+  if (static_cast<std::uintmax_t>(offset) + static_cast<std::uintmax_t>(bytes) > size)
+    throw InputError(fmt::format("{} needs bytes {} to {} of '{}', which has {}; the data file is cut short or "
+                                 "belongs to another model",
+                                 what, offset, offset + bytes, file, size));
+  std::string raw(static_cast<std::size_t>(bytes), '\0');
+  std::ifstream in(file, std::ios::binary);
+  if (!in.seekg(offset) || !in.read(raw.data(), bytes))
+    throw InputError(fmt::format("{}: cannot read bytes {} to {} of '{}'", what, offset, offset + bytes, file));
+  t.set_raw_data(std::move(raw));
+  t.clear_external_data();
+  t.set_data_location(::onnx::TensorProto::DEFAULT);
+}
+
+}  // namespace
 
 ::onnx::ModelProto read_model_file(const std::string& path) {
   // Protobuf parses at most 2 GiB; ONNX keeps larger models' weights in other files.
@@ -21,6 +87,9 @@ namespace poet::onnx_import {
   if (!model.has_graph() || model.graph().node_size() == 0)
     throw InputError(fmt::format("'{}' holds no ONNX graph (no nodes); it is not a model torch.onnx.export wrote",
                                  path));
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  for (auto& t : *model.mutable_graph()->mutable_initializer())
+    if (t.data_location() == ::onnx::TensorProto::EXTERNAL) read_external_data(t, folder, path);
   return model;
 }
 

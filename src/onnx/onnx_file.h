@@ -8,8 +8,10 @@
 
 namespace poet::onnx_import {
 
-// Parses `path`. InputError (naming the path) when it cannot be read or is not an ONNX
-// model: not protobuf, truncated, or without a graph.
+// Parses `path`, and reads the initializers whose data ONNX keeps in files beside the
+// model (external data) into the model. InputError (naming the path) when it cannot be
+// read or is not an ONNX model: not protobuf, truncated, without a graph, or with external
+// data outside its folder, missing or cut short.
 ::onnx::ModelProto read_model_file(const std::string& path);
 
 // Runs ONNX's checker and shape inference (strict: a node whose inputs do not fit it is

@@ -520,6 +520,7 @@ OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options)
     throw InputError(fmt::format("batch size {} is not valid: it must be at least 1", options.batch_size));
   const ::onnx::ModelProto model = onnx_import::read_model_file(path);
   OnnxModel m = onnx_import::Importer(model, path, options.batch_size).run();
+  m.bytes = model.ByteSizeLong();
   // The logits' rows follow the batch (add_loss checks them) unless the batch asked for
   // happens to equal the size of the axis a sequence-first model really batches on: the
   // structure imported again with another batch tells. A file whose shapes fix its batch

@@ -44,22 +44,6 @@ bool is_integer(int type) {
   }
 }
 
-// Bytes per element of raw_data for the integer types.
-std::size_t raw_width(int type) {
-  switch (type) {
-    case TensorProto::INT64:
-    case TensorProto::UINT64:
-      return 8;
-    case TensorProto::INT32:
-    case TensorProto::UINT32:
-      return 4;
-    case TensorProto::INT16:
-    case TensorProto::UINT16:
-      return 2;
-    default:
-      return 1;
-  }
-}
 
 // One little-endian integer of type T at p (raw_data need not be aligned).
 template <typename T>
@@ -90,6 +74,28 @@ void expect_count(std::int64_t have, std::int64_t want, const std::string& what)
 
 }  // namespace
 
+std::size_t raw_element_bytes(int type) {
+  switch (type) {
+    case TensorProto::DOUBLE:
+    case TensorProto::INT64:
+    case TensorProto::UINT64:
+      return 8;
+    case TensorProto::FLOAT:
+    case TensorProto::INT32:
+    case TensorProto::UINT32:
+      return 4;
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return 2;
+    case TensorProto::INT8:
+    case TensorProto::UINT8:
+    case TensorProto::BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 bool is_structure_only(const TensorProto& t) {
   bool has_elements = true;
   for (const std::int64_t d : t.dims()) has_elements = has_elements && d > 0;
@@ -103,10 +109,6 @@ ConstTensor read_tensor(const TensorProto& t, const std::string& what) {
   c.name = t.name();
   c.dims = checked_dims(t, what);
   const std::int64_t n = element_count(c.dims);
-  if (t.data_location() == TensorProto::EXTERNAL)
-    throw InputError(fmt::format("{} keeps its data in an external file, which poet does not read; export the model "
-                                 "with its weights inside (torch.onnx.export does for models under 2 GB)",
-                                 what));
   const int type = t.data_type();
   if (type == TensorProto::FLOAT || type == TensorProto::DOUBLE) {
     c.is_float = true;
@@ -114,6 +116,10 @@ ConstTensor read_tensor(const TensorProto& t, const std::string& what) {
     throw InputError(fmt::format("{} has element type {}, which poet does not read: it trains float32 models",
                                  what, TensorProto::DataType_Name(static_cast<TensorProto::DataType>(type))));
   }
+  if (t.data_location() == TensorProto::EXTERNAL)  // only a Constant node's: initializers' are read in
+    throw InputError(fmt::format("{} keeps its data in an external file, which poet reads for initializers only; "
+                                 "export the model with its constants inside",
+                                 what));
   if (is_structure_only(t)) {
     c.has_data = false;
     return c;
@@ -121,7 +127,7 @@ ConstTensor read_tensor(const TensorProto& t, const std::string& what) {
   const auto count = static_cast<std::size_t>(n);
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    const std::size_t width = type == TensorProto::FLOAT ? 4 : type == TensorProto::DOUBLE ? 8 : raw_width(type);
+    const std::size_t width = raw_element_bytes(type);
     expect_count(static_cast<std::int64_t>(raw.size() / width), n, what);
     if (raw.size() % width != 0) expect_count(-1, n, what);
     if (type == TensorProto::FLOAT) {

@@ -34,8 +34,12 @@ struct ConstTensor {
 
 // Reads `t` (float32, float64 as float32, or any integer type as int64). Throws InputError
 // naming `what` for negative or overflowing dimensions, data that do not match them,
-// external data, or an element type poet cannot use.
+// external data not read in yet (onnx_file.h), or an element type poet cannot use.
 ConstTensor read_tensor(const ::onnx::TensorProto& t, const std::string& what);
+
+// Bytes an element of ONNX type `type` takes in raw_data: for the types read_tensor reads
+// (float, double, the integers, bool); 0 for any other.
+std::size_t raw_element_bytes(int type);
 
 // A tensor without data counts as structure-only when it has elements: a file stripped
 // of its weights to stay small.

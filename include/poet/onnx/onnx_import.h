@@ -53,6 +53,9 @@ struct OnnxModel {
   int onnx_nodes = 0;    // nodes in the file
   int folded_nodes = 0;  // of them, constant computations folded away (or identities)
   std::int64_t opset = 0;
+  // The model's bytes with its weights inside (external data read in): about what
+  // export_onnx writes.
+  std::uint64_t bytes = 0;
 };
 
 // Reads, checks (the ONNX checker and shape inference) and imports `path`. Throws
