@@ -44,13 +44,7 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
                                  what, location));
   const std::size_t width = raw_element_bytes(t.data_type());
   if (width == 0) return;  // read_tensor names the type it cannot use
-  std::int64_t elements = 1;
-  for (const std::int64_t d : t.dims())
-    if (d < 0 || (d > 0 && elements > (std::int64_t{1} << 40) / d))
-      throw InputError(fmt::format("{} has dimensions that are negative or too large", what));
-    else
-      elements *= d;
-  const std::int64_t bytes = elements * static_cast<std::int64_t>(width);
+  const std::int64_t bytes = element_count(checked_dims(t, what)) * static_cast<std::int64_t>(width);
   if (length >= 0 && length != bytes)
     throw InputError(fmt::format("{} has {} bytes of external data but its dimensions need {}; the file is damaged",
                                  what, length, bytes));

@@ -11,40 +11,6 @@ namespace {
 
 using ::onnx::TensorProto;
 
-// Far above any real model's tensor, and small enough that every byte count fits in int64.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 36;
-
-Shape checked_dims(const TensorProto& t, const std::string& what) {
-  Shape dims;
-  std::int64_t count = 1;
-  for (const std::int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && count > kMaxElements / d))
-      throw InputError(fmt::format("{} has dimensions that are negative or too large ({} elements at most)", what,
-                                   kMaxElements));
-    count *= d;
-    dims.push_back(d);
-  }
-  return dims;
-}
-
-bool is_integer(int type) {
-  switch (type) {
-    case TensorProto::INT64:
-    case TensorProto::INT32:
-    case TensorProto::INT16:
-    case TensorProto::INT8:
-    case TensorProto::UINT8:
-    case TensorProto::UINT16:
-    case TensorProto::UINT32:
-    case TensorProto::UINT64:
-    case TensorProto::BOOL:
-      return true;
-    default:
-      return false;
-  }
-}
-
-
 // One little-endian integer of type T at p (raw_data need not be aligned).
 template <typename T>
 std::int64_t load(const char* p) {
@@ -73,6 +39,19 @@ void expect_count(std::int64_t have, std::int64_t want, const std::string& what)
 }
 
 }  // namespace
+
+Shape checked_dims(const TensorProto& t, const std::string& what) {
+  Shape dims;
+  std::int64_t count = 1;
+  for (const std::int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && count > kMaxTensorElements / d))
+      throw InputError(fmt::format("{} has dimensions that are negative or too large ({} elements at most)", what,
+                                   kMaxTensorElements));
+    count *= d;
+    dims.push_back(d);
+  }
+  return dims;
+}
 
 std::size_t raw_element_bytes(int type) {
   switch (type) {
@@ -112,7 +91,7 @@ ConstTensor read_tensor(const TensorProto& t, const std::string& what) {
   const int type = t.data_type();
   if (type == TensorProto::FLOAT || type == TensorProto::DOUBLE) {
     c.is_float = true;
-  } else if (!is_integer(type)) {
+  } else if (raw_element_bytes(type) == 0) {
     throw InputError(fmt::format("{} has element type {}, which poet does not read: it trains float32 models",
                                  what, TensorProto::DataType_Name(static_cast<TensorProto::DataType>(type))));
   }

@@ -37,6 +37,13 @@ struct ConstTensor {
 // external data not read in yet (onnx_file.h), or an element type poet cannot use.
 ConstTensor read_tensor(const ::onnx::TensorProto& t, const std::string& what);
 
+// Far above any real model's tensor, and small enough that every byte count fits in int64.
+inline constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 36;
+
+// `t`'s dimensions; InputError naming `what` if one is negative or they hold more than
+// kMaxTensorElements.
+Shape checked_dims(const ::onnx::TensorProto& t, const std::string& what);
+
 // Bytes an element of ONNX type `type` takes in raw_data: for the types read_tensor reads
 // (float, double, the integers, bool); 0 for any other.
 std::size_t raw_element_bytes(int type);
