@@ -63,8 +63,8 @@ struct SolveOptions {
   // CBC's. Off only to compare them, or to get an optimum that does not rest on them.
   bool problem_bounds = true;
   // When set and it turns true (Ctrl-C: StopOnInterrupt, poet/util/interrupt.h), the solve
-  // winds up as at its time limit and answers with the best schedule and bound so far. A
-  // heuristic run under way ends first (up to 7 s on resnet50, docs/RELIABILITY.md).
+  // winds up as at its time limit and answers with the best schedule and bound so far. The
+  // heuristic step under way ends first (within 0.6 s on resnet50, docs/RELIABILITY.md).
   const std::atomic<bool>* stop = nullptr;
   bool stop_requested() const { return stop != nullptr && stop->load(); }
 
