@@ -100,7 +100,8 @@ for _ in $(seq 600); do [ -s "$tmp/cut-profile.err" ] && break; sleep 0.1; done
 kill -INT "$profiler"
 wait "$profiler"
 code=$?
-[ "$code" -eq 130 ] && grep -q "nothing was written to '$tmp/cut-profile.json'" "$tmp/cut-profile.err" && [ ! -e "$tmp/cut-profile.json" ] ||
+[ "$code" -eq 130 ] && grep -q "nothing was written to '$tmp/cut-profile.json'" "$tmp/cut-profile.err" &&
+  [ ! -e "$tmp/cut-profile.json" ] && [ ! -e "$tmp/cut-profile.json.lock" ] ||
   { echo "FAIL: interrupted profile: exit $code"; tail -2 "$tmp/cut-profile.err"; failures=$((failures + 1)); }
 # A step's deadline ends with the optimizer's update: a profile that timed it leaves the schedule the rest.
 "$poet" profile --model linear --repeats 2 --warmup 1 --storage-power 0 --cpu-power 5 --no-rapl --page-dir "$tmp" \
@@ -211,6 +212,13 @@ out=$(flock "$tmp/sweep-held/poet.lock" "$poet" sweep --model lenet5 --budgets 5
 [ "$got" -eq 2 ] && [[ "$out" == *"--output-dir '$tmp/sweep-held' is in use by another poet run; wait for it"* ]] &&
   [ "$(ls "$tmp/sweep-held")" = poet.lock ] ||
   { echo "FAIL: sweep into a held folder: exit $got: $out"; failures=$((failures + 1)); }
+
+# One profile per output file: a second is refused before it measures anything.
+out=$(flock "$tmp/held-profile.json.lock" "$poet" profile --model lenet5 --storage-power 0 --cpu-power 5 --no-rapl \
+  --page-dir "$tmp" -o "$tmp/held-profile.json" 2>&1); got=$?
+[ "$got" -eq 2 ] && [[ "$out" == *"--output '$tmp/held-profile.json' is in use by another poet run; wait for it"* ]] &&
+  [[ "$out" != *measur* ]] && [ ! -e "$tmp/held-profile.json" ] ||
+  { echo "FAIL: profile into a held file: exit $got: $out"; failures=$((failures + 1)); }
 
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%

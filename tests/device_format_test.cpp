@@ -181,6 +181,43 @@ TEST(DeviceFormat, CHeaderHoldsTheBytes) {
   EXPECT_EQ(count, 30u);
 }
 
+TEST(DeviceFormat, CHeaderIsReadAsACompilerReadsIt) {
+  const Graph g = testing::hand_graph();
+  const auto bytes = encode_device_plan(device_plan_for(g, checkpoint_all_schedule(g)));
+  const std::string h = device_plan_c_header(bytes, "poet_plan");
+  EXPECT_EQ(bytes_of_c_header(h, "p.h"), bytes);
+  const auto rejection = [](const std::string& text) {
+    try {
+      bytes_of_c_header(text, "p.h");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const auto edited = [&](std::string_view from, std::string_view to) {
+    std::string t = h;
+    const std::size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  const std::string tail = "; give the .bin or the header 'poet plan --c-header' wrote";
+  // A C compiler refuses each of these, so check-plan must too.
+  EXPECT_EQ(rejection(edited("0x50, 0x4f,", "0x50 0x4f,")),
+            "device plan 'p.h': a comma is missing before byte 1 of the array" + tail);
+  EXPECT_EQ(rejection(edited("0x50, 0x4f,", "0x500x4f,")),
+            "device plan 'p.h': byte 0 of the array is not a hex byte like 0x4f" + tail);
+  EXPECT_EQ(rejection(edited("0x50, 0x4f,", "0x50,, 0x4f,")),
+            "device plan 'p.h': a comma without a byte before it, after byte 1 of the array" + tail);
+  EXPECT_EQ(rejection(edited("poet_plan_len = 30;", "poet_plan_len = 31;")),
+            "device plan 'p.h': its '_len' is '31', and the array holds 30 bytes" + tail);
+  EXPECT_EQ(rejection(edited("poet_plan_len = 30;", "poet_plan_len;")),
+            "device plan 'p.h': its '_len' is not set to a number" + tail);
+  // What C allows and changes nothing: a trailing comma, other spacing, no length at all.
+  EXPECT_EQ(bytes_of_c_header(edited("\n};", ",\n};"), "p.h"), bytes);
+  EXPECT_EQ(bytes_of_c_header(edited("0x50, 0x4f,", "0x50 ,\t0x4f ,"), "p.h"), bytes);
+  EXPECT_EQ(bytes_of_c_header(edited("const unsigned int poet_plan_len = 30;\n", ""), "p.h"), bytes);
+}
+
 TEST(DeviceFormat, FileRoundTrip) {
   const Graph g = testing::hand_graph();
   const DevicePlan d = device_plan_for(g, checkpoint_all_schedule(g));

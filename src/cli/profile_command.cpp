@@ -13,6 +13,7 @@
 #include "poet/paging/file_pager.h"
 #include "poet/profile/measure_device.h"
 #include "poet/util/error.h"
+#include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
 #include "poet/util/units.h"
 
@@ -68,6 +69,8 @@ void add_profile_command(CLI::App& app) {
     measure.use_rapl = !opts->no_rapl;
     // Before the nodes' minutes of measuring, not after them, where the storage's turn comes.
     check_page_file_location(measure.storage.directory, "--page-dir");
+    // Two profiles into one file would each run minutes for one to be replaced by the other.
+    const ExclusiveUse one_profile_per_file(opts->output, "--output");
     const Graph g = opts->source.load();
     if (measure.name.empty()) {
       char host[256] = "host";

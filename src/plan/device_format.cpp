@@ -174,18 +174,45 @@ std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_v
   const std::size_t open = text.find('{'), close = text.find('}', open == std::string_view::npos ? 0 : open);
   if (open == std::string_view::npos || close == std::string_view::npos)
     return fail("a C header without a '{ ... }' array of bytes");
+  const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  // Read as a C compiler reads the initializer: bytes separated by commas, one trailing comma
+  // allowed. A missing comma must fail here too, or check-plan passes a header the firmware's
+  // build refuses.
   std::vector<std::uint8_t> bytes;
+  bool separated = true;
   for (std::size_t i = open + 1; i < close;) {
     const char c = text[i];
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == ',') {
+    if (is_space(c)) {
       ++i;
-      continue;
-    }
-    if (text.substr(i, 2) != "0x" || i + 4 > close || !std::isxdigit(static_cast<unsigned char>(text[i + 2])) ||
-        !std::isxdigit(static_cast<unsigned char>(text[i + 3])))
+    } else if (c == ',') {
+      if (separated)
+        return fail(fmt::format("a comma without a byte before it, after byte {} of the array", bytes.size()));
+      separated = true;
+      ++i;
+    } else if (text.substr(i, 2) != "0x" || i + 4 > close || !std::isxdigit(static_cast<unsigned char>(text[i + 2])) ||
+               !std::isxdigit(static_cast<unsigned char>(text[i + 3])) ||
+               (i + 4 < close && text[i + 4] != ',' && !is_space(text[i + 4]))) {
       return fail(fmt::format("byte {} of the array is not a hex byte like 0x4f", bytes.size()));
-    bytes.push_back(static_cast<std::uint8_t>(std::stoi(std::string(text.substr(i + 2, 2)), nullptr, 16)));
-    i += 4;
+    } else if (!separated) {
+      return fail(fmt::format("a comma is missing before byte {} of the array", bytes.size()));
+    } else {
+      bytes.push_back(static_cast<std::uint8_t>(std::stoi(std::string(text.substr(i + 2, 2)), nullptr, 16)));
+      separated = false;
+      i += 4;
+    }
+  }
+  // The length firmware is given must be the array's.
+  const std::size_t len_at = text.find("_len", close);
+  if (len_at != std::string_view::npos) {
+    std::size_t i = text.find('=', len_at);
+    const std::size_t end = text.find(';', len_at);
+    if (i == std::string_view::npos || end == std::string_view::npos || i > end)
+      return fail("its '_len' is not set to a number");
+    std::string_view value = text.substr(i + 1, end - i - 1);
+    while (!value.empty() && is_space(value.front())) value.remove_prefix(1);
+    while (!value.empty() && is_space(value.back())) value.remove_suffix(1);
+    if (value != std::to_string(bytes.size()))
+      return fail(fmt::format("its '_len' is '{}', and the array holds {} bytes", value, bytes.size()));
   }
   return bytes;
 }

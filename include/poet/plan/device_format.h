@@ -43,7 +43,8 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
 // Reads a .bin, or the C header device_plan_c_header wrote (told apart by the magic).
 DevicePlan load_device_plan(const std::string& path);
 // The bytes of a C header's array (as device_plan_c_header writes it); InputError naming
-// `origin` if it has none or a byte is not "0x" and two hex digits.
+// `origin` if it has none, a byte is not "0x" and two hex digits, a comma is missing or
+// doubled, or the `<symbol>_len` after the array is not the array's length.
 std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_view origin);
 void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path);
 
