@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -95,50 +97,61 @@ std::size_t for_each_gap(const Residency& r, NodeId v, std::size_t n, F gap) {
   return first_pageout;
 }
 
-// The entries lay_out() sets in each row of S_ram and of S_aux. Counted first so that each
-// row is allocated once: built entry by entry, their reallocations took a fifth of
-// resnet50's starts (docs/BENCHMARKS.md, nineteenth session).
-std::pair<std::vector<std::size_t>, std::vector<std::size_t>> resident_counts(const Graph& g, const Residency& r) {
-  const std::size_t n = g.size();
-  std::vector<std::ptrdiff_t> ram(n + 1, 0), aux(n + 1, 0);  // differences along the stages
-  for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
-    const std::size_t first_pageout = for_each_gap(r, v, n, [&](std::size_t a, std::size_t b, std::optional<Eviction> how) {
-      if (!how) ++ram[a + 1], --ram[b + 1];
-      if (how == Eviction::Paged) ++ram[b], --ram[b + 1];
-    });
-    if (first_pageout + 1 < n) ++aux[first_pageout + 1], --aux[n];
+// For each stage, a bit per node: flipped where the node's range of stages starts and
+// after it ends. Swept over the stages, the flips give the set of nodes inside a range.
+class StageFlips {
+ public:
+  StageFlips(std::size_t stages, std::size_t nodes) : words_((nodes + 63) / 64), bits_((stages + 1) * words_, 0) {}
+  // Node v in the stages [from, to].
+  void add_range(NodeId v, std::size_t from, std::size_t to) {
+    flip(from, v);
+    flip(to + 1, v);
   }
-  std::pair<std::vector<std::size_t>, std::vector<std::size_t>> out{std::vector<std::size_t>(n), std::vector<std::size_t>(n)};
-  std::ptrdiff_t in_ram = 0, in_aux = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    out.first[t] = static_cast<std::size_t>(in_ram += ram[t]);
-    out.second[t] = static_cast<std::size_t>(in_aux += aux[t]);
+  // Appends to each row t of `m` the nodes in a range across t, ascending.
+  void sweep_into(SparseMatrix& m) const {
+    std::vector<std::uint64_t> inside(words_, 0);
+    for (std::size_t t = 0; t < m.stages(); ++t)
+      for (std::size_t w = 0; w < words_; ++w)
+        for (std::uint64_t word = inside[w] ^= bits_[t * words_ + w]; word != 0; word &= word - 1)
+          m.set(t, static_cast<NodeId>(w * 64 + static_cast<std::size_t>(std::countr_zero(word))));
   }
-  return out;
-}
 
-Schedule lay_out(const Graph& g, const Residency& r) {
+ private:
+  void flip(std::size_t t, NodeId v) {
+    bits_[t * words_ + static_cast<std::size_t>(v) / 64] ^= std::uint64_t{1} << (static_cast<std::size_t>(v) % 64);
+  }
+  std::size_t words_;
+  std::vector<std::uint64_t> bits_;
+};
+
+// Into `s`, whose rows keep their storage: Capuchin lays out thousands of candidates.
+// S_ram and S_aux hold most entries. A tensor's stages in RAM (or on storage) are disjoint
+// ranges, so the rows are swept out whole, each written in order. Set entry by entry,
+// tensor by tensor, into rows allocated afresh, they took half of Capuchin's time on
+// resnet50 (SparseMatrix::set a third, malloc and free most of the rest).
+void lay_out(const Graph& g, const Residency& r, Schedule& s) {
   const std::size_t n = g.size();
-  Schedule s(n, "capuchin");
-  const auto [ram, aux] = resident_counts(g, r);
-  for (std::size_t t = 0; t < n; ++t) s.S_ram.reserve(t, ram[t]), s.S_aux.reserve(t, aux[t]);
+  if (s.stages != n) s = Schedule(n, "capuchin");
+  for (SparseMatrix* m : {&s.R, &s.S_ram, &s.S_aux, &s.M_in, &s.M_out}) m->clear();
+  StageFlips in_ram(n, n), on_aux(n, n);
   for (std::size_t t = 0; t < n; ++t) s.R.set(t, static_cast<NodeId>(t));
   for (const auto& [t, v] : r.extra_computes) s.R.set(t, v);
   for (NodeId v = 0; v < static_cast<NodeId>(n); ++v) {
     const std::size_t first_pageout = for_each_gap(r, v, n, [&](std::size_t a, std::size_t b, std::optional<Eviction> how) {
       if (!how) {
-        for (std::size_t t = a + 1; t <= b; ++t) s.S_ram.set(t, v);
+        in_ram.add_range(v, a + 1, b);
       } else if (how == Eviction::Paged) {
         s.M_out.set(a, v);
         s.M_in.set(b - 1, v);
-        s.S_ram.set(b, v);
+        in_ram.add_range(v, b, b);
       } else {
         s.R.set(b, v);
       }
     });
-    for (std::size_t t = first_pageout + 1; t < n; ++t) s.S_aux.set(t, v);
+    if (first_pageout + 1 < n) on_aux.add_range(v, first_pageout + 1, n - 1);
   }
-  return s;
+  in_ram.sweep_into(s.S_ram);
+  on_aux.sweep_into(s.S_aux);
 }
 
 // The stage each plan instruction belongs to (a free: that of the work before it).
@@ -166,7 +179,8 @@ class Capuchin {
       : g_(g), costs_(costs), options_(options), give_up_(give_up), residency_(checkpoint_all_residency(g)) {}
 
   BaselineResult run() {
-    Attempt current = evaluate(residency_);
+    Attempt current;
+    evaluate(residency_, current);
     while (current.excess > 0) {
       const std::size_t peak_stage = current.stages[current.sim.peak_instruction];
       const bool improved =
@@ -194,8 +208,10 @@ class Capuchin {
     std::int64_t excess = 0;  // summed over the timeline's points
   };
 
-  Attempt evaluate(const Residency& r) const {
-    Attempt a{lay_out(g_, r), {}, {}, 0};
+  // Into `a`, reusing its schedule's rows.
+  void evaluate(const Residency& r, Attempt& a) const {
+    lay_out(g_, r, a.schedule);
+    a.excess = 0;
     const Plan plan = plan_from_schedule(a.schedule, g_);
     // Capuchin swaps only where compute hides the transfer: judged without the budget, a
     // page-out keeps its RAM until its transfer ends, where under the budget a compute
@@ -207,7 +223,6 @@ class Capuchin {
     if (options_.ram_budget_bytes)
       for (const MemoryPoint& p : a.sim.timeline)
         a.excess += std::max<std::int64_t>(0, p.bytes + a.sim.fixed_bytes - *options_.ram_budget_bytes);
-    return a;
   }
 
   // Gaps of resident, idle tensors across `stage` that `kind` can evict, best first.
@@ -276,11 +291,11 @@ class Capuchin {
         return false;
       }
       Residency next = with(residency_, g_, gap, kind);
-      Attempt attempt = evaluate(next);
-      if (attempt.excess >= current.excess) continue;
+      evaluate(next, attempt_);
+      if (attempt_.excess >= current.excess) continue;
       if (residency_.evicted[gap.node].contains(gap.from)) --paged_;  // a paged gap turned recomputed
       residency_ = std::move(next);
-      current = std::move(attempt);
+      std::swap(current, attempt_);
       ++(kind == Eviction::Paged ? paged_ : recomputed_);
       return true;
     }
@@ -293,6 +308,7 @@ class Capuchin {
   const std::function<bool()>& give_up_;
   bool gave_up_ = false;
   Residency residency_;
+  Attempt attempt_;  // the candidate under evaluation; its rows are reused by the next
   int paged_ = 0, recomputed_ = 0;
 };
 

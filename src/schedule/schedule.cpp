@@ -16,13 +16,7 @@ bool SparseMatrix::get(std::size_t t, NodeId i) const {
   return std::binary_search(r.begin(), r.end(), i);
 }
 
-void SparseMatrix::set(std::size_t t, NodeId i, bool value) {
-  auto& r = rows_.at(t);
-  // Schedules are mostly written in ascending node order: an append needs no search.
-  if (value && (r.empty() || r.back() < i)) {
-    r.push_back(i);
-    return;
-  }
+void SparseMatrix::set_in_place(SparseRow& r, NodeId i, bool value) {
   const auto it = std::lower_bound(r.begin(), r.end(), i);
   const bool present = it != r.end() && *it == i;
   if (value && !present) r.insert(it, i);
@@ -59,15 +53,20 @@ void check_schedule_shape(const Schedule& s, const Graph& g) {
     const SparseMatrix& mat = s.*m.matrix;
     if (mat.stages() != s.stages)
       throw InputError(fmt::format("schedule matrix {} has {} rows; expected {}", m.name, mat.stages(), s.stages));
-    for (std::size_t t = 0; t < s.stages; ++t)
-      for (NodeId i : mat.row(t))
+    for (std::size_t t = 0; t < s.stages; ++t) {
+      const SparseRow& row = mat.row(t);
+      if (row.empty()) continue;
+      // Ascending (set() keeps rows so): the ends bound every entry. Planning checks every
+      // schedule, and Capuchin plans thousands.
+      for (const NodeId i : {row.front(), row.back()})
         if (i < 0 || static_cast<std::size_t>(i) > t)
           throw InputError(fmt::format("schedule matrix {}[{}][{}] is set, but node {} cannot be touched before "
                                        "its own stage (matrices are lower-triangular)",
                                        m.name, t, i, i));
+    }
   }
   for (std::size_t t = 0; t < s.stages; ++t)
-    if (!s.R.get(t, static_cast<NodeId>(t)))
+    if (s.R.row(t).empty() || s.R.row(t).back() != static_cast<NodeId>(t))  // the largest entry: see above
       throw InputError(fmt::format("schedule R[{}][{}] is 0: stage {} must compute node '{}'", t, t, t,
                                    g.node(static_cast<NodeId>(t)).name));
 }

@@ -27,14 +27,27 @@ class SparseMatrix {
   explicit SparseMatrix(std::size_t stages) : rows_(stages) {}
   std::size_t stages() const { return rows_.size(); }
   bool get(std::size_t t, NodeId i) const;
-  void set(std::size_t t, NodeId i, bool value = true);
+  void set(std::size_t t, NodeId i, bool value = true) {
+    auto& r = rows_.at(t);
+    // Schedules are mostly written in ascending node order: an append needs no search, and
+    // inline it is a plain push (Capuchin's layouts make tens of millions).
+    if (value && (r.empty() || r.back() < i))
+      r.push_back(i);
+    else
+      set_in_place(r, i, value);
+  }
   // Room for `entries` in row t, for a caller that knows how many it will set.
   void reserve(std::size_t t, std::size_t entries) { rows_.at(t).reserve(entries); }
+  // Empties every row and keeps its storage, for a caller that rebuilds the matrix.
+  void clear() {
+    for (SparseRow& r : rows_) r.clear();
+  }
   const SparseRow& row(std::size_t t) const { return rows_.at(t); }
   std::size_t count() const;  // set entries
   bool operator==(const SparseMatrix&) const = default;
 
  private:
+  static void set_in_place(SparseRow& r, NodeId i, bool value);  // by search: insert or erase
   std::vector<SparseRow> rows_;
 };
 
