@@ -220,6 +220,11 @@ out=$(flock "$tmp/held-profile.json.lock" "$poet" profile --model lenet5 --stora
   [[ "$out" != *measur* ]] && [ ! -e "$tmp/held-profile.json" ] ||
   { echo "FAIL: profile into a held file: exit $got: $out"; failures=$((failures + 1)); }
 
+# OMP_NUM_THREADS libgomp could not honour (100,000 crashed it in the first step) or read.
+OMP_NUM_THREADS=100000 expect 2 "OMP_NUM_THREADS is '100000', and poet runs at most" -- \
+  train --model lenet5 --dataset synthetic --max-batches 1
+OMP_NUM_THREADS=1O expect 2 "OMP_NUM_THREADS is '1O', not a number of threads" -- simulate --model lenet5
+
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
 expect 2 "--ram-budget: '70abc%' is not a percent" -- simulate --model lenet5 --ram-budget 70abc%

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "poet/kernels/thread_setting.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 
@@ -77,6 +78,7 @@ int run(int argc, char** argv) {
   add_train_command(app);
   add_firmware_command(app);
   try {
+    poet::kernels::check_thread_setting();  // before any work: libgomp would stop or crash mid-run
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
