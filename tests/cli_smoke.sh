@@ -180,6 +180,17 @@ code=$?
   { echo "FAIL: interrupted training: exit $code, stderr: $(tail -c 300 "$tmp/ctrl-c.err")"; failures=$((failures + 1)); }
 [ "$(ls "$tmp/ctrl-c")" = c.ckpt ] || { echo "FAIL: interrupted training left: $(ls "$tmp/ctrl-c")"; failures=$((failures + 1)); }
 
+# The reader of its output gone (`poet train ... | head -1`): a later line ends the run as an
+# interrupt does (exit 141, SIGPIPE's), the page file and the lock gone. (A million epochs:
+# the run is still going whenever the reader leaves.)
+mkdir "$tmp/gone-reader"
+"$poet" train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 1000000 --max-batches 2 \
+  --page-file "$tmp/gone-reader" --checkpoint "$tmp/gone-reader/c.ckpt" 2> "$tmp/gone-reader.err" | head -1 > /dev/null
+code=${PIPESTATUS[0]}
+[ "$code" -eq 141 ] && [ -z "$(ls "$tmp/gone-reader" | grep -vx c.ckpt)" ] ||
+  { echo "FAIL: training with its reader gone: exit $code, left $(ls "$tmp/gone-reader"): $(tail -c 300 "$tmp/gone-reader.err")"
+    failures=$((failures + 1)); }
+
 # Ctrl-C during a sweep, after its first task: the finished row is kept in the progress
 # file, a plain rerun refuses to overwrite it, and --resume continues from it. (POET on
 # resnet18_cifar m4 30% cannot prove its 0.01% gap, so the second task runs until its

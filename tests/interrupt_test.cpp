@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <functional>
 
 namespace poet {
@@ -58,6 +60,42 @@ TEST(StopOnInterrupt, AnIgnoredHangupStaysIgnored) {  // nohup
     install_interrupt_handlers();
     ::raise(SIGHUP);
     ::_exit(0);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// `poet plan ... | head`: a write to a pipe whose reader has gone ends the process with
+// its clean-up (a page file, a temporary), even while a stop is armed: the answer a stop
+// keeps would have no reader either.
+TEST(StopOnInterrupt, AGoneReaderEndsTheProcessWithItsCleanUp) {
+  char path[] = "/tmp/poet_interrupt_test_XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const int status = status_of_child_with_handlers([&path] {
+    const RemoveOnInterrupt scratch(path);
+    const StopOnInterrupt stop("unused");
+    int ends[2];
+    if (::pipe(ends) != 0) ::_exit(2);
+    ::close(ends[0]);
+    [[maybe_unused]] const ssize_t written = ::write(ends[1], "x", 1);
+    ::_exit(3);  // the write should not return
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;  // by the handler, not killed by the signal
+  EXPECT_EQ(WEXITSTATUS(status), 141);
+  EXPECT_NE(::access(path, F_OK), 0) << "the registered file was left behind";
+  ::unlink(path);
+}
+
+TEST(StopOnInterrupt, AnIgnoredBrokenPipeStaysIgnored) {  // the write fails with EPIPE instead
+  const int status = status_of_child_with_handlers([] {
+    ::signal(SIGPIPE, SIG_IGN);
+    install_interrupt_handlers();
+    int ends[2];
+    if (::pipe(ends) != 0) ::_exit(2);
+    ::close(ends[0]);
+    ::_exit(::write(ends[1], "x", 1) < 0 && errno == EPIPE ? 0 : 4);
   });
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);

@@ -339,9 +339,15 @@ void train(TrainOptions o) {
     bar.finish();
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
     const train::Evaluation test = keeping_checkpoint(o, epoch, [&] { return trainer.evaluate(data.test); });
-    if (!o.checkpoint.empty())  // a failed write leaves the file as it was
+    if (!o.checkpoint.empty()) {  // a failed write leaves the file as it was
       keeping_checkpoint(o, epoch,
                          [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1)); });
+      // Until the next epoch starts (this one's line is still to be printed, and its reader
+      // may be gone: SIGPIPE), an interrupt finds this epoch saved.
+      set_interrupt_note(fmt::format("poet: interrupted after epoch {} of {}; '{}' holds the model after it: "
+                                     "continue with the same command and --resume",
+                                     epoch + 1, o.epochs, o.checkpoint));
+    }
     epochs.push_back({{"epoch", epoch + 1},
                       {"batches", r.batches},
                       {"mean_loss", r.mean_loss},

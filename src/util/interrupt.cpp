@@ -15,6 +15,7 @@ namespace {
 constexpr std::size_t kSlots = 64;
 constexpr std::size_t kNoSlot = kSlots;
 constexpr std::size_t kPathCapacity = 4096;
+constexpr std::array<int, 4> kSignals = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 std::array<std::atomic<pid_t>, kSlots> g_children{};  // 0: free
 
@@ -60,7 +61,8 @@ void fill_note(Note& n, const std::string& note) {
 
 // Only async-signal-safe calls: kill, stat, unlink, write, _exit.
 void on_interrupt(int signal_number) {
-  if (g_stop_armed.exchange(false)) {
+  // With its reader gone, output has nowhere to go: a stop's answer would be lost too.
+  if (signal_number != SIGPIPE && g_stop_armed.exchange(false)) {
     g_stop_signal.store(signal_number);
     g_stop_requested.store(true);
     write_note(g_stop_note);
@@ -89,12 +91,16 @@ void install_interrupt_handlers() {
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   // One clean-up at a time: the other signals wait while the first one's handler runs.
-  for (const int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, s);
+  for (const int s : kSignals) sigaddset(&action.sa_mask, s);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
-  // A closed terminal too; but `nohup poet ...` asked for SIGHUP to be ignored, and stays so.
-  struct sigaction hangup {};
-  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) ::sigaction(SIGHUP, &action, nullptr);
+  // A closed terminal, or a closed pipe to the output's reader (`poet plan ... | head`), too.
+  // But what the caller ignores stays ignored: SIGHUP under `nohup poet ...`, and SIGPIPE
+  // where a write to a closed pipe is to fail with EPIPE instead (then reported as such).
+  for (const int s : {SIGHUP, SIGPIPE}) {
+    struct sigaction before {};
+    if (::sigaction(s, nullptr, &before) == 0 && before.sa_handler != SIG_IGN) ::sigaction(s, &action, nullptr);
+  }
 }
 
 void kill_on_interrupt(pid_t group) {
@@ -156,10 +162,10 @@ int StopOnInterrupt::signal_number() const { return g_stop_signal.load(); }
 void reset_interrupt_state_in_child() {
   g_note_published.store(-1);
   g_stop_armed.store(false);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
-  struct sigaction hangup {};
-  if (::sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler == on_interrupt) ::signal(SIGHUP, SIG_DFL);
+  for (const int s : kSignals) {
+    struct sigaction now {};
+    if (::sigaction(s, nullptr, &now) == 0 && now.sa_handler == on_interrupt) ::signal(s, SIG_DFL);
+  }
   for (auto& child : g_children) child.store(0);
   for (auto& file : g_files) file.state.store(kFree);
 }

@@ -1,10 +1,11 @@
-// What an interrupted poet (Ctrl-C: SIGINT, SIGTERM, or SIGHUP when its terminal closes)
-// must not leave behind: child processes, and files it was writing or uses for scratch (an
-// atomic write's temporary, a page file). The handler kills every registered child's
-// process group, removes every registered file that is still the one registered, and ends
-// the process at once with 128 + the signal: 130 for SIGINT, 143 for SIGTERM, 129 for
-// SIGHUP, the code a shell gives a command that signal ended (so scripts can tell an
-// interrupt from a timeout).
+// What an interrupted poet (Ctrl-C: SIGINT, SIGTERM, SIGHUP when its terminal closes, or
+// SIGPIPE when the reader of its output has gone, as in `poet plan ... | head`) must not
+// leave behind: child processes, and files it was writing or uses for scratch (an atomic
+// write's temporary, a page file). The handler kills every registered child's process
+// group, removes every registered file that is still the one registered, and ends the
+// process at once with 128 + the signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP,
+// 141 for SIGPIPE, the code a shell gives a command that signal ended (so scripts can tell
+// an interrupt from a timeout).
 //
 // The registries are fixed arrays of atomics (a handler may not allocate or lock); a
 // registration that finds them full is skipped, and the child then still dies with its
@@ -19,8 +20,8 @@
 
 namespace poet {
 
-// Installs the handler for SIGINT, SIGTERM and SIGHUP (unless SIGHUP is ignored, as under
-// nohup). The command line does this first thing; a library user that wants the clean-up
+// Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGPIPE (the last two unless they
+// are ignored, as SIGHUP is under nohup). The command line does this first thing; a library user that wants the clean-up
 // calls it too (nothing else is changed).
 void install_interrupt_handlers();
 
@@ -47,10 +48,11 @@ class RemoveOnInterrupt {
 // prints nothing. Up to 1,023 bytes (longer is cut). Set from one thread at a time.
 void set_interrupt_note(const std::string& note);
 
-// While one lives, the first of these signals does not end the process: it prints `note`
-// and sets `requested()`, which the work polls to wind up and keep what it has (a solve
-// then answers with its best schedule so far). The next signal ends the process as above,
-// with its clean-up. One at a time.
+// While one lives, the first of these signals but SIGPIPE does not end the process: it
+// prints `note` and sets `requested()`, which the work polls to wind up and keep what it
+// has (a solve then answers with its best schedule so far). The next signal ends the
+// process as above, with its clean-up; so does SIGPIPE, since the answer has no reader.
+// One at a time.
 class StopOnInterrupt {
  public:
   explicit StopOnInterrupt(const std::string& note);
