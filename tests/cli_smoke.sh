@@ -231,6 +231,18 @@ out=$(flock "$tmp/held-profile.json.lock" "$poet" profile --model lenet5 --stora
   [[ "$out" != *measur* ]] && [ ! -e "$tmp/held-profile.json" ] ||
   { echo "FAIL: profile into a held file: exit $got: $out"; failures=$((failures + 1)); }
 
+# The shell's file-size limit (`ulimit -f`): a checkpoint past it is refused before training;
+# an answer past it fails as a write (SIGXFSZ would kill poet mid-write, leaving its
+# temporary), naming the limit. Nothing is left behind either way.
+mkdir "$tmp/fsize"
+out=$(ulimit -f 200; "$poet" train --model lenet5 --dataset synthetic --max-batches 1 --checkpoint "$tmp/fsize/c.ckpt" 2>&1)
+got=$?
+[ "$got" -eq 1 ] && [[ "$out" == *"--checkpoint '$tmp/fsize/c.ckpt' needs up to "*", and this shell's file-size limit is 200 KiB (ulimit -f 200)"* ]] &&
+  [[ "$out" != *epoch* ]] || { echo "FAIL: checkpoint past ulimit -f: exit $got: $out"; failures=$((failures + 1)); }
+out=$(ulimit -f 1; "$poet" solve --model lenet5 --platform m4 --ram-budget 90% -o "$tmp/fsize/s.json" 2>&1); got=$?
+[ "$got" -eq 1 ] && [[ "$out" == *"cannot write '$tmp/fsize/s.json': File too large; it passed this shell's file-size limit, 1 KiB (ulimit -f 1)"* ]] &&
+  [ -z "$(ls "$tmp/fsize")" ] || { echo "FAIL: answer past ulimit -f: exit $got, left $(ls "$tmp/fsize"): $out"; failures=$((failures + 1)); }
+
 # OMP_NUM_THREADS libgomp could not honour (100,000 crashed it in the first step) or read.
 OMP_NUM_THREADS=100000 expect 2 "OMP_NUM_THREADS is '100000', and poet runs at most" -- \
   train --model lenet5 --dataset synthetic --max-batches 1

@@ -2,6 +2,7 @@
 #include "poet/util/disk_room.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 
 #include <fstream>
@@ -62,6 +63,29 @@ TEST_F(DiskRoom, WritesOnOneFileSystemAreCountedTogether) {
 TEST_F(DiskRoom, APathWhoseFileSystemCannotBeToldIsLeftToItsWrites) {
   const std::vector<PlannedWrite> nowhere{{"/no/such/folder/c.ckpt", std::uint64_t{1} << 60, "--checkpoint"}};
   EXPECT_EQ(io_error_of(nowhere), "no error");
+}
+
+// The shell's `ulimit -f`: a file past it is refused before the run, and a write that
+// still passes it (EFBIG) is explained with the limit.
+TEST_F(DiskRoom, AFileBeyondTheFileSizeLimitIsRefusedWithTheLimit) {
+  struct rlimit before {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  if (before.rlim_max != RLIM_INFINITY && before.rlim_max < 200 * 1024) GTEST_SKIP() << "a hard limit below 200 KiB";
+  struct rlimit lowered = before;
+  lowered.rlim_cur = 200 * 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lowered), 0);
+  const std::string checkpoint = (dir_ / "c.ckpt").string();
+  const std::vector<PlannedWrite> fits{{checkpoint, 200 * 1024, "--checkpoint"}};
+  const std::vector<PlannedWrite> too_large{{checkpoint, 200 * 1024 + 1, "--checkpoint"}};
+  const std::string fits_verdict = io_error_of(fits), refusal = io_error_of(too_large);
+  const std::string advice = file_too_large_advice();
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &before), 0);
+  EXPECT_EQ(fits_verdict, "no error");
+  EXPECT_EQ(refusal, "--checkpoint '" + checkpoint +
+                         "' needs up to 200 KiB, and this shell's file-size limit is 200 KiB (ulimit -f 200); raise "
+                         "it (ulimit -f unlimited) and run again");
+  EXPECT_EQ(advice, "; it passed this shell's file-size limit, 200 KiB (ulimit -f 200): raise it (ulimit -f "
+                    "unlimited) and run again");
 }
 
 }  // namespace

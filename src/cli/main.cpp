@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <signal.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "commands.h"
 #include "poet/kernels/thread_setting.h"
+#include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 
@@ -118,15 +120,21 @@ int run(int argc, char** argv) {
   return kExitOk;
 }
 
+// A write past the shell's file-size limit (`ulimit -f`) raises SIGXFSZ, whose default
+// action kills the process mid-write: a checkpoint's temporary and the run's lock were
+// left behind. Ignored, the write fails with EFBIG and is reported like a full disk, after
+// the usual clean-up.
+void fail_writes_past_the_file_size_limit() { ::signal(SIGXFSZ, SIG_IGN); }
+
 // stdio reports a failed write (a full disk under `poet solve --json > out.json`, a closed
 // stdout) only at the flush: without this check a truncated answer would exit 0.
 int checked_stdout(int code) {
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
   const int error = errno;
-  fmt::print(stderr, "poet: error: could not write the output to standard output: {}; {}\n",
-             std::strerror(error),
-             error == ENOSPC ? "free space where it is redirected, or redirect it to another disk"
-                             : "check where standard output is redirected");
+  fmt::print(stderr, "poet: error: could not write the output to standard output: {}{}\n", std::strerror(error),
+             error == ENOSPC  ? "; free space where it is redirected, or redirect it to another disk"
+             : error == EFBIG ? poet::file_too_large_advice()
+                              : "; check where standard output is redirected");
   return code == kExitOk ? kExitFailure : code;
 }
 
@@ -135,5 +143,6 @@ int checked_stdout(int code) {
 int main(int argc, char** argv) {
   keep_standard_streams_open();
   never_fail_on_stderr();
+  fail_writes_past_the_file_size_limit();
   return checked_stdout(run(argc, argv));
 }

@@ -18,6 +18,7 @@
 #include "poet/paging/checksum.h"
 #include "poet/paging/page_file.h"
 #include "poet/util/atomic_file.h"
+#include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 
 namespace poet::paging {
@@ -478,6 +479,9 @@ std::string PageFile::write_failure(int err, std::uint64_t written, std::uint64_
     return fmt::format("short write: the storage accepted only {} of {} bytes (probably full); free space on "
                        "'{}' or choose another --page-file",
                        written, total, folder());
+  if (err == EFBIG)
+    return fmt::format("the page file cannot grow ({}; {} of {} bytes written){}", std::strerror(err), written,
+                       total, file_too_large_advice());
   if (err == EIO)
     return fmt::format("the storage device reported an I/O error ({}); check the device (dmesg) or choose "
                        "another --page-file",

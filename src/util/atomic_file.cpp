@@ -11,6 +11,7 @@
 #include <fstream>
 #include <vector>
 
+#include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
 #include "poet/util/write_all.h"
@@ -37,6 +38,7 @@ namespace {
     case EROFS: what_to_do = "; choose a path in a folder you may write to"; break;
     case ENOSPC:
     case EDQUOT: what_to_do = "; free space on that disk, or write elsewhere"; break;
+    case EFBIG: what_to_do = file_too_large_advice(); break;
     default: break;
   }
   throw IoError(fmt::format("cannot write '{}': {}{}", path, std::strerror(err), what_to_do));

@@ -1,11 +1,14 @@
 #include "poet/util/disk_room.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "poet/util/error.h"
@@ -30,7 +33,31 @@ std::string listed(const std::vector<const PlannedWrite*>& writes) {
   return text;
 }
 
+// The largest file this process may write: the shell's `ulimit -f` (RLIMIT_FSIZE). A write
+// past it fails with EFBIG (poet ignores SIGXFSZ, which would kill it mid-write).
+std::optional<std::uint64_t> file_size_limit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
+// FAT (an SD card's file system) holds files of up to 4 GiB - 1 byte.
+constexpr std::uint64_t kFatLargestFile = (std::uint64_t{1} << 32) - 1;
+constexpr long kFatMagic = 0x4d44;  // MSDOS_SUPER_MAGIC, statfs(2)
+
+std::string ulimit_text(std::uint64_t bytes) {
+  return fmt::format("{} (ulimit -f {})", format_bytes(static_cast<double>(bytes)), bytes / 1024);
+}
+
 }  // namespace
+
+std::string file_too_large_advice() {
+  const auto limit = file_size_limit();
+  return limit ? fmt::format("; it passed this shell's file-size limit, {}: raise it (ulimit -f unlimited) and run "
+                             "again",
+                             ulimit_text(*limit))
+               : "; it passed the largest file its file system holds (4 GiB on FAT): write to another file system";
+}
 
 void check_room_for(std::span<const PlannedWrite> writes) {
   struct FileSystem {
@@ -43,6 +70,17 @@ void check_room_for(std::span<const PlannedWrite> writes) {
     struct statvfs fs {};
     struct stat st {};
     if (::statvfs(where.c_str(), &fs) != 0 || ::stat(where.c_str(), &st) != 0) continue;
+    const std::string what =
+        fmt::format("{} '{}' needs up to {}", w.option, w.path, format_bytes(static_cast<double>(w.bytes)));
+    if (const auto limit = file_size_limit(); limit && w.bytes > *limit)
+      throw IoError(fmt::format("{}, and this shell's file-size limit is {}; raise it (ulimit -f unlimited) and run "
+                                "again",
+                                what, ulimit_text(*limit)));
+    struct statfs type {};
+    if (w.bytes > kFatLargestFile && ::statfs(where.c_str(), &type) == 0 && type.f_type == kFatMagic)
+      throw IoError(fmt::format("{}, and a file on its FAT file system holds at most 4 GiB; choose a {} on another "
+                                "file system",
+                                what, w.option));
     FileSystem& f = file_systems[st.st_dev];
     f.free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
     f.needed += w.bytes;

@@ -15,8 +15,13 @@ struct PlannedWrite {
 };
 
 // Throws IoError when the writes planned on one file system need more than it has free,
-// naming each with its size, the free space and the fix. A path whose file system cannot be
-// told (statvfs fails) is left to its writes to report.
+// or one file would be larger than a file may be here (the shell's `ulimit -f`, or FAT's
+// 4 GiB), naming each with its size, the room and the fix. A path whose file system cannot
+// be told (statvfs fails) is left to its writes to report.
 void check_room_for(std::span<const PlannedWrite> writes);
+
+// What to do about a write that failed with EFBIG, for an error message: "; ..." naming the
+// file-size limit it passed.
+std::string file_too_large_advice();
 
 }  // namespace poet
