@@ -3,7 +3,9 @@
 #include "poet/paging/page_file.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +71,42 @@ TEST_F(PageFileOwnership, AStalePageFileOfPoetsIsReusedAndThenRemoved) {
     EXPECT_FALSE(paging::PageFile::is_stale(path)) << "ours now, and we run";
   }
   EXPECT_FALSE(fs::exists(path));
+}
+
+// In a folder each run makes a new file: those of killed runs are removed by the next run
+// there, and nothing else is: a running poet's file, a file of another name, a foreign
+// file that only has the name.
+TEST_F(PageFileOwnership, ANewFileInAFolderRemovesThoseOfKilledRuns) {
+  const std::string killed = (dir_ / "poet-pages-KILLED").string(), other_name = (dir_ / "pages").string();
+  leave_page_file_of_a_killed_run(killed);
+  leave_page_file_of_a_killed_run(other_name);
+  const std::string foreign = (dir_ / "poet-pages-MINE").string();
+  std::ofstream(foreign) << "someone's data\n";
+  const paging::PageFile running(dir_.string(), false);
+  {
+    const paging::PageFile next(dir_.string(), false);
+    EXPECT_FALSE(fs::exists(killed));
+    EXPECT_TRUE(fs::exists(running.path()));
+    EXPECT_TRUE(fs::exists(other_name));
+    EXPECT_TRUE(fs::exists(foreign));
+  }
+  EXPECT_TRUE(fs::exists(running.path()));
+}
+
+// A creator whose number names no process here may still run (in another PID namespace: a
+// container of the same host name): the lock it holds on its file keeps the file.
+TEST_F(PageFileOwnership, ALockedPageFileIsNotStaleWhateverItsHeaderSays) {
+  const std::string path = (dir_ / "poet-pages-OTHERNS").string();
+  leave_page_file_of_a_killed_run(path);
+  ASSERT_TRUE(paging::PageFile::is_stale(path));
+  const int held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  EXPECT_FALSE(paging::PageFile::is_stale(path));
+  { const paging::PageFile next(dir_.string(), false); }
+  EXPECT_TRUE(fs::exists(path));
+  ::close(held);
+  EXPECT_TRUE(paging::PageFile::is_stale(path));
 }
 
 TEST_F(PageFileOwnership, AForeignFileIsRefusedAndKept) {

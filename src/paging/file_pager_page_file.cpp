@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/aio_abi.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,6 +74,7 @@ std::string parent_of(const std::string& path) {
 }
 
 constexpr char kMagic[] = "poet page file v1\n";
+constexpr std::string_view kUniqueNamePrefix = "poet-pages-";  // + 6 characters mkostemp picks
 
 std::string this_host() {
   char name[256] = {};
@@ -105,13 +107,27 @@ std::string header_block() {
   return header;
 }
 
+// Removes the page files in `folder` left by runs of this host that were killed (kill -9,
+// a power cut): each run makes a new uniquely named one, so without this they would pile
+// up, each as large as a run's paged tensors. Only a file whose header names a process
+// that no longer runs is removed; one still being created has no header yet, and is kept.
+void remove_stale_page_files(const std::string& folder) {
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(kUniqueNamePrefix) && PageFile::is_stale(it->path().string()))
+      ::unlink(it->path().c_str());
+  }
+}
+
 // Creates `requested` (or a unique file in it / in the working directory); returns the
 // descriptor and sets `path`.
 int create_file(const std::string& requested, std::string& path) {
   const bool make_unique = requested.empty() || is_directory(requested);
   if (make_unique) {
     const std::string folder = absolute(requested.empty() ? "." : requested);
-    std::string name_template = (std::filesystem::path(folder) / "poet-pages-XXXXXX").string();
+    remove_stale_page_files(folder);
+    std::string name_template = (std::filesystem::path(folder) / (std::string(kUniqueNamePrefix) + "XXXXXX")).string();
     std::vector<char> buffer(name_template.begin(), name_template.end());
     buffer.push_back('\0');
     const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
@@ -160,6 +176,10 @@ void PageFile::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 PageFile::PageFile(const std::string& requested, bool want_direct_io, std::size_t lanes)
     : lanes_(std::max<std::size_t>(lanes, 1)) {
   fd_ = create_file(requested, path_);
+  // Held while this run lives, and dropped by the system however it ends: owner_of trusts
+  // a header's dead process only if no one holds this lock (a process of another PID
+  // namespace, a container of the same host name, would look dead by its number).
+  ::flock(fd_, LOCK_EX | LOCK_NB);
   remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(path_);
   const std::string header = header_block();
   if (::pwrite(fd_, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size())) {
@@ -180,6 +200,7 @@ PageFile::Owner PageFile::owner_of(const std::string& path) {
   const ssize_t n = ::pread(fd, block, sizeof block - 1, 0);
   struct stat st {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool locked = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // by its running creator
   ::close(fd);
   if (!regular || n <= 0) return {};
   std::istringstream header(std::string(block, static_cast<std::size_t>(n)).c_str());
@@ -192,7 +213,7 @@ PageFile::Owner PageFile::owner_of(const std::string& path) {
     return {};  // not poet's: never touched
   if (host != this_host()) return {Owner::kRunning, pid, host};  // of another machine (a shared folder)
   const auto running_since = start_time_of(pid);
-  return {running_since && *running_since == start ? Owner::kRunning : Owner::kEnded, pid, host};
+  return {locked || (running_since && *running_since == start) ? Owner::kRunning : Owner::kEnded, pid, host};
 }
 
 PageFile::~PageFile() {

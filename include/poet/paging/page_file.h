@@ -24,7 +24,9 @@ class PageFile {
   // directory; an existing directory: a uniquely named file in it; anything else: that
   // path, which must not exist yet (poet never overwrites a file it did not create) -
   // unless it is a stale page file of poet's own: one whose header names a process of
-  // this host that no longer runs (a run killed with kill -9), which is replaced.
+  // this host that no longer runs (a run killed with kill -9), and which no process holds
+  // locked (each run holds flock on its file), which is replaced. A new file in a folder
+  // first removes the folder's stale "poet-pages-*" files, which would otherwise pile up.
   // The file is removed when this object is destroyed, and on SIGINT/SIGTERM (interrupt.h).
   // With `want_direct_io`, opens with O_DIRECT if the file system accepts it and silently
   // falls back to buffered I/O otherwise. `lanes` transfers may run at once, each on its
