@@ -313,6 +313,8 @@ expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-suc
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 2 "--lr: '-1' is not a number from 1e-12 to 1000000" -- train --model lenet5 --dataset synthetic --lr -1
 expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- train --model lenet5 --dataset synthetic --seed -1
+expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- firmware --model lenet5 --plan "$0" --header "$tmp/fw.h" --seed -1
+expect 2 "--seed: '99999999999' is not a whole number from 0 to 2147483647" -- solve --model lenet5 --seed 99999999999
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
 echo "damaged" > "$tmp/bad.ckpt"

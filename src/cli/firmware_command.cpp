@@ -33,6 +33,7 @@ void add_firmware_command(CLI::App& app) {
       ->required()
       ->check(output_file());
   cmd->add_option("--seed", opts->seed, "Seed of the initial weights and the batch order, as poet train's")
+      ->check(seed_values())
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));
   cmd->add_option("--data-dir", opts->data_dir,

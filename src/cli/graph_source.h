@@ -29,6 +29,9 @@ CLI::Validator number_in(double lo, double hi, bool whole = false);
 // The one range every --time-limit of a solve takes (solve, sweep, train, and the
 // strategies of plan, simulate and show), in seconds.
 inline CLI::Validator time_limit_seconds() { return number_in(0.001, 1e6); }
+// A seed of the weights, the batch order and dropout (train's and firmware's: the same seed
+// gives both the same weights and batches). CLI11 alone would take "-1" as 2^64 - 1.
+inline CLI::Validator seed_values() { return number_in(0, 1e19, true); }
 
 // CLI11 checks that the option names an existing file (not a folder) or an existing folder,
 // in poet's words rather than CLI11's.

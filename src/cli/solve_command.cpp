@@ -1,7 +1,8 @@
 #include <fmt/format.h>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -114,7 +115,9 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(0, 1));
   cmd->add_option("--threads", opts->solve.threads, "CBC threads")->capture_default_str()->check(number_in(1, 64, true));
-  cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")->capture_default_str();
+  cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")
+      ->capture_default_str()
+      ->check(number_in(0, std::numeric_limits<int>::max(), true));
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->check(output_file());
   cmd->add_option("--write-model", opts->solve.write_model_path,

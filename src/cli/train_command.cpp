@@ -485,7 +485,7 @@ void add_train_command(CLI::App& app) {
       ->check(number_in(1e-12, 1e6));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")
       ->capture_default_str()
-      ->check(number_in(0, 1e19, true));
+      ->check(seed_values());
   cmd->add_option("--page-file", o->page_file,
                   "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)");
   cmd->add_flag("--page-cache", o->page_cache,
