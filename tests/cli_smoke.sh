@@ -315,6 +315,10 @@ expect 2 "--lr: '-1' is not a number from 1e-12 to 1000000" -- train --model len
 expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- train --model lenet5 --dataset synthetic --seed -1
 expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- firmware --model lenet5 --plan "$0" --header "$tmp/fw.h" --seed -1
 expect 2 "--seed: '99999999999' is not a whole number from 0 to 2147483647" -- solve --model lenet5 --seed 99999999999
+expect 2 "--log-level: '99999999999' is not a whole number from 0 to 63" -- solve --model lenet5 --log-level 99999999999
+expect 2 "--cpu-power: 'abc' is not a number from 1e-06 to 1000000" -- profile --model lenet5 --cpu-power abc --storage-power 0 -o "$tmp/p.json"
+expect 2 "--storage-power: '-1' is not a number from 0 to 1000000" -- profile --model lenet5 --cpu-power 5 --storage-power -1 -o "$tmp/p.json"
+expect 2 "--mean: 'abc' is not a number from -1000 to 1000" -- train --model lenet5 --dataset synthetic --mean abc,0,0
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
 echo "damaged" > "$tmp/bad.ckpt"

@@ -53,9 +53,11 @@ void add_profile_command(CLI::App& app) {
   cmd->add_flag("--no-direct-io", [opts](std::int64_t) { opts->measure.storage.direct_io = false; },
                 "Go through the page cache instead of O_DIRECT (it is then dropped before each page-in)");
   cmd->add_option("--cpu-power", opts->cpu_power_w,
-                  "CPU active power in W, for energy = time x power; needed where RAPL cannot be read");
+                  "CPU active power in W, for energy = time x power; needed where RAPL cannot be read")
+      ->check(number_in(1e-6, 1e6));  // 0 would read as not given
   cmd->add_option("--storage-power", opts->storage_power_w, "Storage active power in W while paging (0: ignore)")
-      ->required();
+      ->required()
+      ->check(number_in(0, 1e6));
   cmd->add_flag("--no-rapl", opts->no_rapl, "Derive energy from --cpu-power even where RAPL is readable");
   cmd->add_option("--name", opts->measure.name, "Profile name (default: <host>-<model>)");
   cmd->add_option("-o,--output", opts->output, "Device profile JSON to write (atomically)")

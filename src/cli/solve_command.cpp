@@ -118,7 +118,9 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--seed", opts->solve.seed, "CBC's random seed")
       ->capture_default_str()
       ->check(number_in(0, std::numeric_limits<int>::max(), true));
-  cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")->capture_default_str();
+  cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")
+      ->capture_default_str()
+      ->check(number_in(0, 63, true));  // CBC's own range for its log level
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->check(output_file());
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");

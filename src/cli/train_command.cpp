@@ -451,11 +451,13 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--mean", o->mean,
                   "With --dataset folder:PATH: per-channel mean subtracted from the pictures' [0, 1] values "
                   "(default ImageNet's: 0.485,0.456,0.406)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(number_in(-1e3, 1e3));
   cmd->add_option("--std", o->std,
                   "With --dataset folder:PATH: per-channel standard deviation the values are divided by (default "
                   "ImageNet's: 0.229,0.224,0.225)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(number_in(0, 1e3));
   cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")->capture_default_str();
   cmd->add_option("--ram-budget", o->ram_budgets,
                   "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak "
