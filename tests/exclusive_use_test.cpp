@@ -37,6 +37,19 @@ TEST_F(ExclusiveUseTest, ALockFileLeftByAnEndedRunBlocksNothing) {
   EXPECT_EQ(error_of([&] { ExclusiveUse use(checkpoint, "--checkpoint"); }), "no error");
 }
 
+// A run killed mid-write (kill -9, the OOM killer) leaves its temporary beside the file;
+// the next run that holds the file's lock removes it, and nothing else.
+TEST_F(ExclusiveUseTest, TheLockHolderRemovesTemporariesAKilledWriteLeft) {
+  const std::string checkpoint = (dir_ / "c.ckpt").string();
+  for (const char* name : {"c.ckpt.tmp-Ab12Cd", "c.ckpt.tmp-longer1", "c.ckpt.tmp-", "d.ckpt.tmp-Ab12Cd", "c.ckpt"})
+    std::ofstream(dir_ / name) << "x";
+  std::filesystem::create_directory(dir_ / "c.ckpt.tmp-folder");
+  { const ExclusiveUse use(checkpoint, "--checkpoint"); }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "c.ckpt.tmp-Ab12Cd"));
+  for (const char* kept : {"c.ckpt.tmp-longer1", "c.ckpt.tmp-", "d.ckpt.tmp-Ab12Cd", "c.ckpt", "c.ckpt.tmp-folder"})
+    EXPECT_TRUE(std::filesystem::exists(dir_ / kept)) << kept;
+}
+
 TEST_F(ExclusiveUseTest, AFolderIsLockedByAFileInside) {
   EXPECT_EQ(ExclusiveUse::lock_path(dir_.string()), (dir_ / "poet.lock").string());
   const ExclusiveUse sweep(dir_.string(), "--output-dir");

@@ -100,6 +100,24 @@ void sync_folder(const std::string& folder) {
 // The temporary file beside the target: its name, then this (mkostemp's pattern).
 constexpr std::string_view kTemporarySuffix = ".tmp-XXXXXX";
 
+void remove_temporaries_of(const std::string& path) {
+  std::filesystem::path target;
+  try {
+    target = final_target(path);
+  } catch (const IoError&) {
+    return;  // its write will say what is wrong with the path
+  }
+  const std::string prefix = target.filename().string() + std::string(kTemporarySuffix.substr(0, 5));
+  const std::size_t name_size = target.filename().string().size() + kTemporarySuffix.size();
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() == name_size && name.starts_with(prefix) && it->is_regular_file(error))
+      ::unlink(it->path().c_str());
+  }
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   const std::string target = final_target(path);
   struct stat st {};

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 
 namespace poet {
@@ -64,6 +65,9 @@ ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option) : l
   [[maybe_unused]] const bool noted =
       ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
   remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(lock_path_);
+  // No other poet run writes `path` now: a temporary of it is one a killed run left.
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) remove_temporaries_of(path);
 }
 
 ExclusiveUse::~ExclusiveUse() {

@@ -19,6 +19,12 @@ namespace poet {
 // reason (a missing folder, no permission, a full disk, a folder given as the path).
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+// Removes the temporaries writes of `path` left behind when their process was killed
+// outright (kill -9, the OOM killer, a power cut) between making and renaming them: files
+// beside its final target named as write_file_atomically names them. Only for a caller that
+// knows no write of `path` is under way (ExclusiveUse holds its lock).
+void remove_temporaries_of(const std::string& path);
+
 // Why `path` cannot be written as a file, in words for an error message: its folder is
 // missing or takes no new file, or it is itself a folder. Nothing if none of these. Checked
 // before long work (a solve, a profile, an epoch of training), so that none is lost to a

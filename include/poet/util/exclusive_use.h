@@ -6,7 +6,8 @@
 // The lock is flock(2) on "<path>.lock" (for a folder, "<folder>/poet.lock"), so the system
 // drops it when its process ends, however it ends: a lock file left by a killed run blocks
 // nothing. The file is removed when the run ends (or is interrupted: interrupt.h) and holds
-// the holder's process id, for the message a second run gets.
+// the holder's process id, for the message a second run gets. Holding the lock of a file,
+// a run removes the temporaries a killed run's write of it left (atomic_file.h).
 #pragma once
 
 #include <memory>
