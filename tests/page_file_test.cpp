@@ -93,6 +93,30 @@ TEST_F(PageFileOwnership, ANewFileInAFolderRemovesThoseOfKilledRuns) {
   EXPECT_TRUE(fs::exists(running.path()));
 }
 
+// A run killed but not yet reaped (a container's init may never reap it) is a zombie: it
+// holds no lock and runs no more, so its page file is stale.
+TEST_F(PageFileOwnership, AZombiesPageFileIsStale) {
+  const std::string path = (dir_ / "pages").string();
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t run = ::fork();
+  if (run == 0) {
+    const paging::PageFile file(path, false);
+    ::write(ready[1], "r", 1);
+    ::_exit(0);  // without the destructor, as a killed run: the file stays
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  // Not reaped yet: wait (without reaping) until it has ended.
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(run), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_TRUE(paging::PageFile::is_stale(path));
+  ::waitpid(run, nullptr, 0);
+  EXPECT_TRUE(paging::PageFile::is_stale(path));
+}
+
 // A creator whose number names no process here may still run (in another PID namespace: a
 // container of the same host name): the lock it holds on its file keeps the file.
 TEST_F(PageFileOwnership, ALockedPageFileIsNotStaleWhateverItsHeaderSays) {

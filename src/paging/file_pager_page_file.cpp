@@ -83,12 +83,14 @@ std::string this_host() {
 }
 
 // The start time of process `pid` (clock ticks since boot, /proc/PID/stat's field 22), or
-// nothing if it does not run: with the pid, it names one process even after pid reuse.
+// nothing if it does not run: with the pid, it names one process even after pid reuse. A
+// zombie (killed, not yet reaped: a container's init may never reap it) does not run.
 std::optional<unsigned long long> start_time_of(long pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t after_name = stat.rfind(')');  // the name may hold spaces and parentheses
-  if (after_name == std::string::npos) return std::nullopt;
+  if (after_name == std::string::npos || after_name + 2 >= stat.size()) return std::nullopt;
+  if (const char state = stat[after_name + 2]; state == 'Z' || state == 'X') return std::nullopt;
   std::istringstream fields(stat.substr(after_name + 2));
   std::string field;
   for (int k = 3; k < 22 && (fields >> field); ++k) {
