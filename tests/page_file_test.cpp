@@ -32,8 +32,9 @@ class PageFileOwnership : public ::testing::Test {
   fs::path dir_;
 };
 
-// A run killed with kill -9 while its page file exists: the file stays behind.
-void leave_page_file_of_a_killed_run(const std::string& path) {
+// A run killed with kill -9 while its page file exists: the file stays behind. With
+// `unreaped`, the run is left a zombie (ended, not reaped), its pid set there.
+void leave_page_file_of_a_killed_run(const std::string& path, pid_t* unreaped = nullptr) {
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const pid_t run = ::fork();
@@ -47,7 +48,13 @@ void leave_page_file_of_a_killed_run(const std::string& path) {
   ::close(ready[0]);
   ::close(ready[1]);
   ::kill(run, SIGKILL);
-  ::waitpid(run, nullptr, 0);
+  if (unreaped) {
+    siginfo_t info{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(run), &info, WEXITED | WNOWAIT), 0);
+    *unreaped = run;
+  } else {
+    ::waitpid(run, nullptr, 0);
+  }
   ASSERT_TRUE(fs::exists(path));
 }
 
@@ -97,23 +104,10 @@ TEST_F(PageFileOwnership, ANewFileInAFolderRemovesThoseOfKilledRuns) {
 // holds no lock and runs no more, so its page file is stale.
 TEST_F(PageFileOwnership, AZombiesPageFileIsStale) {
   const std::string path = (dir_ / "pages").string();
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t run = ::fork();
-  if (run == 0) {
-    const paging::PageFile file(path, false);
-    ::write(ready[1], "r", 1);
-    ::_exit(0);  // without the destructor, as a killed run: the file stays
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  ::close(ready[0]);
-  ::close(ready[1]);
-  // Not reaped yet: wait (without reaping) until it has ended.
-  siginfo_t info{};
-  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(run), &info, WEXITED | WNOWAIT), 0);
+  pid_t zombie = 0;
+  leave_page_file_of_a_killed_run(path, &zombie);
   EXPECT_TRUE(paging::PageFile::is_stale(path));
-  ::waitpid(run, nullptr, 0);
+  ::waitpid(zombie, nullptr, 0);
   EXPECT_TRUE(paging::PageFile::is_stale(path));
 }
 
