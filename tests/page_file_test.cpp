@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,16 @@ TEST_F(PageFileOwnership, AZombiesPageFileIsStale) {
   EXPECT_TRUE(paging::PageFile::is_stale(path));
   ::waitpid(zombie, nullptr, 0);
   EXPECT_TRUE(paging::PageFile::is_stale(path));
+}
+
+// Reading a FIFO's header would wait for a writer for ever: a FIFO is foreign, at once.
+TEST_F(PageFileOwnership, AFifoIsForeignWithoutWaitingForAWriter) {
+  const std::string fifo = (dir_ / "poet-pages-FIFO").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(paging::PageFile::owner_of(fifo).kind, paging::PageFile::Owner::kNotPoets);
+  expect_refused(fifo);
+  { const paging::PageFile in_folder(dir_.string(), false); }
+  EXPECT_TRUE(fs::exists(fifo));
 }
 
 // A creator whose number names no process here may still run (in another PID namespace: a

@@ -1,6 +1,6 @@
 #include <fcntl.h>
-#include <signal.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>

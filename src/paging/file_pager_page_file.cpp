@@ -196,7 +196,8 @@ PageFile::PageFile(const std::string& requested, bool want_direct_io, std::size_
 }
 
 PageFile::Owner PageFile::owner_of(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // Not blocking: opening a FIFO for reading would wait for a writer, for ever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
   char block[kHeaderBytes] = {};
   const ssize_t n = ::pread(fd, block, sizeof block - 1, 0);

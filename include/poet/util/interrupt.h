@@ -21,8 +21,8 @@
 namespace poet {
 
 // Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGPIPE (the last two unless they
-// are ignored, as SIGHUP is under nohup). The command line does this first thing; a library user that wants the clean-up
-// calls it too (nothing else is changed).
+// are ignored, as SIGHUP is under nohup). The command line does this first thing; a
+// library user that wants the clean-up calls it too (nothing else is changed).
 void install_interrupt_handlers();
 
 // Registers the process group of a child for killing on interrupt, until forgotten.
