@@ -177,7 +177,9 @@ kill -INT "$trainer"
 wait "$trainer"
 code=$?
 [ "$code" -eq 130 ] && grep -q "holds the model after epoch [0-9]*: continue with the same command and --resume" "$tmp/ctrl-c.err" ||
-  { echo "FAIL: interrupted training: exit $code, stderr: $(tail -c 300 "$tmp/ctrl-c.err")"; failures=$((failures + 1)); }
+  { echo "FAIL: interrupted training: exit $code, stderr: $(tail -c 300 "$tmp/ctrl-c.err")"
+    grep -A40 "ERROR: .*Sanitizer" "$tmp/ctrl-c.err"  # the report itself, if a sanitizer ended the run
+    failures=$((failures + 1)); }
 [ "$(ls "$tmp/ctrl-c")" = c.ckpt ] || { echo "FAIL: interrupted training left: $(ls "$tmp/ctrl-c")"; failures=$((failures + 1)); }
 
 # The reader of its output gone (`poet train ... | head -1`): a later line ends the run as an
