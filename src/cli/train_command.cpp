@@ -194,14 +194,17 @@ std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedMod
   return writes;
 }
 
-// What Ctrl-C during epoch `epoch` (from 0) leaves, for the interrupt handler to print.
-std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch) {
-  const std::string where = fmt::format("poet: interrupted in epoch {} of {}", epoch + 1, o.epochs);
+// What Ctrl-C during epoch `epoch` (from 0), or after it once `saved`, leaves, for the
+// interrupt handler to print.
+std::string interrupted_note(const TrainOptions& o, std::uint64_t epoch, bool saved = false) {
+  const std::string where =
+      fmt::format("poet: interrupted {} epoch {} of {}", saved ? "after" : "in", epoch + 1, o.epochs);
+  const std::uint64_t kept = saved ? epoch + 1 : epoch;  // epochs the checkpoint holds
   if (o.checkpoint.empty())
     return where + "; nothing was saved (--checkpoint FILE saves each epoch, and --resume continues from it)";
-  if (epoch == 0) return fmt::format("{}; nothing was written to '{}' yet", where, o.checkpoint);
+  if (kept == 0) return fmt::format("{}; nothing was written to '{}' yet", where, o.checkpoint);
   return fmt::format("{}; '{}' holds the model after epoch {}: continue with the same command and --resume", where,
-                     o.checkpoint, epoch);
+                     o.checkpoint, kept);
 }
 
 // Runs `work`, a part of epoch `epoch` (from 0), so that an error it throws (the loss
@@ -344,9 +347,7 @@ void train(TrainOptions o) {
                          [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1)); });
       // Until the next epoch starts (this one's line is still to be printed, and its reader
       // may be gone: SIGPIPE), an interrupt finds this epoch saved.
-      set_interrupt_note(fmt::format("poet: interrupted after epoch {} of {}; '{}' holds the model after it: "
-                                     "continue with the same command and --resume",
-                                     epoch + 1, o.epochs, o.checkpoint));
+      set_interrupt_note(interrupted_note(o, epoch, true));
     }
     epochs.push_back({{"epoch", epoch + 1},
                       {"batches", r.batches},
