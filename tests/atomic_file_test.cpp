@@ -2,6 +2,7 @@
 // symlinks followed, and concurrent writers never see each other's temporary file.
 #include "poet/util/atomic_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -170,6 +171,36 @@ TEST_F(AtomicFile, AFifoIsWrittenThroughToItsReader) {
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   expect_only({"pipe"});
+}
+
+// `-o /dev/stdout | jq` and `-o /dev/stdout >> log`: the link of /proc/self/fd/N reads
+// `pipe:[1234]` for a pipe (no path: it was refused as a folder that takes no file), and a
+// file the shell opened to append is appended to, not replaced.
+TEST_F(AtomicFile, OnesOwnDescriptorIsWrittenThroughItself) {
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  const std::string through_pipe = "/dev/fd/" + std::to_string(pipe_ends[1]);
+  EXPECT_EQ(output_path_problem(through_pipe), std::nullopt);
+  write_file_atomically(through_pipe, "through the pipe");
+  ::close(pipe_ends[1]);
+  char received[32] = {};
+  EXPECT_EQ(::read(pipe_ends[0], received, sizeof received), 16);
+  ::close(pipe_ends[0]);
+  EXPECT_EQ(std::string(received), "through the pipe");
+
+  const fs::path log = dir_ / "log";
+  std::ofstream(log) << "kept\n";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  write_file_atomically("/proc/self/fd/" + std::to_string(fd), "appended\n");
+  ::close(fd);
+  EXPECT_EQ(read_text(log), "kept\nappended\n");
+  expect_only({"log"});
+
+  const auto closed = output_path_problem("/dev/fd/" + std::to_string(fd));
+  ASSERT_TRUE(closed.has_value());
+  EXPECT_NE(closed->find("names file descriptor " + std::to_string(fd) + ", which is not open"), std::string::npos)
+      << *closed;
 }
 
 TEST_F(AtomicFile, ASymlinkStaysASymlinkAndItsFinalTargetGetsTheContents) {

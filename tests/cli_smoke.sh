@@ -48,6 +48,11 @@ out=$("$poet" "${big_answer[@]}" 2>&1 >&-); got=$?
 # A closed stderr: the work goes on (and the next file opened does not take its number).
 "$poet" train --model lenet5 --dataset synthetic --max-batches 2 > /dev/null 2>&-; got=$?
 [ "$got" -eq 0 ] || { echo "FAIL: train 2>&- -> exit $got"; failures=$((failures + 1)); }
+# `-o /dev/stdout` writes into the pipe poet's stdout is (its link reads 'pipe:[N]', no path);
+# a prefix of several files is no stream.
+expect 0 '"format":"poet-schedule"' -- solve --model lenet5 --platform m4 --ram-budget 90% -o /dev/stdout
+expect 2 "'/dev/stdout' is a stream or device, and this option names files by adding to it" -- \
+  show --model lenet5 -o /dev/stdout
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19
@@ -249,6 +254,8 @@ out=$(ulimit -f 1; "$poet" solve --model lenet5 --platform m4 --ram-budget 90% -
 OMP_NUM_THREADS=100000 expect 2 "OMP_NUM_THREADS is '100000', and poet runs at most" -- \
   train --model lenet5 --dataset synthetic --max-batches 1
 OMP_NUM_THREADS=1O expect 2 "OMP_NUM_THREADS is '1O', not a number of threads" -- simulate --model lenet5
+# ... yet help still answers: it starts no thread.
+OMP_NUM_THREADS=1O expect 0 "Usage" -- train --help
 
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%

@@ -50,6 +50,16 @@ TEST_F(ExclusiveUseTest, TheLockHolderRemovesTemporariesAKilledWriteLeft) {
     EXPECT_TRUE(std::filesystem::exists(dir_ / kept)) << kept;
 }
 
+// A folder may be the user's working folder: only the named files' temporaries go.
+TEST_F(ExclusiveUseTest, AFoldersHolderRemovesTheTemporariesOfTheFilesItNames) {
+  for (const char* name : {"sweep.json.tmp-Ab12Cd", "sweep.csv.tmp-Zz9yX8", "notes.txt.tmp-Ab12Cd", "sweep.json"})
+    std::ofstream(dir_ / name) << "x";
+  { const ExclusiveUse use(dir_.string(), "--output-dir", {"sweep.json", "sweep.csv"}); }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sweep.json.tmp-Ab12Cd"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sweep.csv.tmp-Zz9yX8"));
+  for (const char* kept : {"notes.txt.tmp-Ab12Cd", "sweep.json"}) EXPECT_TRUE(std::filesystem::exists(dir_ / kept)) << kept;
+}
+
 TEST_F(ExclusiveUseTest, AFolderIsLockedByAFileInside) {
   EXPECT_EQ(ExclusiveUse::lock_path(dir_.string()), (dir_ / "poet.lock").string());
   const ExclusiveUse sweep(dir_.string(), "--output-dir");

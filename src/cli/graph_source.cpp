@@ -56,7 +56,13 @@ CLI::Validator existing_folder() {
 
 CLI::Validator output_file(std::string suffix) {
   return CLI::Validator(
-      [suffix](std::string& path) -> std::string { return output_path_problem(path + suffix).value_or(""); },
+      [suffix](std::string& path) -> std::string {
+        if (!suffix.empty() && written_in_place(path))
+          return fmt::format("'{}' is a stream or device, and this option names files by adding to it ('{}'); give "
+                             "a path such as out/poet",
+                             path, path + suffix);
+        return output_path_problem(path + suffix).value_or("");
+      },
       "FILE");
 }
 

@@ -79,8 +79,10 @@ int run(int argc, char** argv) {
   add_profile_command(app);
   add_train_command(app);
   add_firmware_command(app);
+  // After the options are read (so --help and --version answer whatever the setting), before
+  // any command's work: libgomp would stop or crash mid-run.
+  app.parse_complete_callback(poet::kernels::check_thread_setting);
   try {
-    poet::kernels::check_thread_setting();  // before any work: libgomp would stop or crash mid-run
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);

@@ -163,7 +163,9 @@ void add_sweep_command(CLI::App& app) {
                                               opts->source.platform)
                                 : opts->output_dir;
     make_output_folder(dir, "--output-dir");
-    const ExclusiveUse one_sweep_per_folder(dir, "--output-dir");  // before reading its progress
+    const ExclusiveUse one_sweep_per_folder(dir, "--output-dir",  // before reading its progress
+                                            {"sweep.partial.json", "sweep.json", "sweep.csv", "energy_vs_budget.svg",
+                                             "poet_vs_capuchin.svg", "poet_vs_pofo.md", "overhead.md", "ablation.svg"});
     const std::string progress_file = dir + "/sweep.partial.json";
     const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),
                                              scale.activation_peak_bytes),

@@ -36,7 +36,7 @@ void run_prediction_report(const ReportRequest& r) {
                "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
   make_output_folder(r.output_dir, "--report");
-  const ExclusiveUse one_report_per_folder(r.output_dir, "--report");
+  const ExclusiveUse one_report_per_folder(r.output_dir, "--report", {"prediction.json", "prediction.md", "prediction.svg"});
 
   train::PredictionRequest request;
   request.strategies = r.strategies;

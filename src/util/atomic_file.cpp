@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +88,35 @@ void write_through(const std::string& path, const std::string& target, std::stri
   if (!written) fail(path, err);
 }
 
+// The descriptor `path` names if it names one of this process's own: /dev/stdout,
+// /dev/stderr, /dev/fd/N or /proc/self/fd/N (open or not). Such a path means "where this
+// descriptor goes", and its link's text need not be a path at all (`pipe:[1234]`).
+std::optional<int> named_descriptor(const std::string& path) {
+  int fd = -1;
+  if (path == "/dev/stdout") fd = STDOUT_FILENO;
+  if (path == "/dev/stderr") fd = STDERR_FILENO;
+  for (const std::string_view folder : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(folder)) continue;
+    const char* first = path.data() + folder.size();
+    const char* last = path.data() + path.size();
+    const auto [end, error] = std::from_chars(first, last, fd);
+    if (error != std::errc{} || end != last || first == last) fd = -1;
+  }
+  if (fd < 0) return std::nullopt;
+  return fd;
+}
+
+bool is_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
+
+// Written through the descriptor itself, at its offset and with its flags, after what poet
+// printed there before: `-o /dev/stdout >> log` appends, a pipe gets the bytes in order.
+// Reopening the path instead would start a regular file over at its first byte.
+void write_to_descriptor(const std::string& path, int fd, std::string_view contents) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (!write_all(fd, contents.data(), contents.size())) fail(path, errno);
+}
+
 void sync_folder(const std::string& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -119,6 +150,7 @@ void remove_temporaries_of(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
+  if (const auto fd = named_descriptor(path)) return write_to_descriptor(path, *fd, contents);
   const std::string target = final_target(path);
   struct stat st {};
   const bool exists = ::stat(target.c_str(), &st) == 0;
@@ -146,7 +178,17 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   sync_folder(folder);
 }
 
+bool written_in_place(const std::string& path) {
+  struct stat st {};
+  return named_descriptor(path) || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
 std::optional<std::string> output_path_problem(const std::string& path) {
+  if (const auto fd = named_descriptor(path))
+    return is_open(*fd) ? std::nullopt
+                        : std::optional(fmt::format("'{}' names file descriptor {}, which is not open; open it in the "
+                                                    "shell ({}> FILE) or give a file's path",
+                                                    path, *fd, *fd));
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return fmt::format("'{}' is a folder; give the path of a file (inside it, say)", path);

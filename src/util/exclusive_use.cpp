@@ -41,7 +41,9 @@ std::string ExclusiveUse::lock_path(const std::string& path) {
   return path + ".lock";
 }
 
-ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option) : lock_path_(lock_path(path)) {
+ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option,
+                           std::initializer_list<std::string_view> files_written)
+    : lock_path_(lock_path(path)) {
   for (;;) {
     const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return;
@@ -67,7 +69,11 @@ ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option) : l
   remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(lock_path_);
   // No other poet run writes `path` now: a temporary of it is one a killed run left.
   std::error_code error;
-  if (!std::filesystem::is_directory(path, error)) remove_temporaries_of(path);
+  if (!std::filesystem::is_directory(path, error)) {
+    remove_temporaries_of(path);
+    return;
+  }
+  for (const std::string_view name : files_written) remove_temporaries_of((std::filesystem::path(path) / name).string());
 }
 
 ExclusiveUse::~ExclusiveUse() {

@@ -12,7 +12,8 @@ namespace poet {
 // renamed over the target, then the folder fsync'd. Two writers of one path both succeed
 // and one's whole contents win. A symlink is followed (it stays a symlink, and its final
 // target gets the contents); a path that is not a regular file (/dev/null, a FIFO, a
-// terminal) is written directly, as any program would, and never replaced. A temporary
+// terminal) is written directly, as any program would, and never replaced. One of poet's
+// own descriptors (/dev/stdout, /dev/fd/3) is written through that descriptor. A temporary
 // file is removed if the write fails or poet is interrupted (interrupt.h).
 //
 // On failure the destination is untouched, and IoError names the path and the system's
@@ -24,6 +25,11 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 // beside its final target named as write_file_atomically names them. Only for a caller that
 // knows no write of `path` is under way (ExclusiveUse holds its lock).
 void remove_temporaries_of(const std::string& path);
+
+// Whether a write of `path` goes into something already there that is not a file:
+// one of poet's descriptors (/dev/stdout), a device, a FIFO. Such a path is no prefix for
+// the files made by adding suffixes to it (they would be made in /dev).
+bool written_in_place(const std::string& path);
 
 // Why `path` cannot be written as a file, in words for an error message: its folder is
 // missing or takes no new file, or it is itself a folder. Nothing if none of these. Checked

@@ -7,9 +7,11 @@
 // drops it when its process ends, however it ends: a lock file left by a killed run blocks
 // nothing. The file is removed when the run ends (or is interrupted: interrupt.h) and holds
 // the holder's process id, for the message a second run gets. Holding the lock of a file,
-// a run removes the temporaries a killed run's write of it left (atomic_file.h).
+// a run removes the temporaries a killed run's write of it left (atomic_file.h), or for a
+// folder those of the files it names.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,8 +25,11 @@ class ExclusiveUse {
   // Takes the lock for `path`, written by `option`. Throws InputError naming both, and the
   // other run's process id, if another run holds it. Where the file system cannot lock
   // (some network file systems), or the lock file cannot be made, nothing is locked: the
-  // run's own writes report their problems.
-  ExclusiveUse(const std::string& path, std::string_view option);
+  // run's own writes report their problems. For a folder, `files_written` names the files
+  // the holder writes in it: their temporaries a killed run left are removed (a folder may be
+  // the user's working folder, so nothing else in it is touched).
+  ExclusiveUse(const std::string& path, std::string_view option,
+               std::initializer_list<std::string_view> files_written = {});
   ~ExclusiveUse();
   ExclusiveUse(const ExclusiveUse&) = delete;
   ExclusiveUse& operator=(const ExclusiveUse&) = delete;
