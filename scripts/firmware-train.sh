@@ -54,7 +54,7 @@ echo "== planning $model (batch $batch) for a budget of $budget with poet"
   --seed "$seed" --lr "$lr" --data-dir "$out" --train-samples "$train" --test-samples "$test"
 
 echo "== building the firmware"
-make -s -C firmware GEN="$out" OUT="$out"
+scripts/firmware-build.sh "$out"
 
 echo "== training in QEMU (mps2-an386, Cortex-M4)"
 rm -f "$out/weights.bin" "$out/pages.bin"

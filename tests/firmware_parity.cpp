@@ -61,6 +61,13 @@ bool on_path(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
 
+// `text` as one word of the shell, whatever it holds (a clone in "~/My projects").
+std::string quoted(const std::string& text) {
+  std::string word = "'";
+  for (const char c : text) word += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return word + "'";
+}
+
 std::vector<float> read_floats(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -91,10 +98,11 @@ TEST(FirmwareParity, HundredStepsInQemuTakeTheHostsSteps) {
   const std::filesystem::path out(POET_FIRMWARE_TEST_DIR);
   const std::filesystem::path log = out.string() + ".log";
   std::filesystem::remove_all(out);
-  const std::string command = std::string(POET_SOURCE_DIR) + "/scripts/firmware-train.sh --trace --steps " +
-                              std::to_string(kSteps) + " --train " + std::to_string(kSteps * kBatch) +
-                              " --test 80 --time-limit 20 --out " + out.string() + " --poet " + POET_BINARY + " > " +
-                              log.string() + " 2>&1";
+  const std::string command = quoted(std::string(POET_SOURCE_DIR) + "/scripts/firmware-train.sh") +
+                              " --trace --steps " + std::to_string(kSteps) + " --train " +
+                              std::to_string(kSteps * kBatch) + " --test 80 --time-limit 20 --out " +
+                              quoted(out.string()) + " --poet " + quoted(POET_BINARY) + " > " + quoted(log.string()) +
+                              " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command << "\nfailed; its output is in " << log.string();
   const std::vector<float> trace = read_floats(out / "weights.bin");
 
@@ -151,8 +159,8 @@ TEST(FirmwareParity, HundredStepsInQemuTakeTheHostsSteps) {
   for (const auto& [bytes, reason] : {std::pair{flipped, std::string("checksum mismatch")},
                                       std::pair{encode_device_plan(larger), std::string("more than the firmware's")}}) {
     write_file_atomically((out / "device_plan.h").string(), device_plan_c_header(bytes, "poet_plan"));
-    const std::string run = "make -s -C " + std::string(POET_SOURCE_DIR) + "/firmware GEN=" + out.string() +
-                            " OUT=" + out.string() + " && cd " + out.string() +
+    const std::string run = quoted(std::string(POET_SOURCE_DIR) + "/scripts/firmware-build.sh") + " " +
+                            quoted(out.string()) + " && cd " + quoted(out.string()) +
                             " && qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none "
                             "-semihosting-config enable=on,target=native -kernel fw.elf -append steps=1 > refused.txt";
     const int status = std::system(run.c_str());
