@@ -55,11 +55,15 @@ TEST_F(MemoryLimitTest, UnreadableFiguresAreNoCap) {
   EXPECT_FALSE(memory_limit(dir_).has_value());
 }
 
-TEST(MemoryLimit, TheMachinesRamBoundsEveryRun) {
+TEST_F(MemoryLimitTest, AnAllocationPastTheLimitIsRefusedBeforeItIsMade) {
   const auto limit = memory_limit();
   ASSERT_TRUE(limit.has_value());
   EXPECT_GT(limit->bytes, resident_bytes());
   EXPECT_GT(resident_bytes(), 0u);
+  EXPECT_EQ(error_of([] { check_memory_for(1 << 20, "a megabyte", "ask for less"); }), "no error");
+  const std::string refused = error_of([&] { check_memory_for(limit->bytes, "the arena", "ask for less"); });
+  EXPECT_TRUE(refused.starts_with("the arena needs ")) << refused;
+  EXPECT_NE(refused.find(", more than " + limit->what + "; ask for less"), std::string::npos) << refused;
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <unistd.h>
 
 #include "commands.h"
 #include "poet/backward/backward.h"
@@ -32,7 +31,6 @@
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
-#include "poet/util/memory_limit.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
@@ -144,22 +142,6 @@ train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const 
     fmt::print(stderr, "poet: raise --ram-budget or choose another --strategy (poet combines recomputation and paging)\n");
     throw ExitWith{kExitNoSchedule};
   }
-}
-
-// Refuses a run whose arena and parameters (with gradients and optimizer state), beside what
-// the process holds already (its data, code and libraries), would not fit in the memory it
-// may hold, before any of it is allocated: past a control group's limit the kernel would kill
-// it with no message.
-void check_fits_in_memory(std::int64_t needed, const TrainOptions& o) {
-  const std::optional<MemoryLimit> limit = memory_limit();
-  if (!limit) return;  // unknown: let the allocation decide
-  const double held = static_cast<double>(resident_bytes());
-  if (static_cast<double>(needed) + held > static_cast<double>(limit->bytes))
-    throw InputError(fmt::format("training {} at batch size {} needs {} of memory (the arena and the parameters with "
-                                 "their gradients and optimizer state) beside the {} poet holds already, more than {}; "
-                                 "lower --batch-size or --ram-budget",
-                                 o.model, o.batch_size, format_bytes(static_cast<double>(needed)), format_bytes(held),
-                                 limit->what));
 }
 
 // The model trained: a zoo model, or an imported ONNX model with its weights.
@@ -280,7 +262,6 @@ void train(TrainOptions o) {
   const SimulationResult& sim = plan.lowered.simulation;
   const bool pages = plan_pages(plan.lowered.plan);
   const std::int64_t arena = plan.lowered.memory.arena_bytes;
-  check_fits_in_memory(arena + g.fixed_memory(optimizer_named(o.optimizer)).total(), o);
   if (!o.json) {
     fmt::print(
         "plan        {} (batch {}) by {} within {} ({} of activations): arena {}, {} recomputations, "

@@ -12,6 +12,7 @@
 #include "node_kernels.h"
 #include "poet/paging/memory_pager.h"
 #include "poet/util/error.h"
+#include "poet/util/memory_limit.h"
 #include "running_statistics.h"
 #include "transfer_tracker.h"
 
@@ -27,7 +28,11 @@ struct ArenaDelete {
   void operator()(std::byte* p) const { ::operator delete[](p, kArenaAlignment); }
 };
 
-std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes) {
+std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes, const Graph& g) {
+  // The parameters, data and code are held already. Past a container's memory limit the
+  // kernel would grant the arena and kill the process at its first touch, with no message.
+  check_memory_for(static_cast<std::uint64_t>(bytes), fmt::format("training {}'s arena for its activations", g.name()),
+                   "lower the batch size, or the RAM budget (poet then recomputes or pages more)");
   return std::unique_ptr<std::byte[], ArenaDelete>(
       new (kArenaAlignment) std::byte[static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1))]);
 }
@@ -65,7 +70,7 @@ struct Executor::State {
         options(o),
         compiled(detail::compile_plan(graph, plan)),
         parameters(graph, optimizer_state_per_parameter(o.optimizer.kind), o.seed),
-        arena(allocate_arena(plan.memory.arena_bytes)),
+        arena(allocate_arena(plan.memory.arena_bytes, graph)),
         scratch(static_cast<std::size_t>(detail::scratch_elements(graph))),
         own_pager(o.pager ? nullptr : std::make_unique<MemoryPager>(graph.size())),
         pager(o.pager ? o.pager : own_pager.get()),

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "poet/util/error.h"
 #include "poet/util/units.h"
 
 namespace poet {
@@ -80,6 +81,16 @@ std::uint64_t resident_bytes() {
   if (!(statm >> size >> resident)) return 0;
   const long page_size = ::sysconf(_SC_PAGESIZE);
   return page_size > 0 ? resident * static_cast<std::uint64_t>(page_size) : 0;
+}
+
+void check_memory_for(std::uint64_t bytes, std::string_view what, std::string_view fix) {
+  const std::optional<MemoryLimit> limit = memory_limit();
+  if (!limit) return;  // unknown: let the allocation decide
+  const std::uint64_t held = resident_bytes();
+  if (bytes + held <= limit->bytes) return;
+  throw InputError(fmt::format("{} needs {} of memory beside the {} this process holds already, more than {}; {}", what,
+                               format_bytes(static_cast<double>(bytes)), format_bytes(static_cast<double>(held)),
+                               limit->what, fix));
 }
 
 }  // namespace poet

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace poet {
 
@@ -26,5 +27,11 @@ std::optional<MemoryLimit> memory_limit(const std::filesystem::path& root = "/")
 
 // The bytes this process holds now (its resident set); 0 where /proc cannot tell.
 std::uint64_t resident_bytes();
+
+// Throws InputError when `bytes` more, beside what this process holds already, would pass
+// memory_limit(): "{what} needs ... beside the ... this process holds already, more than
+// ...; {fix}". Called before a large allocation, which the kernel would otherwise grant
+// and then answer at its first touch by killing the process.
+void check_memory_for(std::uint64_t bytes, std::string_view what, std::string_view fix);
 
 }  // namespace poet
