@@ -222,6 +222,14 @@ interrupt_when "$tmp/sweep-int.err" "resuming with 1 of 2 tasks done" -- "${swee
 [ "$code" -eq 130 ] && grep -q checkpoint_all "$tmp/sweep-int/sweep.partial.json" ||
   { echo "FAIL: resumed sweep: exit $code, stderr: $(tail -c 300 "$tmp/sweep-int.err")"; failures=$((failures + 1)); }
 
+# Ctrl-C while a report times its steps: it says nothing was written, and leaves only its
+# (empty) folder: no page file, no lock.
+interrupt_when "$tmp/sweep-int.err" "steps \[" -- train --model lenet5 --dataset synthetic --report "$tmp/report-int" \
+  --ram-budget 95% --strategy capuchin --report-steps 2000 --page-file "$tmp/report-int"
+[ "$code" -eq 130 ] && grep -q "nothing was written to '$tmp/report-int' (a report is written whole" "$tmp/sweep-int.err" &&
+  [ -z "$(ls -A "$tmp/report-int")" ] ||
+  { echo "FAIL: interrupted report: exit $code, left '$(ls -A "$tmp/report-int")', stderr: $(tail -c 300 "$tmp/sweep-int.err")"
+    failures=$((failures + 1)); }
 # One sweep per folder: while another process holds its lock (flock(1) here), a sweep there
 # is refused before its first task.
 mkdir "$tmp/sweep-held"

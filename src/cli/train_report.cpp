@@ -14,6 +14,7 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
+#include "poet/util/interrupt.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 
@@ -51,6 +52,9 @@ void run_prediction_report(const ReportRequest& r) {
   request.timing.seed = r.seed;
   std::optional<ProgressBar> bar;
   std::string phase;
+  set_interrupt_note(fmt::format("poet: interrupted while timing steps; nothing was written to '{}' (a report is "
+                                 "written whole, at the end)",
+                                 r.output_dir));
   const std::vector<train::PredictionRow> rows = train::predict_and_measure(
       g, costs, request, [&](const std::string& now, int done, int total, const std::string& detail) {
         if (now != phase) {
@@ -61,6 +65,7 @@ void run_prediction_report(const ReportRequest& r) {
         bar->update(done, total, detail);
       });
   if (bar) bar->finish();
+  set_interrupt_note("");
 
   const std::string title =
       r.time_nodes_alongside
