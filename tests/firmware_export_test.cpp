@@ -11,6 +11,7 @@
 #include "poet/cost/device.h"
 #include "poet/data/batches.h"
 #include "poet/data/synthetic_dataset.h"
+#include "poet/graph/graph_json.h"
 #include "poet/lower/lower.h"
 #include "poet/runtime/parameters.h"
 #include "poet/schedule/checkpoint_all.h"
@@ -37,6 +38,19 @@ TEST(FirmwareExport, HeaderHoldsEveryNodeTheArenaAndTheExactInitialWeights) {
   const runtime::ParameterStore p(g, 0, 3);
   EXPECT_NE(h.find(fmt::format("  {:a}f,", p.all_values().front())), std::string::npos);
   EXPECT_NE(h.find(fmt::format(" {:a}f \\\n}}", p.all_values().back())), std::string::npos);
+}
+
+// Names come from files of any origin (an ONNX model's nodes): none may end the comment or
+// the string that holds it, and so write code into the firmware.
+TEST(FirmwareExport, NamesCannotWriteCodeIntoTheHeader) {
+  nlohmann::json j = graph_to_json(build_model_training_graph("mcu_cnn", {.batch_size = 2}, BackwardMode::Autodiff));
+  j["name"] = "m\"; int evil; \"";
+  j["nodes"][1]["name"] = "conv */ int evil; /*\nnext";
+  const Graph g = graph_from_json(j, "a hostile graph");
+  const std::string h = train::firmware_model_header(g, device_plan_of(g), {});
+  EXPECT_NE(h.find("#define FW_MODEL_NAME \"m\\\"; int evil; \\\"\"\n"), std::string::npos);
+  EXPECT_NE(h.find("/*  1 conv *\\/ int evil; /*\\nnext */ {"), std::string::npos);
+  EXPECT_NE(h.find("for model 'm\"; int evil; \"': the training graph"), std::string::npos);
 }
 
 TEST(FirmwareExport, RefusesOperatorsWithoutFirmwareKernelsAndPlansOfAnotherGraph) {

@@ -27,6 +27,21 @@ TEST(Simulator, CheckpointAllPlanIsAlgorithm2WithEarliestFrees) {
                            "free 0\nfree 3\nfree 4\n"));
 }
 
+// A plan's text names each node in a comment, one line an instruction: a name with a
+// newline (an ONNX node's may hold anything) must not start a line of its own.
+TEST(Simulator, APlanWithANewlineInANodesNameReadsBack) {
+  Graph g("hand");
+  testing::add_hand_node(g, "x\ncompute 9", OpKind::Input, Role::Forward, 10, 0, {});
+  testing::add_hand_node(g, "relu", OpKind::ReLU, Role::Forward, 10, 4, {0});
+  testing::add_hand_node(g, "loss", OpKind::SoftmaxCrossEntropy, Role::Loss, 5, 2, {1});
+  testing::add_hand_node(g, "d_relu", OpKind::ChainGradient, Role::Backward, 10, 8, {2, 1});
+  testing::add_hand_node(g, "d_x", OpKind::ChainGradient, Role::Backward, 10, 8, {3, 0});
+  const Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
+  const std::string text = plan_to_text(plan, g);
+  EXPECT_NE(text.find("compute 0  # x\\ncompute 9\n"), std::string::npos) << text;
+  EXPECT_EQ(plan_from_text(text, g, "written"), plan);
+}
+
 TEST(Simulator, CheckpointAllFiguresByHand) {
   const Graph g = hand_graph();
   const auto costs = estimate_costs(g, hand_device());

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "poet/util/quoting.h"
+
 namespace poet::report {
 
 std::string escape_xml(std::string_view text) {
   std::string out;
-  for (char c : text) {
+  // XML takes no control character, even as a reference: a parser refuses the whole file.
+  for (char c : one_line(text)) {
     switch (c) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
