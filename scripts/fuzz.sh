@@ -31,7 +31,8 @@ findings=$PWD/fuzz-findings
 mkdir -p "$findings"
 cores=$(scripts/cores.sh)
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 OMP_NUM_THREADS=1
-export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
+# The path in quotes: the sanitizers split their options at spaces (a clone in "~/My projects").
+export LSAN_OPTIONS="suppressions='$PWD/tests/lsan.supp'"
 
 run() {
   local t=$1

@@ -19,7 +19,8 @@ if [ "${POET_SKIP_SANITIZERS:-0}" != 1 ]; then
   # slower, and CI longer than its 30 minutes.
   scripts/build.sh build-asan -DCMAKE_CXX_COMPILER=clang++ -DPOET_SANITIZE=ON -DPOET_FUZZ=ON \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DPOET_BUILD_BENCH=OFF
-  POET_TEST_REDUCED=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+  # The path in quotes: the sanitizers split their options at spaces (a clone in "~/My projects").
+  POET_TEST_REDUCED=1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS="suppressions='$PWD/tests/lsan.supp'" \
     ctest --test-dir build-asan --output-on-failure -j "$cores"
   scripts/fuzz.sh build-asan
 fi

@@ -222,6 +222,22 @@ interrupt_when "$tmp/sweep-int.err" "resuming with 1 of 2 tasks done" -- "${swee
 [ "$code" -eq 130 ] && grep -q checkpoint_all "$tmp/sweep-int/sweep.partial.json" ||
   { echo "FAIL: resumed sweep: exit $code, stderr: $(tail -c 300 "$tmp/sweep-int.err")"; failures=$((failures + 1)); }
 
+# A task's process killed from outside (as the OOM killer does): its row says why, the other
+# rows are written, and the exit code says that a task failed.
+"$poet" "${sweep_args[@]/sweep-int/sweep-killed}" > /dev/null 2> "$tmp/sweep-killed.err" &
+sweeper=$!
+worker=""
+for _ in $(seq 1500); do
+  grep -qs checkpoint_all "$tmp/sweep-killed/sweep.partial.json" && worker=$(pgrep -P "$sweeper" | head -1)
+  [ -n "$worker" ] && break
+  sleep 0.2
+done
+kill -9 "$worker"
+wait "$sweeper"
+code=$?
+[ "$code" -eq 1 ] && grep -q "poet at 30%: the method's process was killed (SIGKILL), as the kernel kills one when memory" \
+  "$tmp/sweep-killed.err" && grep -qF "| 30% | - | error |" "$tmp/sweep-killed/overhead.md" ||
+  { echo "FAIL: a sweep task killed: exit $code, stderr: $(tail -c 400 "$tmp/sweep-killed.err")"; failures=$((failures + 1)); }
 # Ctrl-C while a report times its steps: it says nothing was written, and leaves only its
 # (empty) folder: no page file, no lock.
 interrupt_when "$tmp/sweep-int.err" "steps \[" -- train --model lenet5 --dataset synthetic --report "$tmp/report-int" \

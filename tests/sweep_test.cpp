@@ -168,6 +168,9 @@ TEST(Sweep, OverheadTableGivesPoetsProvenGapBesideItsPoint) {
   }
   EXPECT_EQ(overhead_table(rows, {"capuchin", "poet", "dtr"}, 10),
             "| budget | capuchin | poet | dtr |\n| --- | --- | --- | --- |\n| 50% | 5.00% | 5.00% (gap 1.23%) | - |\n");
+  // A task that failed is no "no schedule": its reason is in sweep.csv.
+  rows[2].status = "error";
+  EXPECT_NE(overhead_table(rows, {"capuchin", "poet", "dtr"}, 10).find("(gap 1.23%) | error |\n"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -93,8 +94,8 @@ std::string write_sweep_files(const std::string& dir, const Graph& g, const Grap
                         poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
   write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
   const std::string summary =
-      fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; POET's proven gap "
-                  "in brackets.\n\n{}",
+      fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; 'error': the task "
+                  "failed (why: sweep.csv); POET's proven gap in brackets.\n\n{}",
                   format_joules(reference), overhead_table(memory_rows, methods, reference));
   write_file_atomically(dir + "/overhead.md", summary);
   if (!ablation_rows.empty())
@@ -197,11 +198,23 @@ void add_sweep_command(CLI::App& app) {
     std::filesystem::remove(progress_file);
     if (opts->json) {
       fmt::print("{}\n", rows_json(rows).dump(2));
-      return;
+    } else {
+      fmt::print("{}", summary);
+      fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, "
+                 "poet_vs_pofo.md{}\n",
+                 dir, memory_tasks == rows.size() ? "" : ", ablation.svg");
     }
-    fmt::print("{}", summary);
-    fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md{}\n", dir,
-               memory_tasks == rows.size() ? "" : ", ablation.svg");
+    // The files hold every row; a script must still learn that some are failures, not figures.
+    const auto failed = std::ranges::count_if(rows, [](const SweepRow& r) { return r.status == "error"; });
+    for (const SweepRow& r : rows)
+      if (r.status == "error")
+        fmt::print(stderr, "poet: error: {} at {:g}%{}: {}\n", r.task.method, r.task.budget_percent,
+                   r.task.deadline_multiple > 0 ? fmt::format(", deadline {:g}x", r.task.deadline_multiple) : "",
+                   r.reason);
+    if (failed > 0) {
+      fmt::print(stderr, "poet: {} of {} tasks failed; the other rows are written\n", failed, rows.size());
+      throw ExitWith{kExitFailure};
+    }
   });
 }
 

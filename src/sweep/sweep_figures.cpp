@@ -77,7 +77,7 @@ std::string overhead_table(const std::vector<SweepRow>& rows, const std::vector<
       const auto f = it->second.find(m);
       const bool found = f != it->second.end() && f->second->found;
       if (!found) {
-        out += " - |";
+        out += f != it->second.end() && f->second->status == "error" ? " error |" : " - |";
         continue;
       }
       out += fmt::format(" {:.2f}%", overhead_percent(*f->second, reference_energy_j));

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -24,6 +26,17 @@ struct Running {
   std::unique_ptr<ChildProcess> process;
   Clock::time_point started;
 };
+
+// Why a task's process died, in words: SIGKILL from outside is, on a machine left alone,
+// the kernel's answer to memory running out (the tasks run side by side, each with its own
+// solve).
+std::string death_reason(int signal_number) {
+  if (signal_number == SIGKILL)
+    return "the method's process was killed (SIGKILL), as the kernel kills one when memory runs out; run fewer "
+           "tasks at once (--jobs 1) or free memory";
+  return fmt::format("the method's process died of signal {} ({}): a bug in poet", signal_number,
+                     ::strsignal(signal_number));
+}
 
 Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTask>& tasks, std::size_t index,
               const SweepSettings& settings) {
@@ -85,7 +98,7 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
         row.task = tasks[r.task];
         row.status = "error";
         row.reason = killed ? fmt::format("stopped after {:.0f} s", overrun_s)
-                     : WIFSIGNALED(status) ? fmt::format("the method's process died (signal {})", WTERMSIG(status))
+                     : WIFSIGNALED(status) ? death_reason(WTERMSIG(status))
                                            : "the method's process ended without a result";
       }
       ++done;

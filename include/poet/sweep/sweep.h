@@ -72,7 +72,8 @@ std::string ablation_svg(const std::vector<SweepRow>& rows, double reference_ene
 std::string poet_vs_capuchin_svg(const std::vector<SweepRow>& rows, double reference_energy_j,
                                  const std::string& title);
 // Markdown: energy overhead over checkpoint-all, budgets down, `methods` across; '-' where
-// a method has no schedule; POET's cells also give its proven gap.
+// a method has no schedule, 'error' where its task failed; POET's cells also give its
+// proven gap.
 std::string overhead_table(const std::vector<SweepRow>& rows, const std::vector<std::string>& methods,
                            double reference_energy_j);
 // Markdown: POET against POFO, peak memory and step time at each budget (the paper's Table 3).
