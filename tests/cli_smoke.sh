@@ -407,7 +407,9 @@ code=$?
   { echo "FAIL: export from a moved source: exit $code: $(tail -c 400 "$tmp/rescue.out")"; failures=$((failures + 1)); }
 rm "$fm/train-images-idx3-ubyte" && mv "$tmp/train-images" "$fm/train-images-idx3-ubyte"
 mv "$tmp/fashion.onnx.moved" "$tmp/fashion.onnx"
-expect 0 "the checkpoint has done all 2 epochs" -- "${fashion[@]}" "$tmp/rescued.onnx" --checkpoint "$tmp/rescued.onnx.ckpt" --resume
+expect 0 "the checkpoint has done 2 epochs, and --epochs asks for 2: nothing to train" -- "${fashion[@]}" "$tmp/rescued.onnx" --checkpoint "$tmp/rescued.onnx.ckpt" --resume
+[[ "$last_output" == *"steps       none run; the simulator predicts"* && "$last_output" != *"over 0 steps"* ]] ||
+  { echo "FAIL: a run with nothing to train reported steps: $last_output"; failures=$((failures + 1)); }
 cmp -s "$tmp/undisturbed.onnx" "$tmp/rescued.onnx" || { echo "FAIL: the rescued export differs"; failures=$((failures + 1)); }
 
 # Fine-tuning on a folder of pictures (tests/data/images: 2 classes of 6 PNG and JPEG files).

@@ -309,7 +309,9 @@ void train(TrainOptions o) {
     if (!o.json)
       fmt::print("resume      from '{}' after epoch {} (step {})\n", o.checkpoint, c.epochs_done, c.steps_done);
     if (!o.json && first_epoch >= static_cast<std::uint64_t>(o.epochs))
-      fmt::print("note        the checkpoint has done all {} epochs; raise --epochs to train on\n", o.epochs);
+      fmt::print("note        the checkpoint has done {} epochs, and --epochs asks for {}: nothing to train; raise "
+                 "--epochs to train on\n",
+                 first_epoch, o.epochs);
   }
 
   nlohmann::json epochs = nlohmann::json::array();
@@ -350,7 +352,7 @@ void train(TrainOptions o) {
   set_interrupt_note(o.checkpoint.empty() ? ""
                                           : fmt::format("poet: interrupted after training; '{}' holds the model "
                                                         "after epoch {}",
-                                                        o.checkpoint, o.epochs));
+                                                        o.checkpoint, std::max<std::uint64_t>(first_epoch, o.epochs)));
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   if (model.onnx && !o.export_onnx.empty()) {
     train::take_trained_weights(trainer.executor().parameters(), g, model.onnx->parameters);
@@ -378,7 +380,7 @@ void train(TrainOptions o) {
                                       {"recomputations", sim.recomputes},
                                       {"bytes_paged_out", out},
                                       {"bytes_paged_in", in},
-                                      {"median_step_s", measured},
+                                      {"median_step_s", step_seconds.empty() ? nlohmann::json() : nlohmann::json(measured)},
                                       {"predicted_step_s", predicted},
                                       {"steps", executor.steps_done()},
                                       {"wall_s", wall_s},
@@ -390,6 +392,11 @@ void train(TrainOptions o) {
              format_bytes_exact(sim.fixed_bytes), format_bytes_exact(plan.budget_bytes - sim.fixed_bytes));
   fmt::print("arena       {} (static memory plan; the simulator's peak of activations is {})\n",
              format_bytes_exact(arena), format_bytes_exact(sim.peak_activation_bytes));
+  if (step_seconds.empty()) {
+    fmt::print("steps       none run; the simulator predicts {} a step on platform '{}'\n", format_seconds(predicted),
+               o.platform);
+    return;
+  }
   fmt::print("measured    peak of activations {} in the arena\n", format_bytes_exact(executor.peak_live_bytes()));
   fmt::print("paged       {} out, {} in{}\n", format_bytes_exact(static_cast<std::int64_t>(out)),
              format_bytes_exact(static_cast<std::int64_t>(in)), pager ? fmt::format(" (file '{}', {})", pager->path(), pager->uses_direct_io() ? "O_DIRECT" : "page cache")
