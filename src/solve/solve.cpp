@@ -233,9 +233,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       result.message = fmt::format("the best start ({}) is within the {:.2g}% gap asked of the bound; CBC not run",
                                    starts.front().schedule.method, 100 * o.relative_gap);
     } else if (too_large) {
-      result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {:.0f} s limit "
+      result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {} limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
-                                   columns, o.time_limit_s,
+                                   columns, format_seconds(o.time_limit_s),
                                    starts.empty() ? std::string("no start was found either")
                                                   : "the best start (" + starts.front().schedule.method + ") stands",
                                    std::ceil(static_cast<double>(columns) / kCbcColumnsPerSecond));
