@@ -62,6 +62,10 @@ expect 2 "backward" -- graph --backward magic
 expect 2 "--gap: '2' is not a number from 0 to 1" -- sweep --model linear --gap 2
 expect 0 "wrote " -- graph --model lenet5 --json "$tmp/lenet5.json"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
+# A name holding a terminal's escape sequence (here: set the window title) is shown, not sent.
+sed 's|"name": "input",|"name": "input\\u001b]0;pwned\\u0007",\n   "flops": -1,|' "$tmp/lenet5.json" > "$tmp/escape.json"
+expect 2 "node 'input\\x1b]0;pwned\\x07' (0): flops is -1" -- graph --graph "$tmp/escape.json"
+[[ "$last_output" != *$'\e'* ]] || { echo "FAIL: an escape character reached the terminal"; failures=$((failures + 1)); }
 echo '{"format":"poet-graph","version":1,"nodes":[' > "$tmp/broken.json"
 expect 2 "broken.json" -- graph --graph "$tmp/broken.json"
 expect 0 "Usage" -- graph --help

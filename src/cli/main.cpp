@@ -16,6 +16,7 @@
 #include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
+#include "poet/util/quoting.h"
 
 namespace {
 
@@ -82,6 +83,8 @@ int run(int argc, char** argv) {
   // After the options are read (so --help and --version answer whatever the setting), before
   // any command's work: libgomp would stop or crash mid-run.
   app.parse_complete_callback(poet::kernels::check_thread_setting);
+  // Messages go out on one line (one_line): a name from a file may hold a terminal's escape
+  // sequences.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,30 +93,30 @@ int run(int argc, char** argv) {
   } catch (const ExitWith& e) {
     return e.code;
   } catch (const poet::InputError& e) {
-    fmt::print(stderr, "poet: error: {}\n", e.what());
+    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
     return kExitBadInput;
   } catch (const poet::IoError& e) {
-    fmt::print(stderr, "poet: error: {}\n", e.what());
+    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
     return kExitFailure;
   } catch (const poet::InternalError& e) {
-    fmt::print(stderr, "poet: {}\n", e.what());
+    fmt::print(stderr, "poet: {}\n", poet::one_line(e.what()));
     return kExitInternal;
   } catch (const std::bad_alloc&) {
     // Sizes are bounded where they are read; this is the system running out under us.
     fmt::print(stderr, "poet: error: out of memory; try a smaller model, batch or graph, or free memory\n");
     return kExitFailure;
   } catch (const std::filesystem::filesystem_error& e) {
-    fmt::print(stderr, "poet: error: {}\n", e.what());
+    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
     return kExitFailure;
   } catch (const std::system_error& e) {
     // fmt throws this when a write to stdout fails (a full disk, a closed stdout) before
     // the final flush would: checked_stdout says so.
     if (std::ferror(stdout)) return kExitFailure;
-    fmt::print(stderr, "poet: error: {}\n", e.what());
+    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
     return kExitFailure;
   } catch (const std::exception& e) {
     // Every failure poet foresees is one of the kinds above: anything else is a bug.
-    fmt::print(stderr, "poet: internal error: unexpected {} (this is a bug in poet)\n", e.what());
+    fmt::print(stderr, "poet: internal error: unexpected {} (this is a bug in poet)\n", poet::one_line(e.what()));
     return kExitInternal;
   } catch (...) {
     fmt::print(stderr, "poet: internal error: an unknown exception (this is a bug in poet)\n");
