@@ -28,7 +28,8 @@ TEST(Simulator, CheckpointAllPlanIsAlgorithm2WithEarliestFrees) {
 }
 
 // A plan's text names each node in a comment, one line an instruction: a name with a
-// newline (an ONNX node's may hold anything) must not start a line of its own.
+// newline (an ONNX node's may hold anything) must not start a line of its own (a graph
+// keeps its names on one line).
 TEST(Simulator, APlanWithANewlineInANodesNameReadsBack) {
   Graph g("hand");
   testing::add_hand_node(g, "x\ncompute 9", OpKind::Input, Role::Forward, 10, 0, {});

@@ -9,6 +9,7 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/quoting.h"
 
 namespace poet {
 namespace {
@@ -81,12 +82,13 @@ DeviceProfile device_from_json(const json& j, std::string_view origin) {
   DeviceProfile d;
   if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
     throw InputError(fmt::format("{}: missing \"name\" (a string)", where));
-  d.name = j["name"].get<std::string>();
+  // Texts on one line (util/quoting.h): a profile may come from anywhere, and they are printed.
+  d.name = one_line(j["name"].get<std::string>());
   const auto optional_text = [&](const char* key) {
     if (!j.contains(key)) return std::string();
     if (!j[key].is_string())
       throw InputError(fmt::format("{}: \"{}\" must be a string, not {}", where, key, json_excerpt(j[key])));
-    return j[key].get<std::string>();
+    return one_line(j[key].get<std::string>());
   };
   d.description = optional_text("description");
   d.sources = optional_text("sources");

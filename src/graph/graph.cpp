@@ -7,6 +7,7 @@
 
 #include "poet/graph/op_table.h"
 #include "poet/util/error.h"
+#include "poet/util/quoting.h"
 #include "poet/util/units.h"
 
 namespace poet {
@@ -77,8 +78,11 @@ void check_node_figures(const Node& n, const std::string& where) {
 
 }  // namespace
 
+void Graph::set_name(std::string name) { name_ = one_line(name); }
+
 NodeId Graph::add(Node node) {
   const auto id = static_cast<NodeId>(nodes_.size());
+  node.name = one_line(node.name);
   if (nodes_.size() >= kMaxNodes)
     throw InputError(fmt::format("graph '{}' has more than {} nodes, beyond any graph poet can plan", name_, kMaxNodes));
   check_node_figures(node, fmt::format("graph '{}': node '{}' ({})", name_, node.name, id));

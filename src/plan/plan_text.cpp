@@ -10,7 +10,6 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
-#include "poet/util/quoting.h"
 
 namespace poet {
 namespace {
@@ -35,7 +34,7 @@ std::string describe(const Instruction& ins, const Graph& g) {
 std::string plan_to_text(const Plan& p, const Graph& g) {
   std::string out;
   for (const auto& ins : p.instructions)
-    out += fmt::format("{} {}  # {}\n", instr_name(ins.kind), ins.node, one_line(g.node(ins.node).name));
+    out += fmt::format("{} {}  # {}\n", instr_name(ins.kind), ins.node, g.node(ins.node).name);
   return out;
 }
 

@@ -92,8 +92,10 @@ enum class Optimizer { SGD, Momentum, Adam };
 
 class Graph {
  public:
+  // Names (the graph's, each node's) are kept on one line (util/quoting.h's one_line): they
+  // come from files of any origin and go into messages, plans and terminals.
   Graph() = default;
-  explicit Graph(std::string name) : name_(std::move(name)) {}
+  explicit Graph(std::string name) { set_name(std::move(name)); }
 
   // Appends a node and returns its id. Throws InputError naming the node if an input is
   // not an earlier node (which would break the topological order), or if a size, count or
@@ -102,7 +104,7 @@ class Graph {
   NodeId add(Node node);
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  void set_name(std::string name);
   std::size_t size() const { return nodes_.size(); }
   const Node& node(NodeId id) const;
   const std::vector<Node>& nodes() const { return nodes_; }
