@@ -62,6 +62,12 @@ expect 2 "backward" -- graph --backward magic
 expect 2 "--gap: '2' is not a number from 0 to 1" -- sweep --model linear --gap 2
 expect 0 "wrote " -- graph --model lenet5 --json "$tmp/lenet5.json"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
+# What a command reads and what it writes are different files, by any path to them.
+expect 2 "--output '$tmp/./lenet5.json' is the file --graph reads ('$tmp/lenet5.json'): writing it would replace it" -- \
+  solve --graph "$tmp/lenet5.json" --ram-budget 90% -o "$tmp/./lenet5.json"
+expect 2 "--save-schedule '$tmp/same.txt' is the file --output writes too" -- \
+  plan --model lenet5 --ram-budget 95% --strategy poet -o "$tmp/same.txt" --save-schedule "$tmp/same.txt"
+expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"  # still the graph
 # A name holding a terminal's escape sequence (here: set the window title) is shown, not sent.
 sed 's|"name": "input",|"name": "input\\u001b]0;pwned\\u0007",\n   "flops": -1,|' "$tmp/lenet5.json" > "$tmp/escape.json"
 expect 2 "node 'input\\x1b]0;pwned\\x07' (0): flops is -1" -- graph --graph "$tmp/escape.json"

@@ -46,6 +46,14 @@ void add_firmware_command(CLI::App& app) {
       ->check(number_in(1, 10000, true));
   cmd->add_option("--dataset-dir", opts->dataset_dir, "Where Fashion-MNIST's IDX files are")->capture_default_str();
   cmd->callback([opts] {
+    std::vector<NamedFile> inputs = opts->source.input_files();
+    inputs.push_back({"--plan", opts->plan_file});
+    const auto in_data_dir = [&](const char* name) {
+      return opts->data_dir.empty() ? std::string() : (std::filesystem::path(opts->data_dir) / name).string();
+    };
+    check_files_apart(inputs, {{"--header", opts->header},
+                               {"--data-dir", in_data_dir("train.bin")},
+                               {"--data-dir", in_data_dir("test.bin")}});
     const Graph g = opts->source.load();
     const DevicePlan plan = load_device_plan(opts->plan_file);
     const train::FirmwareModelOptions model{

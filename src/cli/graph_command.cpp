@@ -43,6 +43,7 @@ void add_graph_command(CLI::App& app) {
   cmd->add_option("--json", opts->json_file, "Write the graph with per-node costs to this JSON file")
       ->check(output_file());
   cmd->callback([opts] {
+    check_files_apart(opts->source.input_files(), {{"--json", opts->json_file}});
     const DeviceProfile device = resolve_device(opts->source.platform);
     const Graph graph = opts->source.load();
     const GraphCosts costs = costs_for(graph, device);

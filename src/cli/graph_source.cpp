@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
 #include "commands.h"
 #include "poet/backward/backward.h"
+#include "poet/cost/device.h"
 #include "poet/graph/graph_json.h"
 #include "poet/onnx/onnx_import.h"
 #include "poet/schedule/checkpoint_all.h"
@@ -109,6 +111,15 @@ Graph GraphSource::load() const {
 std::string GraphSource::label() const {
   if (!onnx_file.empty()) return std::filesystem::path(onnx_file).stem().string();
   return graph_file.empty() ? model : "graph";
+}
+
+std::string platform_file(const std::string& platform) {
+  const bool builtin = std::ranges::any_of(builtin_platforms(), [&](const auto& d) { return d.name == platform; });
+  return builtin ? std::string() : platform;
+}
+
+std::vector<NamedFile> GraphSource::input_files() const {
+  return {{"--graph", graph_file}, {"--onnx", onnx_file}, {"--platform", platform_file(platform)}};
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {

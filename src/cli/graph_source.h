@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "files_apart.h"
 #include "poet/budget/budget.h"
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
@@ -42,6 +43,9 @@ CLI::Validator existing_folder();
 // (output_path_problem): at parse time, before the work whose result it would hold.
 CLI::Validator output_file(std::string suffix = "");
 
+// The device profile file --platform names; empty for a built-in platform.
+std::string platform_file(const std::string& platform);
+
 struct GraphSource {
   std::string model;
   std::string graph_file;
@@ -56,6 +60,8 @@ struct GraphSource {
   Graph load() const;  // the zoo model's training graph, the ONNX model's, or the file's graph
   // What the graph is called in messages and file names: the model, or the ONNX file's stem.
   std::string label() const;
+  // The files it reads: --graph, --onnx, and --platform when that names no built-in platform.
+  std::vector<NamedFile> input_files() const;
 };
 
 struct ScheduleSource {

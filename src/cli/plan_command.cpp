@@ -33,6 +33,12 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--save-schedule", opts->save_schedule, "Also write the schedule used as JSON")->check(output_file());
   opts->device.add_options(*cmd);
   cmd->callback([opts] {
+    std::vector<NamedFile> inputs = opts->source.input_files();
+    inputs.push_back({"--schedule", opts->schedule.schedule_file});
+    check_files_apart(inputs, {{"--output", opts->output},
+                               {"--save-schedule", opts->save_schedule},
+                               {"--device-plan", opts->device.device_plan},
+                               {"--c-header", opts->device.c_header}});
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);

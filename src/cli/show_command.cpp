@@ -40,6 +40,9 @@ void add_show_command(CLI::App& app) {
       })
       ->check(output_file(".schedule.svg"));
   cmd->callback([opts] {
+    std::vector<NamedFile> inputs = opts->source.input_files();
+    inputs.push_back({"--schedule", opts->schedule.schedule_file});
+    check_files_apart(inputs, {{"--output", opts->prefix + ".schedule.svg"}, {"--output", opts->prefix + ".memory.svg"}});
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);

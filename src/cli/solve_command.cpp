@@ -139,6 +139,11 @@ void add_solve_command(CLI::App& app) {
   opts->device.add_options(*cmd);
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {
+    std::vector<NamedFile> inputs = opts->source.input_files();
+    inputs.push_back({"--solution", opts->solve.solution_path});
+    check_files_apart(inputs, {{"--output", opts->output},
+                               {"--write-model", opts->solve.write_model_path},
+                               {"--write-start", opts->solve.write_start_path}});
     const Graph g = opts->source.load();
     const DeviceProfile device = resolve_device(opts->source.platform);
     const GraphCosts costs = costs_for(g, device);

@@ -231,6 +231,10 @@ std::string weights_kept_note(const std::string& what, const TrainOptions& o, co
 void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
+  // --export-onnx may be the --onnx model itself: its weights are then trained in place.
+  check_files_apart({{"--platform", platform_file(o.platform)}},
+                    {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}});
+  check_files_apart({{"--onnx", o.onnx_file}}, {{"--checkpoint", o.checkpoint}});
   std::optional<ExclusiveUse> one_run_per_checkpoint;
   if (!o.checkpoint.empty()) one_run_per_checkpoint.emplace(o.checkpoint, "--checkpoint");
   if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)

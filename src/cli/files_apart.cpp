@@ -1,0 +1,45 @@
+#include "files_apart.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "poet/util/error.h"
+
+namespace poet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether `a` and `b` name one regular file, or would once written.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const fs::file_status sa = fs::status(a, ea), sb = fs::status(b, eb);
+  if ((fs::exists(sa) && !fs::is_regular_file(sa)) || (fs::exists(sb) && !fs::is_regular_file(sb))) return false;
+  if (fs::exists(sa) != fs::exists(sb)) return false;
+  if (fs::exists(sa)) return fs::equivalent(a, b, ea) && !ea;
+  // absolute first: weakly_canonical leaves a relative path none of whose parts exists as it is.
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea), cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
+}
+
+}  // namespace
+
+void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const NamedFile& out = outputs[k];
+    if (out.path.empty()) continue;
+    for (const NamedFile& in : inputs)
+      if (!in.path.empty() && same_file(out.path, in.path))
+        throw InputError(fmt::format("{} '{}' is the file {} reads ('{}'): writing it would replace it; write "
+                                     "elsewhere",
+                                     out.option, out.path, in.option, in.path));
+    for (std::size_t j = 0; j < k; ++j)
+      if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path))
+        throw InputError(fmt::format("{} '{}' is the file {} writes too ('{}'): one would replace the other; give "
+                                     "each its own file",
+                                     out.option, out.path, outputs[j].option, outputs[j].path));
+  }
+}
+
+}  // namespace poet::cli

@@ -1,0 +1,23 @@
+// What a command reads and what it writes must be different files: `poet solve --graph g.json
+// -o g.json` would replace the graph with its schedule, and `plan -o p --save-schedule p`
+// one output with the other.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace poet::cli {
+
+// A file named by a command's option; an empty path (the option not given) is passed over.
+struct NamedFile {
+  std::string_view option;
+  std::string path;
+};
+
+// Throws InputError when an output names the file of an input or of another output, by
+// any path to it (a link, "./g.json"). Devices and FIFOs (/dev/null, /dev/stdout) may
+// repeat: they are written through, not replaced.
+void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
+
+}  // namespace poet::cli
