@@ -233,7 +233,7 @@ void train(TrainOptions o) {
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
   // --export-onnx may be the --onnx model itself: its weights are then trained in place.
   check_files_apart({{"--platform", platform_file(o.platform)}},
-                    {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}});
+                    {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}});
   check_files_apart({{"--onnx", o.onnx_file}}, {{"--checkpoint", o.checkpoint}});
   std::optional<ExclusiveUse> one_run_per_checkpoint;
   if (!o.checkpoint.empty()) one_run_per_checkpoint.emplace(o.checkpoint, "--checkpoint");
