@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -54,7 +55,8 @@ TEST_F(ExclusiveUseTest, TheLockHolderRemovesTemporariesAKilledWriteLeft) {
 TEST_F(ExclusiveUseTest, AFoldersHolderRemovesTheTemporariesOfTheFilesItNames) {
   for (const char* name : {"sweep.json.tmp-Ab12Cd", "sweep.csv.tmp-Zz9yX8", "notes.txt.tmp-Ab12Cd", "sweep.json"})
     std::ofstream(dir_ / name) << "x";
-  { const ExclusiveUse use(dir_.string(), "--output-dir", {"sweep.json", "sweep.csv"}); }
+  constexpr std::array<std::string_view, 2> kNamed{"sweep.json", "sweep.csv"};
+  { const ExclusiveUse use(dir_.string(), "--output-dir", kNamed); }
   EXPECT_FALSE(std::filesystem::exists(dir_ / "sweep.json.tmp-Ab12Cd"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "sweep.csv.tmp-Zz9yX8"));
   for (const char* kept : {"notes.txt.tmp-Ab12Cd", "sweep.json"}) EXPECT_TRUE(std::filesystem::exists(dir_ / kept)) << kept;

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -75,6 +76,11 @@ nlohmann::json rows_json(const std::vector<SweepRow>& rows) {
   for (const auto& r : rows) all.push_back(sweep_row_to_json(r));
   return all;
 }
+
+// Every file a sweep writes in its folder.
+constexpr std::array<std::string_view, 8> kSweepFiles{"sweep.partial.json",   "sweep.json",      "sweep.csv",
+                                                      "energy_vs_budget.svg", "poet_vs_capuchin.svg", "poet_vs_pofo.md",
+                                                      "overhead.md",          "ablation.svg"};
 
 // The sweep's files in `dir` (the first memory_tasks rows are the budgets', the rest the
 // ablation's); returns the overhead table, also written to overhead.md.
@@ -163,10 +169,12 @@ void add_sweep_command(CLI::App& app) {
                                 ? fmt::format("sweep-{}-{}", opts->source.label(),
                                               opts->source.platform)
                                 : opts->output_dir;
+    std::vector<NamedFile> outputs;
+    for (const std::string_view name : kSweepFiles)
+      outputs.push_back({"--output-dir", (std::filesystem::path(dir) / name).string()});
+    check_files_apart(opts->source.input_files(), outputs);
     make_output_folder(dir, "--output-dir");
-    const ExclusiveUse one_sweep_per_folder(dir, "--output-dir",  // before reading its progress
-                                            {"sweep.partial.json", "sweep.json", "sweep.csv", "energy_vs_budget.svg",
-                                             "poet_vs_capuchin.svg", "poet_vs_pofo.md", "overhead.md", "ablation.svg"});
+    const ExclusiveUse one_sweep_per_folder(dir, "--output-dir", kSweepFiles);  // before reading its progress
     const std::string progress_file = dir + "/sweep.partial.json";
     const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),
                                              scale.activation_peak_bytes),

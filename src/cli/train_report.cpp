@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -37,7 +38,8 @@ void run_prediction_report(const ReportRequest& r) {
                "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
   make_output_folder(r.output_dir, "--report");
-  const ExclusiveUse one_report_per_folder(r.output_dir, "--report", {"prediction.json", "prediction.md", "prediction.svg"});
+  constexpr std::array<std::string_view, 3> kReportFiles{"prediction.json", "prediction.md", "prediction.svg"};
+  const ExclusiveUse one_report_per_folder(r.output_dir, "--report", kReportFiles);
 
   train::PredictionRequest request;
   request.strategies = r.strategies;

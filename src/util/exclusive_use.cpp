@@ -42,7 +42,7 @@ std::string ExclusiveUse::lock_path(const std::string& path) {
 }
 
 ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option,
-                           std::initializer_list<std::string_view> files_written)
+                           std::span<const std::string_view> files_written)
     : lock_path_(lock_path(path)) {
   for (;;) {
     const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -11,8 +11,8 @@
 // folder those of the files it names.
 #pragma once
 
-#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,8 +28,7 @@ class ExclusiveUse {
   // run's own writes report their problems. For a folder, `files_written` names the files
   // the holder writes in it: their temporaries a killed run left are removed (a folder may be
   // the user's working folder, so nothing else in it is touched).
-  ExclusiveUse(const std::string& path, std::string_view option,
-               std::initializer_list<std::string_view> files_written = {});
+  ExclusiveUse(const std::string& path, std::string_view option, std::span<const std::string_view> files_written = {});
   ~ExclusiveUse();
   ExclusiveUse(const ExclusiveUse&) = delete;
   ExclusiveUse& operator=(const ExclusiveUse&) = delete;
