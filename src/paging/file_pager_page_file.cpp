@@ -135,9 +135,9 @@ int create_file(const std::string& requested, std::string& path) {
     const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
-      throw IoError(fmt::format("cannot create a page file in '{}': {}; choose a --page-file in a writable "
-                                "folder with free space",
-                                folder, std::strerror(err)));
+      const std::string limit = process_limit_advice(err);
+      throw IoError(fmt::format("cannot create a page file in '{}': {}{}", folder, std::strerror(err),
+                                limit.empty() ? "; choose a --page-file in a writable folder with free space" : limit));
     }
     path = buffer.data();
     return fd;

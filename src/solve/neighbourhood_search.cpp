@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "guarded_solve.h"
 #include "milp_model.h"
 #include "unread_page_outs.h"
 #include "poet/util/error.h"
 #include "poet/util/status_line.h"
+#include "poet/util/side_by_side.h"
 
 namespace poet::solve_internal {
 namespace {
@@ -110,10 +110,9 @@ SearchResult neighbourhood_search(const Graph& g, const GraphCosts& costs, const
     cbc.threads = 1;
     cbc.time_limit_s = std::max(0.5, kWindowTimeShare * (seconds_left() - 0.5));
     std::erase_if(attempts, [](const Attempt& a) { return !a.holds_incumbent; });
-    std::vector<std::thread> workers;
-    for (Attempt& a : attempts)
-      workers.emplace_back([&a, &cbc] { a.solved = run_cbc_guarded(*a.model, cbc, &a.incumbent_x); });
-    for (std::thread& w : workers) w.join();
+    run_side_by_side(attempts.size(), [&](std::size_t i) {
+      attempts[i].solved = run_cbc_guarded(*attempts[i].model, cbc, &attempts[i].incumbent_x);
+    });
     std::vector<Attempt*> better;
     for (Attempt& a : attempts) {
       if (a.solved.outcome.solution) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <random>
-#include <thread>
 
 #include "eviction_heuristic.h"
 #include "milp_model.h"
@@ -11,6 +10,7 @@
 #include "poet/baselines/capuchin.h"
 #include "poet/baselines/dtr.h"
 #include "poet/plan/plan.h"
+#include "poet/util/side_by_side.h"
 
 namespace poet::solve_internal {
 namespace {
@@ -148,20 +148,17 @@ std::vector<StartSchedule> perturbed_cover_starts(const Graph& g, const GraphCos
   // Tries [from, to) on both cores, each thread taking the next try left.
   const auto run = [&](int from, int to) {
     std::atomic<int> next = from;
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 2; ++t)
-      threads.emplace_back([&] {
-        for (int k; (k = next++) < to;) {
-          if (stop_now(limits.stop_at, o)) return;
-          Starts starts(g, costs, o, simulation, fixed_bytes);
-          starts.evict(o.mode, {.guard_peaks = k % 2 == 1,
-                                .deadline_after_memory = o.deadline_s && k % 4 >= 2,
-                                .first = perturbed(cover, k)});
-          std::vector<StartSchedule> schedules = std::move(starts).cheapest_first();
-          if (!schedules.empty()) found[static_cast<std::size_t>(k)] = std::move(schedules.front());
-        }
-      });
-    for (std::thread& t : threads) t.join();
+    run_side_by_side(2, [&](std::size_t) {
+      for (int k; (k = next++) < to;) {
+        if (stop_now(limits.stop_at, o)) return;
+        Starts starts(g, costs, o, simulation, fixed_bytes);
+        starts.evict(o.mode, {.guard_peaks = k % 2 == 1,
+                              .deadline_after_memory = o.deadline_s && k % 4 >= 2,
+                              .first = perturbed(cover, k)});
+        std::vector<StartSchedule> schedules = std::move(starts).cheapest_first();
+        if (!schedules.empty()) found[static_cast<std::size_t>(k)] = std::move(schedules.front());
+      }
+    });
   };
   // The cheapest so far, the earliest try among equals: the same on any thread count.
   const auto cheapest = [&] {

@@ -41,7 +41,7 @@ namespace {
     case ENOSPC:
     case EDQUOT: what_to_do = "; free space on that disk, or write elsewhere"; break;
     case EFBIG: what_to_do = file_too_large_advice(); break;
-    default: break;
+    default: what_to_do = process_limit_advice(err); break;
   }
   throw IoError(fmt::format("cannot write '{}': {}{}", path, std::strerror(err), what_to_do));
 }

@@ -18,14 +18,17 @@ namespace poet {
 
 ChildProcess::ChildProcess(const std::string& what, const std::function<int(int report_fd)>& body) {
   int fds[2];
-  if (::pipe(fds) != 0) throw IoError(fmt::format("cannot start {}: pipe: {}", what, std::strerror(errno)));
+  if (::pipe(fds) != 0) {
+    const int err = errno;
+    throw IoError(fmt::format("cannot start {}: pipe: {}{}", what, std::strerror(err), process_limit_advice(err)));
+  }
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
     const int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    throw IoError(fmt::format("cannot start {}: fork: {}", what, std::strerror(err)));
+    throw IoError(fmt::format("cannot start {}: fork: {}{}", what, std::strerror(err), process_limit_advice(err)));
   }
   if (pid_ == 0) {
     ::setpgid(0, 0);

@@ -28,6 +28,11 @@ class InternalError : public std::logic_error {
 
 [[noreturn]] void fail_internal(const char* file, int line, const std::string& what);
 
+// What to do when a system call failed with `err` because of this process's limits, not
+// its path or disk, for an error message: "; ..." for too many open files (`ulimit -n`) or
+// processes (`ulimit -u`, from fork). Empty for any other error.
+std::string process_limit_advice(int err);
+
 // Runs `work`; an InputError or IoError it throws is thrown again, the same kind, with the
 // message extend(what): what the failure leaves behind and how to go on from it.
 template <class Work, class Extend>
