@@ -292,10 +292,14 @@ OMP_NUM_THREADS=1O expect 2 "OMP_NUM_THREADS is '1O', not a number of threads" -
 OMP_NUM_THREADS=1O expect 0 "Usage" -- train --help
 
 # Too few open files for the window search's pipes to CBC: an error naming the limit, not
-# an abort from a worker thread (exit 134, "terminate called after throwing").
-out=$(ulimit -n 5; "$poet" solve --model resnet18_cifar --platform m4 --ram-budget 30% --time-limit 30 2>&1); got=$?
-[ "$got" -eq 1 ] && [[ "$out" == *"Too many open files; this process may have 5 files open (ulimit -n 5): raise the limit"* ]] ||
-  { echo "FAIL: solve under ulimit -n 5: exit $got: $(tail -c 300 <<< "$out")"; failures=$((failures + 1)); }
+# an abort from a worker thread (exit 134, "terminate called after throwing"). Not under the
+# sanitizers, whose own checks need descriptors: with none left (or one fewer, as ctest may
+# leave open) UBSan reported a false "invalid vptr" on CLI::App.
+if ! grep -qa __ubsan_handle "$poet"; then
+  out=$(ulimit -n 5; "$poet" solve --model resnet18_cifar --platform m4 --ram-budget 30% --time-limit 30 2>&1); got=$?
+  [ "$got" -eq 1 ] && [[ "$out" == *"Too many open files; this process may have 5 files open (ulimit -n 5): raise the limit"* ]] ||
+    { echo "FAIL: solve under ulimit -n 5: exit $got: $(tail -c 300 <<< "$out")"; failures=$((failures + 1)); }
+fi
 
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.
 expect 2 "--ram-budget: '70%%' is not a percent" -- simulate --model lenet5 --ram-budget 70%%
