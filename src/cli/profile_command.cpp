@@ -71,8 +71,8 @@ void add_profile_command(CLI::App& app) {
     measure.use_rapl = !opts->no_rapl;
     // Before the nodes' minutes of measuring, not after them, where the storage's turn comes.
     check_page_file_location(measure.storage.directory, "--page-dir");
-    // Two profiles into one file would each run minutes for one to be replaced by the other.
     check_files_apart(opts->source.input_files(), {{"--output", opts->output}});
+    // Two profiles into one file would each run minutes for one to be replaced by the other.
     const ExclusiveUse one_profile_per_file(opts->output, "--output");
     const Graph g = opts->source.load();
     if (measure.name.empty()) {
