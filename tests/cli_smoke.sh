@@ -53,6 +53,21 @@ out=$("$poet" "${big_answer[@]}" 2>&1 >&-); got=$?
 expect 0 '"format":"poet-schedule"' -- solve --model lenet5 --platform m4 --ram-budget 90% -o /dev/stdout
 expect 2 "'/dev/stdout' is a stream or device, and this option names files by adding to it" -- \
   show --model lenet5 -o /dev/stdout
+# "-" is stdin for an input and stdout for an output. A file on stdout has stdout to itself:
+# what poet says goes to stderr, so `-o - | jq` gets the JSON alone.
+"$poet" graph --model lenet5 --json "$tmp/lenet5.json" > /dev/null
+out=$("$poet" solve --graph - --platform m4 --ram-budget 90% -o - < "$tmp/lenet5.json" 2> "$tmp/said"); got=$?
+[ "$got" -eq 0 ] && [[ "$out" == '{"'*'}' ]] && [[ "$out" != *"POET found"* ]] && grep -q "POET found" "$tmp/said" ||
+  { echo "FAIL: solve --graph - -o - -> exit $got: ${out:0:200}"; failures=$((failures + 1)); }
+out=$("$poet" simulate --graph - --schedule - < "$tmp/lenet5.json" 2>&1); got=$?
+[ "$got" -eq 2 ] && [[ "$out" == *"--graph and --schedule both read stdin ('-'), which holds one file"* ]] ||
+  { echo "FAIL: two inputs from stdin -> exit $got: $out"; failures=$((failures + 1)); }
+# A stream that is no JSON is refused at its first bytes, not read up to poet's 1 GiB cap.
+out=$(yes | "$poet" solve --graph - 2>&1); got=$?
+[ "$got" -eq 2 ] && [[ "$out" == *"graph '/dev/stdin' is not valid JSON: it begins with 'y'"* ]] ||
+  { echo "FAIL: yes | solve --graph - -> exit $got: $out"; failures=$((failures + 1)); }
+expect 2 "graph '/dev/zero' is not valid JSON: it holds a NUL byte (at byte 0)" -- solve --graph /dev/zero
+expect 2 "--checkpoint '/dev/stdout' is a stream or device" -- train --model lenet5 --max-batches 1 --checkpoint -
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19

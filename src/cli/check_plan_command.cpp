@@ -25,7 +25,8 @@ void add_check_plan_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   opts->budget.add_options(*cmd);
   cmd->add_option("--plan", opts->plan_file, "The device plan: the .bin of --device-plan or the .h of --c-header")
-      ->required();
+      ->required()
+      ->transform(input_file());
   cmd->add_flag("--json", opts->json, "Print the verdict as JSON");
   cmd->callback([opts] {
     const Graph g = opts->source.load();

@@ -26,6 +26,15 @@ bool same_file(const std::string& a, const std::string& b) {
 }  // namespace
 
 void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+  const NamedFile* reads_stdin = nullptr;
+  for (const NamedFile& in : inputs) {
+    if (in.path != "/dev/stdin") continue;
+    if (reads_stdin)
+      throw InputError(fmt::format("{} and {} both read stdin ('-'), which holds one file; give one of them as a "
+                                   "file's path",
+                                   reads_stdin->option, in.option));
+    reads_stdin = &in;
+  }
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const NamedFile& out = outputs[k];
     if (out.path.empty()) continue;

@@ -28,10 +28,10 @@ void add_firmware_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   cmd->add_option("--plan", opts->plan_file, "The device plan (poet plan --device-plan) the firmware will run")
       ->required()
-      ->check(existing_file());
+      ->transform(existing_file());
   cmd->add_option("--header", opts->header, "Write the model header (firmware/model_types.h's types) here")
       ->required()
-      ->check(output_file());
+      ->transform(output_file());
   cmd->add_option("--seed", opts->seed, "Seed of the initial weights and the batch order, as poet train's")
       ->check(seed_values())
       ->capture_default_str();

@@ -41,7 +41,7 @@ void add_graph_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("graph", "Build a training graph and summarize its costs on a device");
   opts->source.add_options(*cmd);
   cmd->add_option("--json", opts->json_file, "Write the graph with per-node costs to this JSON file")
-      ->check(output_file());
+      ->transform(output_file());
   cmd->callback([opts] {
     check_files_apart(opts->source.input_files(), {{"--json", opts->json_file}});
     const DeviceProfile device = resolve_device(opts->source.platform);

@@ -31,9 +31,27 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
       range);
 }
 
+namespace {
+
+void dash_to(std::string& path, const char* stream) {
+  if (path == "-") path = stream;
+}
+
+}  // namespace
+
+CLI::Validator input_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        dash_to(path, "/dev/stdin");
+        return {};
+      },
+      "FILE");
+}
+
 CLI::Validator existing_file() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        dash_to(path, "/dev/stdin");
         std::error_code ec;
         const std::filesystem::file_status status = std::filesystem::status(path, ec);
         if (ec || !std::filesystem::exists(status)) return fmt::format("'{}' does not exist; check the path", path);
@@ -59,10 +77,13 @@ CLI::Validator existing_folder() {
 CLI::Validator output_file(std::string suffix) {
   return CLI::Validator(
       [suffix](std::string& path) -> std::string {
+        const std::string given = path;
+        dash_to(path, "/dev/stdout");
+        if (suffix.empty()) give_stdout_to(path);
         if (!suffix.empty() && written_in_place(path))
           return fmt::format("'{}' is a stream or device, and this option names files by adding to it ('{}'); give "
                              "a path such as out/poet",
-                             path, path + suffix);
+                             given, given + suffix);
         return output_path_problem(path + suffix).value_or("");
       },
       "FILE");
@@ -72,10 +93,12 @@ void GraphSource::add_options(CLI::App& cmd) {
   model = kDefaultModel;
   platform = kDefaultPlatform;
   auto* model_option = cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
-  auto* graph_option = cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model");
+  auto* graph_option = cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model")
+                           ->transform(input_file());
   add_onnx_option(cmd, model_option, graph_option);
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(input_file());
   cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
       ->capture_default_str()
       ->check(number_in(1, kMaxBatchSize, true));
@@ -88,7 +111,8 @@ void GraphSource::add_options(CLI::App& cmd) {
 void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI::Option* graph_option) {
   auto* onnx = cmd.add_option("--onnx", onnx_file,
                               "Import an ONNX model (torch.onnx.export; docs/ONNX.md) instead of a zoo model, "
-                              "with --batch-size as its batch");
+                              "with --batch-size as its batch")
+                  ->transform(input_file());
   onnx->excludes(model_option);
   if (graph_option) onnx->excludes(graph_option);
 }
@@ -123,7 +147,7 @@ std::vector<NamedFile> GraphSource::input_files() const {
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {
-  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)");
+  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)")->transform(input_file());
   cmd.add_option("--strategy", strategy,
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()

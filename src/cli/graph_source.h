@@ -34,13 +34,22 @@ inline CLI::Validator time_limit_seconds() { return number_in(0.001, 1e6); }
 // gives both the same weights and batches). CLI11 alone would take "-1" as 2^64 - 1.
 inline CLI::Validator seed_values() { return number_in(0, 1e19, true); }
 
-// CLI11 checks that the option names an existing file (not a folder) or an existing folder,
-// in poet's words rather than CLI11's.
+// File options take "-" for the standard stream, as most command-line tools do: an input
+// reads stdin, an output writes stdout. These validators turn "-" into /dev/stdin or
+// /dev/stdout, which the readers and writers take already, so they go with ->transform
+// (CLI11 runs an option's transforms last added first).
+
+// An option that reads a file.
+CLI::Validator input_file();
+// An input that must name an existing file (not a folder) when parsed, in poet's words
+// rather than CLI11's.
 CLI::Validator existing_file();
+// A CLI11 check that the option names an existing folder.
 CLI::Validator existing_folder();
 
-// A CLI11 check that a file can be written at the option's value followed by `suffix`
-// (output_path_problem): at parse time, before the work whose result it would hold.
+// An option that writes a file: that one can be written at the option's value followed by
+// `suffix` (output_path_problem), checked at parse time, before the work whose result it
+// would hold. With a suffix the value is a prefix, which no stream can be ("-" is refused).
 CLI::Validator output_file(std::string suffix = "");
 
 // The device profile file --platform names; empty for a built-in platform.

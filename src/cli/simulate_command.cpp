@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "files_apart.h"
 #include "graph_source.h"
 #include "poet/plan/plan.h"
 #include "poet/util/error.h"
@@ -58,7 +59,8 @@ void add_simulate_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   opts->schedule.add_options(*cmd);
   opts->budget.add_options(*cmd);
-  cmd->add_option("--plan", opts->plan_file, "Plan text file (one 'compute|pageout|pagein|free <node>' a line)");
+  cmd->add_option("--plan", opts->plan_file, "Plan text file (one 'compute|pageout|pagein|free <node>' a line)")
+      ->transform(input_file());
   cmd->add_option("--accounting", opts->accounting,
                   "strict (fixed memory counts) or reference (activations only, as 'solve --accounting reference' "
                   "judges its schedules)")
@@ -66,6 +68,10 @@ void add_simulate_command(CLI::App& app) {
       ->check(CLI::IsMember({"strict", "reference"}));
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
   cmd->callback([opts] {
+    std::vector<NamedFile> inputs = opts->source.input_files();
+    inputs.push_back({"--schedule", opts->schedule.schedule_file});
+    inputs.push_back({"--plan", opts->plan_file});
+    check_files_apart(inputs, {});
     const Graph g = opts->source.load();
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     SimulationOptions options = opts->budget.resolve(g, costs);

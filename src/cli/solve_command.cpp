@@ -121,7 +121,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--log-level", opts->solve.log_level, "CBC's own log (0: none)")
       ->capture_default_str()
       ->check(number_in(0, 63, true));  // CBC's own range for its log level
-  cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->check(output_file());
+  cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->transform(output_file());
   cmd->add_option("--write-model", opts->solve.write_model_path,
                   "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
   cmd->add_option("--write-start", opts->solve.write_start_path,
@@ -135,7 +135,7 @@ void add_solve_command(CLI::App& app) {
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
                   "--write-model wrote with the same options")
-      ->check(existing_file());
+      ->transform(existing_file());
   opts->device.add_options(*cmd);
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {

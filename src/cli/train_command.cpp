@@ -27,6 +27,7 @@
 #include "poet/train/checkpoint_file.h"
 #include "poet/train/imported_weights.h"
 #include "poet/train/trainer.h"
+#include "poet/util/atomic_file.h"
 #include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
@@ -231,10 +232,15 @@ std::string weights_kept_note(const std::string& what, const TrainOptions& o, co
 void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
+  if (!o.checkpoint.empty() && written_in_place(o.checkpoint))
+    throw InputError(fmt::format("--checkpoint '{}' is a stream or device: the checkpoint is replaced after each epoch "
+                                 "and read back by --resume; give a file's path",
+                                 o.checkpoint));
   // --export-onnx may be the --onnx model itself: its weights are then trained in place.
   check_files_apart({{"--platform", platform_file(o.platform)}},
                     {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}});
-  check_files_apart({{"--onnx", o.onnx_file}}, {{"--checkpoint", o.checkpoint}});
+  check_files_apart({{"--platform", platform_file(o.platform)}, {"--onnx", o.onnx_file}},
+                    {{"--checkpoint", o.checkpoint}});
   std::optional<ExclusiveUse> one_run_per_checkpoint;
   if (!o.checkpoint.empty()) one_run_per_checkpoint.emplace(o.checkpoint, "--checkpoint");
   if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)
@@ -422,10 +428,11 @@ void add_train_command(CLI::App& app) {
   auto* model_option = cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
   cmd->add_option("--onnx", o->onnx_file,
                   "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead of a zoo model")
-      ->excludes(model_option);
+      ->excludes(model_option)
+      ->transform(input_file());
   cmd->add_option("--export-onnx", o->export_onnx,
                   "After training, write the ONNX model with the trained weights to this file (atomically)")
-      ->check(output_file());
+      ->transform(output_file());
   cmd->add_option("--dataset", o->dataset,
                   "fashion-mnist (Debian's dataset-fashion-mnist), synthetic, or folder:PATH: a folder of PNG and "
                   "JPEG pictures with one sub-folder per class (docs/ONNX.md, \"Fine-tuning on your pictures\")")
@@ -467,7 +474,8 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember(strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(input_file());
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")
       ->capture_default_str()
       ->check(number_in(1, 1e6, true));
@@ -490,7 +498,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--page-cache", o->page_cache,
                 "Page through the kernel's page cache instead of O_DIRECT (the cache's RAM is outside the budget)");
   cmd->add_option("--checkpoint", o->checkpoint, "Write the model to this file after each epoch (atomically)")
-      ->check(output_file());
+      ->transform(output_file());
   cmd->add_flag("--resume", o->resume, "Continue from --checkpoint");
   cmd->add_option("--time-limit", o->time_limit_s, "Wall-clock limit of the poet solve, seconds")
       ->capture_default_str()

@@ -66,7 +66,7 @@ Plan plan_from_text(std::string_view text, const Graph& g, std::string_view orig
 }
 
 Plan load_plan_text(const std::string& path, const Graph& g) {
-  return plan_from_text(read_input_file(path, "plan"), g, path);
+  return plan_from_text(read_input_file(path, "plan", kMaxInputFileBytes, text_inspector("plan", path)), g, path);
 }
 
 void save_plan_text(const Plan& p, const Graph& g, const std::string& path) {

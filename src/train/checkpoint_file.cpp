@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include "poet/paging/checksum.h"
 #include "poet/util/atomic_file.h"
@@ -74,6 +76,15 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+// Throws unless `bytes` (the whole file, or its first 64 KiB) begin as a checkpoint does.
+void check_header(std::string_view bytes, const std::string& path) {
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    throw InputError(
+        fmt::format("'{}' is not a poet training checkpoint (no POETCKPT header); pass the file a "
+                    "'poet train --checkpoint' wrote",
+                    path));
+}
+
 }  // namespace
 
 std::string encode_checkpoint(const TrainingCheckpoint& c) {
@@ -93,11 +104,7 @@ std::string encode_checkpoint(const TrainingCheckpoint& c) {
 
 TrainingCheckpoint decode_checkpoint(const std::string& bytes, const std::string& path) {
   Reader r(bytes, path);
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    throw InputError(
-        fmt::format("'{}' is not a poet training checkpoint (no POETCKPT header); pass the file a "
-                    "'poet train --checkpoint' wrote",
-                    path));
+  check_header(bytes, path);
   // The checksum first: a damaged file is reported as damaged, not as whichever field broke.
   if (bytes.size() < sizeof(kMagic) + sizeof(std::uint32_t) * 2) r.fail("it is truncated");
   std::uint32_t stored = 0;
@@ -129,7 +136,12 @@ void save_checkpoint(const std::string& path, const TrainingCheckpoint& c) {
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& path) {
-  return decode_checkpoint(read_input_file(path, "checkpoint"), path);
+  bool first = true;  // a stream that is no checkpoint is refused at its first bytes
+  return decode_checkpoint(read_input_file(path, "checkpoint", kMaxInputFileBytes,
+                                           [&](std::string_view piece) {
+                                             if (std::exchange(first, false)) check_header(piece, path);
+                                           }),
+                           path);
 }
 
 }  // namespace poet::train

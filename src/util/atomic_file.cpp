@@ -88,6 +88,10 @@ void write_through(const std::string& path, const std::string& target, std::stri
   if (!written) fail(path, err);
 }
 
+// Where stdout went before give_stdout_to(), which made descriptor 1 a copy of stderr; -1
+// before.
+int files_stdout = -1;
+
 // The descriptor `path` names if it names one of this process's own: /dev/stdout,
 // /dev/stderr, /dev/fd/N or /proc/self/fd/N (open or not). Such a path means "where this
 // descriptor goes", and its link's text need not be a path at all (`pipe:[1234]`).
@@ -103,7 +107,7 @@ std::optional<int> named_descriptor(const std::string& path) {
     if (error != std::errc{} || end != last || first == last) fd = -1;
   }
   if (fd < 0) return std::nullopt;
-  return fd;
+  return fd == STDOUT_FILENO && files_stdout >= 0 ? files_stdout : fd;
 }
 
 bool is_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
@@ -176,6 +180,17 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     fail(path, err);
   }
   sync_folder(folder);
+}
+
+void give_stdout_to(const std::string& path) {
+  if (files_stdout >= 0 || named_descriptor(path) != STDOUT_FILENO || !is_open(STDOUT_FILENO)) return;
+  std::fflush(stdout);
+  const int kept = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (kept < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    if (kept >= 0) ::close(kept);
+    return;  // messages and the file then share stdout, as they would without this
+  }
+  files_stdout = kept;
 }
 
 bool written_in_place(const std::string& path) {

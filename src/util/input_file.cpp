@@ -13,7 +13,8 @@
 
 namespace poet {
 
-std::string read_input_file(const std::string& path, std::string_view what, std::uintmax_t max_bytes) {
+std::string read_input_file(const std::string& path, std::string_view what, std::uintmax_t max_bytes,
+                            const InputInspector& inspect) {
   namespace fs = std::filesystem;
   const auto refuse = [&](const std::string& why) {
     return InputError(fmt::format("cannot read {} '{}': {}", what, path, why));
@@ -37,6 +38,7 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   char buffer[1 << 16];
   for (;;) {
     const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    if (inspect) inspect(std::string_view(buffer, n));
     text.append(buffer, n);
     if (text.size() > max_bytes)
       throw refuse(fmt::format("it holds more than the {} poet reads; is this the right file?",
@@ -45,6 +47,16 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   }
   if (std::ferror(file.get())) throw refuse(errno != 0 ? std::strerror(errno) : "a read failed");
   return text;
+}
+
+InputInspector text_inspector(std::string_view what, const std::string& path) {
+  return [what = std::string(what), path, offset = std::size_t{0}](std::string_view piece) mutable {
+    if (const auto nul = piece.find('\0'); nul != std::string_view::npos)
+      throw InputError(fmt::format("{} '{}' holds a NUL byte (at byte {}): it is a binary file or device, not text; "
+                                   "give the text file poet wrote",
+                                   what, path, offset + nul));
+    offset += piece.size();
+  };
 }
 
 }  // namespace poet

@@ -2,33 +2,77 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "poet/util/input_file.h"
+#include "poet/util/quoting.h"
 
 namespace poet {
 namespace {
 
-// True when a value in `text` nests more than kMaxJsonDepth levels: a scan of the brackets
-// outside strings, before parsing. (nlohmann's parser callback could count the depth too, but
-// with a callback its parser scans an object's parent at each object's end, which made a
-// graph of 100,000 nodes take seconds to parse: quadratic in the nodes.)
-bool nests_too_deep(std::string_view text) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (depth >= kMaxJsonDepth) return true;
-      ++depth;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+// Reads JSON text a piece at a time and says, as soon as the bytes show it, why they cannot be
+// one of poet's files: a NUL byte, a first character no JSON value begins with, nesting deeper
+// than kMaxJsonDepth, text after the outermost object or array has ended. Read from a pipe or
+// a device, a wrong input is refused at its first bytes, not after kMaxInputFileBytes of it.
+// (nlohmann's parser callback could count the depth too, but with a callback its parser scans
+// an object's parent at each object's end, which made a graph of 100,000 nodes take seconds to
+// parse: quadratic in the nodes.)
+class JsonTextScan {
+ public:
+  std::optional<std::string> read(std::string_view piece) {
+    for (const char c : piece) {
+      const std::size_t at = offset_++;
+      if (c == '\0')
+        return fmt::format("it holds a NUL byte (at byte {}): it is a binary file or device, not JSON text", at);
+      if (in_string_) {
+        if (escaped_) escaped_ = false;
+        else if (c == '\\') escaped_ = true;
+        else if (c == '"') in_string_ = false;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+      if (ended_) return fmt::format("text goes on after its outermost value ends (at byte {})", at);
+      if (!started_) {
+        started_ = true;
+        const bool ascii = static_cast<unsigned char>(c) < 0x80;  // a UTF-8 BOM is for the parser to judge
+        if (ascii && std::string_view("{[\"-0123456789tfn").find(c) == std::string_view::npos)
+          return fmt::format("it begins with '{}', and JSON text begins with '{{'", one_line(std::string(1, c)));
+      }
+      if (c == '"') {
+        in_string_ = true;
+      } else if (c == '[' || c == '{') {
+        if (depth_ >= kMaxJsonDepth)
+          return fmt::format("its values nest more than {} levels deep; poet's formats nest a few", kMaxJsonDepth);
+        ++depth_;
+      } else if ((c == ']' || c == '}') && depth_ > 0) {
+        ended_ = --depth_ == 0;
+      }
     }
+    return std::nullopt;
   }
-  return false;
+
+ private:
+  std::size_t offset_ = 0;
+  int depth_ = 0;
+  bool in_string_ = false, escaped_ = false, started_ = false, ended_ = false;
+};
+
+InputError not_json(std::string_view what, std::string_view origin, const std::string& why) {
+  return InputError(fmt::format("{} '{}' is not valid JSON: {}", what, origin, why));
+}
+
+// Parses text JsonTextScan has read whole without objection.
+nlohmann::json parse_scanned(std::string_view text, std::string_view what, std::string_view origin) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    throw not_json(what, origin, "it is empty; give a file poet wrote (docs/FORMATS.md)");
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // 406: a number beyond a double's range, such as 1e400.
+    throw not_json(what, origin, fmt::format("{}; numbers must be finite", json_error_text(e)));
+  } catch (const nlohmann::json::exception& e) {
+    throw not_json(what, origin, json_error_text(e));
+  }
 }
 
 }  // namespace
@@ -40,26 +84,16 @@ std::string json_error_text(const nlohmann::json::exception& e) {
 }
 
 nlohmann::json parse_json(std::string_view text, std::string_view what, std::string_view origin) {
-  const auto bad = [&](const std::string& why) {
-    return InputError(fmt::format("{} '{}' is not valid JSON: {}", what, origin, why));
-  };
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-    throw bad("it is empty; give a file poet wrote (docs/FORMATS.md)");
-  if (nests_too_deep(text))
-    throw bad(fmt::format("its values nest more than {} levels deep; poet's formats nest a few (docs/FORMATS.md)",
-                          kMaxJsonDepth));
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::out_of_range& e) {
-    // 406: a number beyond a double's range, such as 1e400.
-    throw bad(fmt::format("{}; numbers must be finite", json_error_text(e)));
-  } catch (const nlohmann::json::exception& e) {
-    throw bad(json_error_text(e));
-  }
+  if (const auto why = JsonTextScan().read(text)) throw not_json(what, origin, *why + " (docs/FORMATS.md)");
+  return parse_scanned(text, what, origin);
 }
 
 nlohmann::json read_json_file(const std::string& path, std::string_view what) {
-  return parse_json(read_input_file(path, what), what, path);
+  JsonTextScan scan;
+  const std::string text = read_input_file(path, what, kMaxInputFileBytes, [&](std::string_view piece) {
+    if (const auto why = scan.read(piece)) throw not_json(what, path, *why + " (docs/FORMATS.md)");
+  });
+  return parse_scanned(text, what, path);
 }
 
 std::string json_excerpt(const nlohmann::json& value) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -11,10 +12,19 @@ namespace poet {
 // a larger file is refused before it is read, so a wrong path cannot exhaust memory.
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
 
+// Sees each piece of a file as it is read, and throws InputError to stop reading when the
+// bytes so far cannot be of the file's kind. A stream (a pipe, /dev/zero) has no size to
+// check up front: this refuses the wrong one at its first bytes, not after max_bytes of it.
+// The first piece is the file's first 64 KiB, or all of it if shorter.
+using InputInspector = std::function<void(std::string_view piece)>;
+
 // The whole file at `path`. Throws InputError naming `what` ("graph", "plan", ...) and the
-// path when the file is missing, a folder or another non-regular file, unreadable, or
-// larger than `max_bytes`.
+// path when the file is missing, a folder, unreadable, or larger than `max_bytes`, and
+// whatever `inspect` throws.
 std::string read_input_file(const std::string& path, std::string_view what,
-                            std::uintmax_t max_bytes = kMaxInputFileBytes);
+                            std::uintmax_t max_bytes = kMaxInputFileBytes, const InputInspector& inspect = {});
+
+// An inspector for text formats (plans, solutions): refuses a NUL byte, which no text holds.
+InputInspector text_inspector(std::string_view what, const std::string& path);
 
 }  // namespace poet
