@@ -314,6 +314,12 @@ if ! grep -qa __ubsan_handle "$poet"; then
   out=$(ulimit -n 5; "$poet" solve --model resnet18_cifar --platform m4 --ram-budget 30% --time-limit 30 2>&1); got=$?
   [ "$got" -eq 1 ] && [[ "$out" == *"Too many open files; this process may have 5 files open (ulimit -n 5): raise the limit"* ]] ||
     { echo "FAIL: solve under ulimit -n 5: exit $got: $(tail -c 300 <<< "$out")"; failures=$((failures + 1)); }
+  # An address-space limit (`ulimit -v`, which the sanitizers' shadow memory cannot live
+  # under): OpenBLAS's thread (one a core, unless OMP_NUM_THREADS says otherwise) could not
+  # take its buffer and retried forever; the run failed to start a thread, or hung at exit.
+  out=$(ulimit -v 250000; env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS timeout 600 "$poet" train --model lenet5 \
+    --dataset synthetic --max-batches 2 2>&1); got=$?
+  [ "$got" -eq 0 ] || { echo "FAIL: train under ulimit -v 250000: exit $got: $(tail -c 300 <<< "$out")"; failures=$((failures + 1)); }
 fi
 
 # Hostile input (issue 12): each fails with exit 2 and a message naming the input and the fix.

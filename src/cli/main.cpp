@@ -1,10 +1,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -21,6 +23,22 @@
 namespace {
 
 using namespace poet::cli;
+
+// libopenblas (loaded for CoinUtils' LAPACK; poet's own GEMM is oneDNN's) starts a thread a
+// core as it loads, and each takes a 128 MiB buffer at once. Under an address-space limit
+// (`ulimit -v 200000`) the buffer cannot be had, and OpenBLAS 0.3.21 retries forever
+// (fixed upstream in 0.3.30, OpenBLAS issue 5289): that thread spun on a core through the run
+// and the process hung at its exit, joining it. Nothing poet runs needs those threads. The
+// setting is read as the library loads, before main and before anything main could set it
+// in (a .preinit_array's setenv is undone by the C library's own start), so under such a
+// limit poet starts itself again with it. A user's own setting is kept.
+void one_openblas_thread_under_an_address_space_limit(char** argv) {
+  struct rlimit space {};
+  if (::getrlimit(RLIMIT_AS, &space) != 0 || space.rlim_cur == RLIM_INFINITY) return;
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  ::setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
+  ::execv("/proc/self/exe", argv);  // returns only if it failed: run on as before
+}
 
 // A command started with a standard stream closed (`2>&-`) must not let the next file it
 // opens (a checkpoint, a page file) take that stream's number, or its messages would be
@@ -112,7 +130,8 @@ int run(int argc, char** argv) {
     // fmt throws this when a write to stdout fails (a full disk, a closed stdout) before
     // the final flush would: checked_stdout says so.
     if (std::ferror(stdout)) return kExitFailure;
-    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
+    // std::thread's "Resource temporarily unavailable": say which limit.
+    fmt::print(stderr, "poet: error: {}{}\n", poet::one_line(e.what()), poet::process_limit_advice(e.code().value()));
     return kExitFailure;
   } catch (const std::exception& e) {
     // Every failure poet foresees is one of the kinds above: anything else is a bug.
@@ -146,6 +165,7 @@ int checked_stdout(int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  one_openblas_thread_under_an_address_space_limit(argv);
   keep_standard_streams_open();
   never_fail_on_stderr();
   fail_writes_past_the_file_size_limit();

@@ -20,9 +20,17 @@ std::string process_limit_advice(int err) {
                          "and run again",
                          limit(RLIMIT_NOFILE), limit(RLIMIT_NOFILE));
     case ENFILE: return "; the system's table of open files is full: close other programs, then run again";
-    case EAGAIN:
+    case EAGAIN: {
+      // A thread's or process's start fails so when its stack cannot be mapped, too.
+      struct rlimit space {};
+      if (::getrlimit(RLIMIT_AS, &space) == 0 && space.rlim_cur != RLIM_INFINITY)
+        return fmt::format("; a new thread or process needs a slot and memory for its stack: this user may run {} "
+                           "processes (ulimit -u {}), and this process may map {} KiB (ulimit -v {}): raise the "
+                           "limits (ulimit -v unlimited)",
+                           limit(RLIMIT_NPROC), limit(RLIMIT_NPROC), space.rlim_cur / 1024, space.rlim_cur / 1024);
       return fmt::format("; this user may run {} processes (ulimit -u {}): end some, or raise the limit",
                          limit(RLIMIT_NPROC), limit(RLIMIT_NPROC));
+    }
     default: return "";
   }
 }

@@ -30,7 +30,8 @@ class InternalError : public std::logic_error {
 
 // What to do when a system call failed with `err` because of this process's limits, not
 // its path or disk, for an error message: "; ..." for too many open files (`ulimit -n`) or
-// processes (`ulimit -u`, from fork). Empty for any other error.
+// processes (`ulimit -u`, from fork or a thread's start, with the address-space limit,
+// `ulimit -v`, when one is set). Empty for any other error.
 std::string process_limit_advice(int err);
 
 // Runs `work`; an InputError or IoError it throws is thrown again, the same kind, with the
