@@ -3,6 +3,7 @@
 // ImageFolder layout and split, and hostile input - each a clear InputError naming the
 // file, never a crash. Fixtures: tests/data/images (scripts/make-image-folder.py).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -231,6 +232,25 @@ TEST_F(ImageFolder, ANonImageFileIsNamed) {
   EXPECT_NE(e.find("move it out of the folder"), std::string::npos) << e;
   write_bytes(f / "stripes" / "notes.txt", "");  // empty
   EXPECT_NE(error_of([&] { load_image_folder(options(f)); }).find("is not a PNG or JPEG"), std::string::npos);
+}
+
+// They were passed over without a word: a dataset with a broken link trained on fewer
+// pictures than it holds.
+TEST_F(ImageFolder, EntriesThatAreNeitherFileNorFolderAreNamed) {
+  const fs::path f = copy_of_fixture();
+  const fs::path dangling = f / "disc" / "moved.png";
+  fs::create_symlink(f / "nowhere.png", dangling);
+  std::string e = error_of([&] { load_image_folder(options(f)); });
+  EXPECT_NE(e.find("'" + dangling.string() + "' is a link that leads nowhere"), std::string::npos) << e;
+  EXPECT_NE(e.find("move it out of the folder"), std::string::npos) << e;
+  fs::remove(dangling);
+  fs::create_symlink(f / "stripes" / "loop.png", f / "stripes" / "loop.png");
+  e = error_of([&] { load_image_folder(options(f)); });
+  EXPECT_NE(e.find("loop.png' is a link that leads nowhere"), std::string::npos) << e;
+  fs::remove(f / "stripes" / "loop.png");
+  ASSERT_EQ(::mkfifo((f / "stripes" / "pipe.jpg").c_str(), 0600), 0);
+  e = error_of([&] { load_image_folder(options(f)); });
+  EXPECT_NE(e.find("pipe.jpg' is a named pipe (FIFO), not a PNG or JPEG picture"), std::string::npos) << e;
 }
 
 TEST_F(ImageFolder, TruncatedAndCorruptFilesAreNamedWhenDecoded) {

@@ -20,6 +20,16 @@ constexpr const char* kLayout =
 
 bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); }
 
+// What a folder's entry that is neither file nor folder is, for a message: `own` is the
+// entry's own status, `target` its link's target's.
+std::string not_a_file(const fs::file_status& own, const fs::file_status& target) {
+  if (fs::is_symlink(own))
+    return fs::exists(target) ? "a link to a device or pipe" : "a link that leads nowhere (its target is missing, or the links loop)";
+  if (fs::is_fifo(own)) return "a named pipe (FIFO)";
+  if (fs::is_socket(own)) return "a socket";
+  return fs::exists(own) ? "a device" : "unreadable";
+}
+
 struct ClassFiles {
   std::string name;
   std::vector<std::string> files;  // sorted
@@ -48,7 +58,12 @@ std::vector<ClassFiles> list_classes(const std::string& folder, const char* opti
         if (it->is_directory(ec)) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file(ec)) c.files.push_back(it->path().string());
+      std::error_code kind_error;
+      const fs::file_status status = it->status(kind_error);  // through links
+      if (fs::is_regular_file(status)) c.files.push_back(it->path().string());
+      else if (!fs::is_directory(status))
+        throw InputError(fmt::format("'{}' is {}, not a PNG or JPEG picture; move it out of the folder",
+                                     it->path().string(), not_a_file(it->symlink_status(kind_error), status)));
     }
     if (ec)
       throw InputError(
