@@ -75,6 +75,10 @@ expect 2 "unknown platform 'pi5'" -- graph --platform pi5
 expect 2 "--batch-size" -- graph --batch-size 0
 expect 2 "backward" -- graph --backward magic
 expect 2 "--gap: '2' is not a number from 0 to 1" -- sweep --model linear --gap 2
+if [ "$(getconf _NPROCESSORS_ONLN)" -lt 64 ]; then
+  expect 0 "note: --jobs 64 runs more tasks at once than this machine's $(getconf _NPROCESSORS_ONLN) cores" -- \
+    sweep --model lenet5 --platform m4 --methods checkpoint_all --budgets 100% --jobs 64 -o "$tmp/sweep-jobs"
+fi
 expect 0 "wrote " -- graph --model lenet5 --json "$tmp/lenet5.json"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
 # What a command reads and what it writes are different files, by any path to them.

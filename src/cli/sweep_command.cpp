@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "commands.h"
 #include "graph_source.h"
@@ -185,6 +186,14 @@ void add_sweep_command(CLI::App& app) {
                "{:.2g}% gap\n",
                tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
                opts->settings.time_limit_s, 100 * opts->settings.relative_gap);
+    // Each solve's limit is wall-clock time: solves sharing a core get less work done in it.
+    if (const unsigned cores = std::thread::hardware_concurrency();
+        cores > 0 && static_cast<unsigned>(opts->settings.jobs) > cores)
+      fmt::print(stderr,
+                 "note: --jobs {} runs more tasks at once than this machine's {} cores: each solve gets a share of a "
+                 "core within its {:.0f} s limit and may end with a larger gap than alone; --jobs {} keeps them "
+                 "apart\n",
+                 opts->settings.jobs, cores, opts->settings.time_limit_s, cores);
 
     // A write that fails (a full disk) keeps the last progress file whole: say what it holds.
     SweepRowsSoFar saved = finished;
