@@ -67,6 +67,14 @@ out=$(yes | "$poet" solve --graph - 2>&1); got=$?
 [ "$got" -eq 2 ] && [[ "$out" == *"graph '/dev/stdin' is not valid JSON: it begins with 'y'"* ]] ||
   { echo "FAIL: yes | solve --graph - -> exit $got: $out"; failures=$((failures + 1)); }
 expect 2 "graph '/dev/zero' is not valid JSON: it holds a NUL byte (at byte 0)" -- solve --graph /dev/zero
+# A path may hold any bytes, JSON only UTF-8: a device profile at such a path ended train
+# --json and sweep (its progress file names the platform) in an internal error after their
+# work. Its bytes are written as U+FFFD.
+odd_device="$tmp/dev-"$'\xff'".json"
+printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_second":1e9,"flops_per_joule":1e9,"power_w":1},"storage":{"pagein_latency_s":1e-4,"pagein_bytes_per_s":1e8,"pageout_latency_s":1e-4,"pageout_bytes_per_s":1e8,"power_w":1}}' > "$odd_device"
+expect 0 '"median_step_s"' -- train --model lenet5 --platform "$odd_device" --dataset synthetic --max-batches 1 --json
+expect 0 '"status": "found"' -- sweep --model lenet5 --platform "$odd_device" --methods checkpoint_all \
+  --budgets 100% --json -o "$tmp/odd-sweep"
 expect 2 "--checkpoint '/dev/stdout' is a stream or device" -- train --model lenet5 --max-batches 1 --checkpoint -
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain

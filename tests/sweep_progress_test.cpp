@@ -7,6 +7,7 @@
 
 #include "poet/sweep/sweep_progress.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -55,6 +56,19 @@ TEST(SweepProgress, RowsOfTasksThisSweepDoesNotHaveAreLeftOut) {
   const SweepRowsSoFar resumed =
       sweep_rows_to_resume(sweep_progress_to_json(kIdentity, saved), "p.json", kIdentity, some_tasks());
   EXPECT_TRUE(std::ranges::none_of(resumed, [](const auto& r) { return r.has_value(); }));
+}
+
+// A --platform path may hold any bytes; the file holds JSON, whose text is UTF-8. The sweep
+// ended in an internal error once all its tasks had run (nlohmann's dump threw).
+TEST(SweepProgress, APlatformPathThatIsNotUtf8IsWrittenAndResumed) {
+  const SweepIdentity identity{"g, 10 nodes, activation peak 1000 B", "/tmp/\xff\xfe-dev.json", 60, 1e-4};
+  SweepRowsSoFar saved(some_tasks().size());
+  const std::string text = json_text(sweep_progress_to_json(identity, saved));
+  EXPECT_NE(text.find("/tmp/\xEF\xBF\xBD\xEF\xBF\xBD-dev.json"), std::string::npos) << "U+FFFD for each byte";
+  EXPECT_EQ(refusal(nlohmann::json::parse(text), identity), "");
+  SweepIdentity other = identity;
+  other.platform = "/tmp/other.json";
+  EXPECT_NE(refusal(nlohmann::json::parse(text), other).find("it was made with --platform"), std::string::npos);
 }
 
 TEST(SweepProgress, AnotherSweepsProgressIsRefusedByWhatDiffers) {

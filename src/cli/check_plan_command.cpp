@@ -7,6 +7,7 @@
 #include "graph_source.h"
 #include "poet/plan/device_format.h"
 #include "poet/simulate/device_plan_check.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -45,7 +46,7 @@ void add_check_plan_command(CLI::App& app) {
         j["error"] = verdict.error;
         j["instruction"] = verdict.instruction ? nlohmann::json(*verdict.instruction) : nlohmann::json(nullptr);
       }
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", json_text(j, 2));
       if (!verdict.valid()) throw ExitWith{kExitBadInput};
       return;
     }

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "poet/models/zoo.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -31,7 +32,7 @@ void add_models_command(CLI::App& app) {
                    format_bytes(static_cast<double>(parameter_bytes)), m.in_reference ? "yes" : "no", m.description);
     }
     if (*json)
-      fmt::print("{}\n", all.dump(2));
+      fmt::print("{}\n", json_text(all, 2));
     else
       fmt::print("\nnodes: forward graph at batch size 1, up to and including the loss.\n");
   });

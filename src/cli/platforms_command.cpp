@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "poet/cost/device.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -18,7 +19,7 @@ void add_platforms_command(CLI::App& app) {
     if (*json) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& d : builtin_platforms()) all.push_back(device_to_json(d));
-      fmt::print("{}\n", all.dump(2));
+      fmt::print("{}\n", json_text(all, 2));
       return;
     }
     fmt::print("{:<11} {:>12} {:>12} {:>11} {:>11} {:>12}  {}\n", "platform", "compute", "efficiency",

@@ -8,6 +8,7 @@
 #include "graph_source.h"
 #include "poet/plan/plan.h"
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -91,7 +92,7 @@ void add_simulate_command(CLI::App& app) {
         opts->plan_file.empty() ? simulate_for_budget(g, costs, plan, options) : simulate(g, costs, plan, options);
     if (opts->plan_file.empty()) opts->schedule.require_fits(g, r, options);
     if (opts->json)
-      fmt::print("{}\n", simulation_to_json(r, options).dump(2));
+      fmt::print("{}\n", json_text(simulation_to_json(r, options), 2));
     else
       print_simulation(r, options);
   });

@@ -14,6 +14,7 @@
 #include "poet/solve/solve.h"
 #include "poet/util/error.h"
 #include "poet/util/interrupt.h"
+#include "poet/util/json_file.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -198,7 +199,7 @@ void add_solve_command(CLI::App& app) {
                           {"stopped", r.stopped}};
       if (r.smallest_feasible_budget) j["smallest_feasible_budget_bytes"] = *r.smallest_feasible_budget;
       if (r.simulation) j["simulation"] = simulation_to_json(*r.simulation, {});
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", json_text(j, 2));
     } else if (r.simulation) {
       const auto& s = *r.simulation;
       fmt::print("POET {} schedule with a memory budget of {} that consumes {:.5f} J of CPU energy and {:.5f} J of "

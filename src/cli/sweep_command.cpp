@@ -93,7 +93,7 @@ std::string write_sweep_files(const std::string& dir, const Graph& g, const Grap
   const SimulationOptions counting;  // the parameters count against every budget
   const double reference = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting).total_energy_j();
   const std::string name = fmt::format("{} on {}", g.name(), o.source.platform);
-  write_file_atomically(dir + "/sweep.json", rows_json(rows).dump(2) + "\n");
+  write_file_atomically(dir + "/sweep.json", json_text(rows_json(rows), 2) + "\n");
   write_file_atomically(dir + "/sweep.csv", sweep_csv(rows));
   write_file_atomically(dir + "/energy_vs_budget.svg",
                         energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"));
@@ -199,7 +199,7 @@ void add_sweep_command(CLI::App& app) {
     SweepRowsSoFar saved = finished;
     set_interrupt_note(interrupted_note(saved, progress_file));
     const auto save_progress = [&](const SweepRowsSoFar& so_far) {
-      write_file_atomically(progress_file, sweep_progress_to_json(identity, so_far).dump() + "\n");
+      write_file_atomically(progress_file, json_text(sweep_progress_to_json(identity, so_far)) + "\n");
       saved = so_far;
       set_interrupt_note(interrupted_note(saved, progress_file));
     };
@@ -214,7 +214,7 @@ void add_sweep_command(CLI::App& app) {
     set_interrupt_note("");
     std::filesystem::remove(progress_file);
     if (opts->json) {
-      fmt::print("{}\n", rows_json(rows).dump(2));
+      fmt::print("{}\n", json_text(rows_json(rows), 2));
     } else {
       fmt::print("{}", summary);
       fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, "

@@ -32,6 +32,7 @@
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
+#include "poet/util/json_file.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 #include "graph_source.h"
@@ -377,7 +378,7 @@ void train(TrainOptions o) {
   const double predicted = sim.makespan_s + device.optimizer_update_s();
   const std::size_t out = pager ? pager->bytes_paged_out() : 0, in = pager ? pager->bytes_paged_in() : 0;
   if (o.json) {
-    fmt::print("{}\n", nlohmann::json{{"model", g.name()},
+    fmt::print("{}\n", json_text(nlohmann::json{{"model", g.name()},
                                       {"dataset", data.name},
                                       {"strategy", o.strategies.front()},
                                       {"platform", o.platform},
@@ -394,8 +395,8 @@ void train(TrainOptions o) {
                                       {"predicted_step_s", predicted},
                                       {"steps", executor.steps_done()},
                                       {"wall_s", wall_s},
-                                      {"epochs", epochs}}
-                           .dump(2));
+                                      {"epochs", epochs}},
+                                  2));
     return;
   }
   fmt::print("budget      {} = parameters {} + activations {}\n", format_bytes_exact(plan.budget_bytes),

@@ -16,6 +16,7 @@
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
+#include "poet/util/json_file.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/units.h"
 
@@ -84,13 +85,13 @@ void run_prediction_report(const ReportRequest& r) {
                                {"median_absolute_error", train::median_absolute_error(rows)},
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
-  write_file_atomically(base + ".json", json.dump(2) + "\n");
+  write_file_atomically(base + ".json", json_text(json, 2) + "\n");
   std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
   if (!threads_note.empty()) table += fmt::format("\nNote: {}.\n", threads_note);
   write_file_atomically(base + ".md", table);
   write_file_atomically(base + ".svg", train::prediction_scatter_svg(rows, title));
   if (r.json) {
-    fmt::print("{}\n", json.dump(2));
+    fmt::print("{}\n", json_text(json, 2));
     return;
   }
   fmt::print("{}\n\n{}wrote {}.md, .json, .svg\n", title, table, base);

@@ -118,7 +118,7 @@ DeviceProfile load_device(const std::string& path) {
 
 void save_device(const DeviceProfile& device, const std::string& path) {
   device.validate();
-  write_file_atomically(path, device_to_json(device).dump(2) + "\n");
+  write_file_atomically(path, json_text(device_to_json(device), 2) + "\n");
 }
 
 DeviceProfile resolve_device(const std::string& name_or_path) {

@@ -4,6 +4,7 @@
 
 #include "poet/graph/graph_json.h"
 #include "poet/util/atomic_file.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 
@@ -20,7 +21,7 @@ nlohmann::json graph_with_costs_to_json(const Graph& g, const GraphCosts& costs)
 }
 
 void save_graph_with_costs(const Graph& g, const GraphCosts& costs, const std::string& path) {
-  write_file_atomically(path, graph_with_costs_to_json(g, costs).dump(1) + "\n");
+  write_file_atomically(path, json_text(graph_with_costs_to_json(g, costs), 1) + "\n");
 }
 
 }  // namespace poet

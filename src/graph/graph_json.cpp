@@ -307,7 +307,7 @@ Graph load_graph(const std::string& path) {
 }
 
 void save_graph(const Graph& g, const std::string& path) {
-  write_file_atomically(path, graph_to_json(g).dump(1) + "\n");
+  write_file_atomically(path, json_text(graph_to_json(g), 1) + "\n");
 }
 
 }  // namespace poet

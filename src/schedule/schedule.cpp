@@ -138,7 +138,7 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
 }
 
 void save_schedule(const Schedule& s, const std::string& path) {
-  write_file_atomically(path, schedule_to_json(s).dump() + "\n");
+  write_file_atomically(path, json_text(schedule_to_json(s)) + "\n");
 }
 
 }  // namespace poet

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "poet/util/error.h"
+#include "poet/util/json_file.h"
 
 namespace poet {
 namespace {
@@ -16,6 +17,10 @@ bool same_task(const SweepTask& a, const SweepTask& b) {
   return a.method == b.method && a.budget_percent == b.budget_percent && a.budget_bytes == b.budget_bytes &&
          a.deadline_multiple == b.deadline_multiple;
 }
+
+// `text` as the progress file gives it back: json_text wrote its invalid UTF-8 (a --platform
+// path may hold any bytes) as U+FFFD.
+std::string as_written(const std::string& text) { return nlohmann::json::parse(json_text(text)).get<std::string>(); }
 
 }  // namespace
 
@@ -53,8 +58,8 @@ SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::s
   } catch (const nlohmann::json::exception&) {
     throw refuse("it is damaged (a field is missing or of the wrong type); remove it to start afresh");
   }
-  if (then.graph != identity.graph) throw differs("the graph", then.graph, identity.graph);
-  if (then.platform != identity.platform) throw differs("--platform", then.platform, identity.platform);
+  if (then.graph != as_written(identity.graph)) throw differs("the graph", then.graph, identity.graph);
+  if (then.platform != as_written(identity.platform)) throw differs("--platform", then.platform, identity.platform);
   if (then.time_limit_s != identity.time_limit_s)
     throw differs("--time-limit", fmt::format("{:g}", then.time_limit_s), fmt::format("{:g}", identity.time_limit_s));
   if (then.relative_gap != identity.relative_gap)

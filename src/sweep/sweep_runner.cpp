@@ -13,6 +13,7 @@
 
 #include "poet/sweep/sweep.h"
 #include "poet/util/child_process.h"
+#include "poet/util/json_file.h"
 #include "poet/util/progress_bar.h"
 #include "poet/util/write_all.h"
 
@@ -49,7 +50,7 @@ Running spawn(const Graph& g, const GraphCosts& costs, const std::vector<SweepTa
       row.status = "error";
       row.reason = e.what();
     }
-    const std::string text = sweep_row_to_json(row).dump();
+    const std::string text = json_text(sweep_row_to_json(row));
     return write_all(report_fd, text.data(), text.size()) ? 0 : 1;
   });
   return {index, std::move(process), Clock::now()};

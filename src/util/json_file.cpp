@@ -96,10 +96,14 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   return parse_scanned(text, what, path);
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_excerpt(const nlohmann::json& value) {
   if (value.is_array()) return fmt::format("an array of {} values", value.size());
   if (value.is_object()) return "an object";
-  return text_excerpt(value.dump());
+  return text_excerpt(json_text(value));
 }
 
 }  // namespace poet

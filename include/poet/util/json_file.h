@@ -24,6 +24,12 @@ nlohmann::json parse_json(std::string_view text, std::string_view what, std::str
 // Reads the file at `path` (read_input_file's checks) and parses it as parse_json does.
 nlohmann::json read_json_file(const std::string& path, std::string_view what);
 
+// The text of `value` (nlohmann's dump, indented by `indent` spaces; one line if negative).
+// Strings come from the command line too (a --platform path, a profile's --name), where Linux
+// allows any bytes: invalid UTF-8 is written as U+FFFD, where nlohmann's dump would throw
+// after the work that made the value (a whole sweep or profile).
+std::string json_text(const nlohmann::json& value, int indent = -1);
+
 // A short description of a value for an error message: a scalar as written (cut at 40
 // characters), "an array of 3 values", "an object".
 std::string json_excerpt(const nlohmann::json& value);
