@@ -22,6 +22,12 @@ expect() {  # expect <exit-code> <substring> -- <args...>
 }
 
 expect 0 "resnet18_cifar" -- models
+# What the parser refuses, in poet's words (CLI11 said "A subcommand is required" to a
+# mistyped command, and "At Most 1 required but received 2").
+expect 2 "'sovle' is not a poet command (did you mean 'solve'?); the commands are models," -- sovle
+expect 2 "--model was given 2 times; give it once" -- graph --model lenet5 --model resnet18
+expect 2 "'--foo' is not an option of poet solve" -- solve --foo
+expect 2 "Run 'poet solve --help' for the options." -- solve --ram-budget
 expect 0 "jetsontx2" -- platforms
 expect 0 "\"forward_nodes\": 67" -- models --json
 expect 0 "\"format\": \"poet-device\"" -- platforms --json

@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "parse_errors.h"
 #include "poet/kernels/thread_setting.h"
 #include "poet/util/disk_room.h"
 #include "poet/util/error.h"
@@ -103,6 +104,7 @@ int run(int argc, char** argv) {
   app.parse_complete_callback(poet::kernels::check_thread_setting);
   // Messages go out on one line (one_line): a name from a file may hold a terminal's escape
   // sequences.
+  app.failure_message(parse_error_message);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
