@@ -15,7 +15,8 @@ void DeviceOutputs::add_options(CLI::App& cmd) {
   cmd.add_option("--device-plan", device_plan,
                  "Also write the plan with its static arena offsets in the binary device format")
       ->transform(output_file());
-  cmd.add_option("--c-header", c_header, "Also write the device plan as a C header for firmware")->transform(output_file());
+  cmd.add_option("--c-header", c_header, "Also write the device plan as a C header for firmware")
+      ->transform(output_file());
 }
 
 void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out) {

@@ -93,8 +93,9 @@ void GraphSource::add_options(CLI::App& cmd) {
   model = kDefaultModel;
   platform = kDefaultPlatform;
   auto* model_option = cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
-  auto* graph_option = cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model")
-                           ->transform(input_file());
+  auto* graph_option =
+      cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model")
+          ->transform(input_file());
   add_onnx_option(cmd, model_option, graph_option);
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
       ->capture_default_str()
@@ -112,7 +113,7 @@ void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI:
   auto* onnx = cmd.add_option("--onnx", onnx_file,
                               "Import an ONNX model (torch.onnx.export; docs/ONNX.md) instead of a zoo model, "
                               "with --batch-size as its batch")
-                  ->transform(input_file());
+                   ->transform(input_file());
   onnx->excludes(model_option);
   if (graph_option) onnx->excludes(graph_option);
 }
@@ -147,7 +148,8 @@ std::vector<NamedFile> GraphSource::input_files() const {
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {
-  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)")->transform(input_file());
+  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)")
+      ->transform(input_file());
   cmd.add_option("--strategy", strategy,
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()

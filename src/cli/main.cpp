@@ -102,9 +102,9 @@ int run(int argc, char** argv) {
   // After the options are read (so --help and --version answer whatever the setting), before
   // any command's work: libgomp would stop or crash mid-run.
   app.parse_complete_callback(poet::kernels::check_thread_setting);
+  app.failure_message(parse_error_message);
   // Messages go out on one line (one_line): a name from a file may hold a terminal's escape
   // sequences.
-  app.failure_message(parse_error_message);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

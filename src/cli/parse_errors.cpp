@@ -30,7 +30,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::string command_names(const CLI::App* app) {
   std::vector<std::string> names;
-  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -58,8 +59,8 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   std::smatch m;
   if (what == "A subcommand is required") {
     const std::vector<std::string> words = app->remaining();
-    text = fmt::format("{}; the commands are {}", words.empty() ? "give a command" : unknown_command(app, words.front()),
-                       command_names(app));
+    text = fmt::format("{}; the commands are {}",
+                       words.empty() ? "give a command" : unknown_command(app, words.front()), command_names(app));
   } else if (std::regex_match(what, m, std::regex(R"((.+): At Most 1 required but received (\d+))"))) {
     text = fmt::format("{} was given {} times; give it once", m.str(1), m.str(2));
   } else if (std::regex_match(what, m, std::regex(R"((.+): \d+ required (\S+) missing)"))) {
@@ -67,8 +68,9 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     // CLI11's own text lists the words last first.
     const std::vector<std::string> words = command->remaining();
-    text = fmt::format("'{}' {} of {}", fmt::join(words, " "), words.size() == 1 ? "is not an option" : "are not options",
-                       command == app ? std::string("poet") : "poet " + command->get_name());
+    const std::string where = command == app ? std::string("poet") : "poet " + command->get_name();
+    text = fmt::format("'{}' {} of {}", fmt::join(words, " "),
+                       words.size() == 1 ? "is not an option" : "are not options", where);
   }
   return fmt::format("poet: error: {}\nRun '{}' for the options.\n", one_line(text), help);
 }

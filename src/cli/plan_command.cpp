@@ -30,7 +30,8 @@ void add_plan_command(CLI::App& app) {
                 "Keep paging where the schedule puts it instead of moving it to hide latency");
   cmd->add_option("-o,--output", opts->output, "Write the plan as text to this file instead of printing it")
       ->transform(output_file());
-  cmd->add_option("--save-schedule", opts->save_schedule, "Also write the schedule used as JSON")->transform(output_file());
+  cmd->add_option("--save-schedule", opts->save_schedule, "Also write the schedule used as JSON")
+      ->transform(output_file());
   opts->device.add_options(*cmd);
   cmd->callback([opts] {
     std::vector<NamedFile> inputs = opts->source.input_files();

@@ -34,7 +34,8 @@ void add_profile_command(CLI::App& app) {
   auto* model_option =
       cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")->capture_default_str();
   auto* graph_option =
-      cmd->add_option("-g,--graph", opts->source.graph_file, "Profile a training graph JSON file instead of a zoo model")
+      cmd->add_option("-g,--graph", opts->source.graph_file,
+                      "Profile a training graph JSON file instead of a zoo model")
           ->transform(input_file());
   opts->source.add_onnx_option(*cmd, model_option, graph_option);
   cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")

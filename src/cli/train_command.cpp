@@ -378,25 +378,25 @@ void train(TrainOptions o) {
   const double predicted = sim.makespan_s + device.optimizer_update_s();
   const std::size_t out = pager ? pager->bytes_paged_out() : 0, in = pager ? pager->bytes_paged_in() : 0;
   if (o.json) {
-    fmt::print("{}\n", json_text(nlohmann::json{{"model", g.name()},
-                                      {"dataset", data.name},
-                                      {"strategy", o.strategies.front()},
-                                      {"platform", o.platform},
-                                      {"batch_size", o.batch_size},
-                                      {"ram_budget_bytes", plan.budget_bytes},
-                                      {"fixed_bytes", sim.fixed_bytes},
-                                      {"arena_bytes", arena},
-                                      {"predicted_peak_activation_bytes", sim.peak_activation_bytes},
-                                      {"measured_peak_activation_bytes", executor.peak_live_bytes()},
-                                      {"recomputations", sim.recomputes},
-                                      {"bytes_paged_out", out},
-                                      {"bytes_paged_in", in},
-                                      {"median_step_s", step_seconds.empty() ? nlohmann::json() : nlohmann::json(measured)},
-                                      {"predicted_step_s", predicted},
-                                      {"steps", executor.steps_done()},
-                                      {"wall_s", wall_s},
-                                      {"epochs", epochs}},
-                                  2));
+    const nlohmann::json result{{"model", g.name()},
+                                {"dataset", data.name},
+                                {"strategy", o.strategies.front()},
+                                {"platform", o.platform},
+                                {"batch_size", o.batch_size},
+                                {"ram_budget_bytes", plan.budget_bytes},
+                                {"fixed_bytes", sim.fixed_bytes},
+                                {"arena_bytes", arena},
+                                {"predicted_peak_activation_bytes", sim.peak_activation_bytes},
+                                {"measured_peak_activation_bytes", executor.peak_live_bytes()},
+                                {"recomputations", sim.recomputes},
+                                {"bytes_paged_out", out},
+                                {"bytes_paged_in", in},
+                                {"median_step_s", step_seconds.empty() ? nlohmann::json() : nlohmann::json(measured)},
+                                {"predicted_step_s", predicted},
+                                {"steps", executor.steps_done()},
+                                {"wall_s", wall_s},
+                                {"epochs", epochs}};
+    fmt::print("{}\n", json_text(result, 2));
     return;
   }
   fmt::print("budget      {} = parameters {} + activations {}\n", format_bytes_exact(plan.budget_bytes),

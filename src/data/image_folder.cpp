@@ -24,7 +24,8 @@ bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); 
 // entry's own status, `target` its link's target's.
 std::string not_a_file(const fs::file_status& own, const fs::file_status& target) {
   if (fs::is_symlink(own))
-    return fs::exists(target) ? "a link to a device or pipe" : "a link that leads nowhere (its target is missing, or the links loop)";
+    return fs::exists(target) ? "a link to a device or pipe"
+                              : "a link that leads nowhere (its target is missing, or the links loop)";
   if (fs::is_fifo(own)) return "a named pipe (FIFO)";
   if (fs::is_socket(own)) return "a socket";
   return fs::exists(own) ? "a device" : "unreadable";

@@ -28,7 +28,8 @@ bool parse_number(const std::string& word, double& value) {
 std::vector<double> read_solution_file(const MilpModel& model, const std::string& path) {
   // read_input_file refuses a folder, a device without end or a huge file with a message;
   // an ifstream would open a folder and read it as empty ("names no column").
-  std::istringstream in(read_input_file(path, "--solution file", kMaxInputFileBytes, text_inspector("--solution file", path)));
+  std::istringstream in(
+      read_input_file(path, "--solution file", kMaxInputFileBytes, text_inspector("--solution file", path)));
   std::unordered_map<std::string, int> column_of;
   for (int c = 0; c < model.columns(); ++c) column_of.emplace(model.column_name(c), c);
 
