@@ -25,5 +25,17 @@ TEST(Quoting, ACStringCannotBeEnded) {
   EXPECT_EQ(c_string_text("\x1b" "1\n"), "\\0331\\012");   // octal: a hex escape would take the '1'
 }
 
+TEST(Quoting, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  const std::string replacement = "\xef\xbf\xbd";
+  EXPECT_EQ(valid_utf8("plain, \xc3\xa9t\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"),
+            "plain, \xc3\xa9t\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80");
+  EXPECT_EQ(valid_utf8("dev-\xff.json"), "dev-" + replacement + ".json");
+  EXPECT_EQ(valid_utf8("\xc3"), replacement) << "cut short";
+  EXPECT_EQ(valid_utf8("\xc0\xaf"), replacement + replacement) << "overlong '/'";
+  EXPECT_EQ(valid_utf8("\xed\xa0\x80"), replacement + replacement + replacement) << "a surrogate";
+  EXPECT_EQ(valid_utf8("\xf4\x90\x80\x80"), replacement + replacement + replacement + replacement) << "past U+10FFFF";
+  EXPECT_EQ(valid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3)) << "NUL is UTF-8; one_line shows it";
+}
+
 }  // namespace
 }  // namespace poet

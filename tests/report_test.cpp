@@ -106,11 +106,12 @@ TEST(Report, ScheduleEscapesNamesAndUsesTheTitleGiven) {
     renamed.add(std::move(n));
   }
   ScheduleSvgOptions options;
-  options.title = "Figure 2 \"again\"";
+  options.title = "Figure 2 \"again\" on dev-\xff.json";  // a --platform path may hold any bytes
   const std::string svg = schedule_svg(renamed, hand_schedule(), options);
   EXPECT_TRUE(well_formed(svg));
   EXPECT_TRUE(contains(svg, "recompute 'relu&lt;&amp;&gt;' (1)"));
-  EXPECT_TRUE(contains(svg, "Figure 2 &quot;again&quot;"));
+  EXPECT_TRUE(contains(svg, "Figure 2 &quot;again&quot; on dev-\xef\xbf\xbd.json")) << "U+FFFD: XML is UTF-8";
+  EXPECT_FALSE(contains(svg, "\xff"));
 }
 
 TEST(Report, ScheduleRejectsAScheduleOfAnotherSize) {

@@ -9,8 +9,9 @@ namespace poet::report {
 
 std::string escape_xml(std::string_view text) {
   std::string out;
-  // XML takes no control character, even as a reference: a parser refuses the whole file.
-  for (char c : one_line(text)) {
+  // XML takes no control character, even as a reference, and only well-formed UTF-8: a
+  // parser refuses the whole file.
+  for (char c : one_line(valid_utf8(text))) {
     switch (c) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;

@@ -13,6 +13,11 @@ namespace poet {
 // escape (`\n`, `\x1b`), so that a line-based format and a terminal take it as text.
 std::string one_line(std::string_view text);
 
+// `text` with each byte that is not part of well-formed UTF-8 written as U+FFFD (the
+// replacement character): a path may hold any bytes, and an XML file with one such byte is
+// refused whole by its reader.
+std::string valid_utf8(std::string_view text);
+
 // `text` for inside a C comment: one_line, with "*/" written "*\/" (the comment goes on).
 std::string c_comment_text(std::string_view text);
 
