@@ -37,6 +37,12 @@ void dash_to(std::string& path, const char* stream) {
   if (path == "-") path = stream;
 }
 
+// The files output options named in this run, for give_stdout_to_its_file.
+std::vector<std::string>& named_outputs() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
 }  // namespace
 
 CLI::Validator input_file() {
@@ -79,7 +85,7 @@ CLI::Validator output_file(std::string suffix) {
       [suffix](std::string& path) -> std::string {
         const std::string given = path;
         dash_to(path, "/dev/stdout");
-        if (suffix.empty()) give_stdout_to(path);
+        if (suffix.empty()) named_outputs().push_back(path);
         if (!suffix.empty() && written_in_place(path))
           return fmt::format("'{}' is a stream or device, and this option names files by adding to it ('{}'); give "
                              "a path such as out/poet",
@@ -87,6 +93,10 @@ CLI::Validator output_file(std::string suffix) {
         return output_path_problem(path + suffix).value_or("");
       },
       "FILE");
+}
+
+void give_stdout_to_its_file() {
+  for (const std::string& path : named_outputs()) give_stdout_to(path);
 }
 
 void GraphSource::add_options(CLI::App& cmd) {

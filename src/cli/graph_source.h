@@ -52,6 +52,11 @@ CLI::Validator existing_folder();
 // would hold. With a suffix the value is a prefix, which no stream can be ("-" is refused).
 CLI::Validator output_file(std::string suffix = "");
 
+// When an output option named stdout (`-o -`), hands stdout to that file (give_stdout_to):
+// what poet says goes to stderr from then on. Called once parsing is done: CLI11 runs the
+// validators before --help, whose text must still go to stdout.
+void give_stdout_to_its_file();
+
 // The device profile file --platform names; empty for a built-in platform.
 std::string platform_file(const std::string& platform);
 

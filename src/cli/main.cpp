@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "graph_source.h"
 #include "parse_errors.h"
 #include "poet/kernels/thread_setting.h"
 #include "poet/util/disk_room.h"
@@ -99,9 +100,13 @@ int run(int argc, char** argv) {
   add_profile_command(app);
   add_train_command(app);
   add_firmware_command(app);
-  // After the options are read (so --help and --version answer whatever the setting), before
-  // any command's work: libgomp would stop or crash mid-run.
-  app.parse_complete_callback(poet::kernels::check_thread_setting);
+  // After the options are read (so --help and --version answer whatever the setting, on
+  // stdout), before any command's work: libgomp would stop or crash mid-run, and a file on
+  // stdout takes it before anything is printed.
+  app.parse_complete_callback([] {
+    poet::kernels::check_thread_setting();
+    give_stdout_to_its_file();
+  });
   app.failure_message(parse_error_message);
   // Messages go out on one line (one_line): a name from a file may hold a terminal's escape
   // sequences.

@@ -29,7 +29,7 @@ void remove_temporaries_of(const std::string& path);
 // When `path` names stdout (/dev/stdout, /dev/fd/1), keeps stdout for that file alone: what
 // poet prints for people goes to stderr from then on (descriptor 1 becomes a copy of it), and
 // writes of the path go where stdout went. So `poet solve -o - | jq` gets the schedule and
-// nothing else, as `curl -o -` does. Called by output options as they are parsed.
+// nothing else, as `curl -o -` does. Called once the command line is parsed.
 void give_stdout_to(const std::string& path);
 
 // Whether a write of `path` goes into something already there that is not a file:
