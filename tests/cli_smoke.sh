@@ -65,6 +65,8 @@ expect 2 "'/dev/stdout' is a stream or device, and this option names files by ad
 out=$("$poet" solve --graph - --platform m4 --ram-budget 90% -o - < "$tmp/lenet5.json" 2> "$tmp/said"); got=$?
 [ "$got" -eq 0 ] && [[ "$out" == '{"'*'}' ]] && [[ "$out" != *"POET found"* ]] && grep -q "POET found" "$tmp/said" ||
   { echo "FAIL: solve --graph - -o - -> exit $got: ${out:0:200}"; failures=$((failures + 1)); }
+# ... once parsing is done: --help still answers on stdout.
+"$poet" solve -o - --help 2> /dev/null | grep -q "^Usage:" || { echo "FAIL: solve -o - --help"; failures=$((failures + 1)); }
 out=$("$poet" simulate --graph - --schedule - < "$tmp/lenet5.json" 2>&1); got=$?
 [ "$got" -eq 2 ] && [[ "$out" == *"--graph and --schedule both read stdin ('-'), which holds one file"* ]] ||
   { echo "FAIL: two inputs from stdin -> exit $got: $out"; failures=$((failures + 1)); }
