@@ -80,14 +80,14 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
   };
   // A protobuf message begins with a field's tag: a field number from 1 and a wire type below
   // 6. Checked on the first byte, a stream of something else (/dev/zero) is refused at once.
-  bool first = true;
   const auto first_byte_is_a_tag = [&](std::string_view piece) {
-    if (!std::exchange(first, false) || piece.empty()) return;
+    if (piece.empty()) return;
     const auto tag = static_cast<unsigned char>(piece[0]);
     if (tag < 8 || (tag & 7) >= 6) throw not_onnx();
   };
   // Protobuf parses at most 2 GiB; ONNX keeps larger models' weights in other files.
-  const std::string data = read_input_file(path, "ONNX file", std::uintmax_t{2} << 30, first_byte_is_a_tag);
+  const std::string data = read_input_file(path, "ONNX file", std::uintmax_t{2} << 30,
+                                           first_piece_inspector(first_byte_is_a_tag));
   ::onnx::ModelProto model;
   if (data.empty() || !model.ParseFromString(data)) throw not_onnx();
   if (!model.has_graph() || model.graph().node_size() == 0)

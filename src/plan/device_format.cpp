@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <utility>
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
@@ -221,15 +220,16 @@ std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_v
 DevicePlan load_device_plan(const std::string& path) {
   // The binary begins with the magic; anything else is read as the C header, whose text holds
   // no NUL byte. A stream of neither (/dev/zero) is refused at its first bytes.
-  bool first = true, binary = false;
-  const std::string text = read_input_file(path, "device plan", kMaxInputFileBytes, [&](std::string_view piece) {
-    if (!std::exchange(first, false)) return;
+  bool binary = false;
+  const auto begins_a_plan = [&](std::string_view piece) {
     binary = piece.size() >= 4 && std::equal(std::begin(kMagic), std::end(kMagic), piece.begin());
     if (!binary && piece.find('\0') != std::string_view::npos)
       throw InputError(fmt::format("device plan '{}': not a poet device plan (it begins neither with \"POET\", as "
                                    "--device-plan's .bin does, nor with text, as --c-header's .h does)",
                                    path));
-  });
+  };
+  const std::string text =
+      read_input_file(path, "device plan", kMaxInputFileBytes, first_piece_inspector(begins_a_plan));
   const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   if (!binary && text.find("const uint8_t") != std::string::npos) return decode_device_plan(bytes_of_c_header(text, path), path);
   return decode_device_plan(bytes, path);

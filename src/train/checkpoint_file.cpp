@@ -7,7 +7,6 @@
 #include <iterator>
 #include <span>
 #include <string_view>
-#include <utility>
 
 #include "poet/paging/checksum.h"
 #include "poet/util/atomic_file.h"
@@ -136,12 +135,10 @@ void save_checkpoint(const std::string& path, const TrainingCheckpoint& c) {
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& path) {
-  bool first = true;  // a stream that is no checkpoint is refused at its first bytes
-  return decode_checkpoint(read_input_file(path, "checkpoint", kMaxInputFileBytes,
-                                           [&](std::string_view piece) {
-                                             if (std::exchange(first, false)) check_header(piece, path);
-                                           }),
-                           path);
+  // A stream that is no checkpoint is refused at its first bytes.
+  const auto begins_a_checkpoint = [&](std::string_view piece) { check_header(piece, path); };
+  return decode_checkpoint(
+      read_input_file(path, "checkpoint", kMaxInputFileBytes, first_piece_inspector(begins_a_checkpoint)), path);
 }
 
 }  // namespace poet::train

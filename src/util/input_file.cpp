@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <utility>
 
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -47,6 +48,12 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   }
   if (std::ferror(file.get())) throw refuse(errno != 0 ? std::strerror(errno) : "a read failed");
   return text;
+}
+
+InputInspector first_piece_inspector(std::function<void(std::string_view first_piece)> check) {
+  return [check = std::move(check), seen = false](std::string_view piece) mutable {
+    if (!std::exchange(seen, true)) check(piece);
+  };
 }
 
 InputInspector text_inspector(std::string_view what, const std::string& path) {

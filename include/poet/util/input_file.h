@@ -24,6 +24,10 @@ using InputInspector = std::function<void(std::string_view piece)>;
 std::string read_input_file(const std::string& path, std::string_view what,
                             std::uintmax_t max_bytes = kMaxInputFileBytes, const InputInspector& inspect = {});
 
+// An inspector for formats known by their first bytes (checkpoints, ONNX, device plans):
+// `check` sees the first piece only, and throws InputError if it cannot begin such a file.
+InputInspector first_piece_inspector(std::function<void(std::string_view first_piece)> check);
+
 // An inspector for text formats (plans, solutions): refuses a NUL byte, which no text holds.
 InputInspector text_inspector(std::string_view what, const std::string& path);
 
