@@ -27,6 +27,11 @@ expect 0 "resnet18_cifar" -- models
 expect 2 "'sovle' is not a poet command (did you mean 'solve'?); the commands are models," -- sovle
 expect 2 "--model was given 2 times; give it once" -- graph --model lenet5 --model resnet18
 expect 2 "'--foo' is not an option of poet solve" -- solve --foo
+# A mistyped option names the ones meant; a value without its option says so.
+expect 2 "'--budget' is not an option of poet solve (did you mean '--ram-budget' or '--runtime-budget'?)" \
+  -- solve --budget 30%
+expect 2 "'--thread' is not an option of poet solve (did you mean '--threads'?)" -- solve --thread 2
+expect 2 "'resnet18' follows no option of poet solve; a value goes after its option" -- solve resnet18
 expect 2 "Run 'poet solve --help' for the options." -- solve --ram-budget
 expect 0 "jetsontx2" -- platforms
 expect 0 "\"forward_nodes\": 67" -- models --json

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <regex>
 #include <vector>
@@ -47,6 +48,39 @@ std::string unknown_command(const CLI::App* app, const std::string& word) {
   return text;
 }
 
+// The options of `command` a mistyped `word` ("--budget", "--ram-buget") may have meant:
+// those a typo or two away, else those with `word` as a part or the start of their name
+// ("--ram-budget", "--time-limit" for "--tim").
+std::vector<std::string> nearby_options(const CLI::App* command, std::string word) {
+  word = word.substr(word.find_first_not_of('-'));
+  word = word.substr(0, word.find('='));
+  const std::size_t typos_allowed = word.size() >= 5 ? 2 : 1;
+  std::vector<std::string> typos, parts;
+  for (const CLI::Option* option : command->get_options())
+    for (const std::string& name : option->get_lnames()) {
+      if (edit_distance(word, name) <= typos_allowed) typos.push_back("--" + name);
+      if (("-" + name + "-").find("-" + word + "-") != std::string::npos || (word.size() >= 3 && name.starts_with(word)))
+        parts.push_back("--" + name);
+    }
+  return typos.empty() ? parts : typos;
+}
+
+// Words left over: unknown options, or values that follow no option.
+std::string unknown_arguments(const CLI::App* command, const std::string& where) {
+  const std::vector<std::string> words = command->remaining();
+  std::vector<std::string> options;
+  std::ranges::copy_if(words, std::back_inserter(options),
+                       [](const std::string& w) { return w.size() > 1 && w.starts_with('-'); });
+  if (options.empty())  // e.g. "poet solve resnet18"; CLI11's own text lists the words last first
+    return fmt::format("'{}' follows no option of {}; a value goes after its option (--name value)",
+                       fmt::join(words, " "), where);
+  if (options.size() > 1) return fmt::format("'{}' are not options of {}", fmt::join(options, "', '"), where);
+  std::string text = fmt::format("'{}' is not an option of {}", options.front(), where);
+  const std::vector<std::string> near = nearby_options(command, options.front());
+  if (!near.empty() && near.size() <= 3) text += fmt::format(" (did you mean '{}'?)", fmt::join(near, "' or '"));
+  return text;
+}
+
 }  // namespace
 
 std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
@@ -66,11 +100,7 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   } else if (std::regex_match(what, m, std::regex(R"((.+): \d+ required (\S+) missing)"))) {
     text = fmt::format("{} needs a value ({})", m.str(1), m.str(2));
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-    // CLI11's own text lists the words last first.
-    const std::vector<std::string> words = command->remaining();
-    const std::string where = command == app ? std::string("poet") : "poet " + command->get_name();
-    text = fmt::format("'{}' {} of {}", fmt::join(words, " "),
-                       words.size() == 1 ? "is not an option" : "are not options", where);
+    text = unknown_arguments(command, command == app ? std::string("poet") : "poet " + command->get_name());
   }
   return fmt::format("poet: error: {}\nRun '{}' for the options.\n", one_line(text), help);
 }
