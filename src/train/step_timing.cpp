@@ -47,6 +47,8 @@ Run make_run(const Graph& g, const LoweredPlan& plan, const StepTimingOptions& o
 
 SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan* const> plans,
                                      const StepTimingOptions& options, const std::function<void(int, int)>& progress) {
+  // Shown before the warm-up, so that the first round's progress counts from here.
+  if (progress) progress(0, options.steps);
   std::vector<Run> runs;
   for (const LoweredPlan* plan : plans) runs.push_back(make_run(g, *plan, options));
   if (runs.empty()) return {};
