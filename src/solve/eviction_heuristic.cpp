@@ -551,7 +551,7 @@ class EvictionSearch {
       for_each_active(t, [&](std::size_t i) {
         const NodeCost& c = costs_.nodes[i];
         total += computed_.at(t, i) * c.compute_time_s;
-        if (strict()) total += in_.at(t, i) * c.pagein_time_s + out_.at(t, i) * c.pageout_time_s;
+        if (strict()) total += in_.at(t, i) * pagein_step_time_s(c) + out_.at(t, i) * pageout_step_time_s(c);
       });
     return total;
   }
@@ -603,7 +603,7 @@ class EvictionSearch {
   std::pair<double, double> transfer_cost(std::size_t x, bool stored) const {
     const NodeCost& c = costs_.nodes[x];
     const double energy = (stored ? 0 : c.pageout_energy_j) + c.pagein_energy_j;
-    const double time = (stored ? 0 : c.pageout_time_s) + c.pagein_time_s;
+    const double time = (stored ? 0 : pageout_step_time_s(c)) + pagein_step_time_s(c);
     return {cost(energy, time), strict() ? time : 0.0};
   }
 

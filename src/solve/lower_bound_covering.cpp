@@ -397,12 +397,15 @@ CoveringProblem build(const Graph& g, const GraphCosts& costs, const SolveOption
     for (std::size_t k = 0; k < gaps.size(); ++k) {
       const NodeCost& c = costs.nodes[gaps[k].tensor];
       for (const Recompute& r : recompute[k]) deadline.columns.push_back(r.column), deadline.values.push_back(c.compute_time_s / once);
-      if (strict && pagein[k] >= 0) deadline.columns.push_back(pagein[k]), deadline.values.push_back(c.pagein_time_s / once);
+      if (strict && pagein[k] >= 0)
+        deadline.columns.push_back(pagein[k]), deadline.values.push_back(pagein_step_time_s(c) / once);
     }
     for (std::size_t a = 0; a < n; ++a) {
       const NodeCost& c = costs.nodes[a];
-      if (strict && pageout[a] >= 0) deadline.columns.push_back(pageout[a]), deadline.values.push_back(c.pageout_time_s / once);
-      if (strict && page_input[a] >= 0) deadline.columns.push_back(page_input[a]), deadline.values.push_back(c.pagein_time_s / once);
+      if (strict && pageout[a] >= 0)
+        deadline.columns.push_back(pageout[a]), deadline.values.push_back(pageout_step_time_s(c) / once);
+      if (strict && page_input[a] >= 0)
+        deadline.columns.push_back(page_input[a]), deadline.values.push_back(pagein_step_time_s(c) / once);
       if (recompute_input[a] >= 0) deadline.columns.push_back(recompute_input[a]), deadline.values.push_back(c.compute_time_s / once);
     }
     if (deadline.upper < 0) p.infeasible = true;  // compute-once alone misses it

@@ -189,8 +189,8 @@ MilpModel::MilpModel(const Graph& g, const GraphCosts& costs, const SolveOptions
   const bool paging = o.mode != SolveMode::RematOnly;
   // The time each column adds to the deadline's count, also priced per second.
   const auto compute_s = [&](std::size_t i) { return costs.nodes[i].compute_time_s; };
-  const auto pagein_s = [&](std::size_t i) { return strict ? costs.nodes[i].pagein_time_s : 0.0; };
-  const auto pageout_s = [&](std::size_t i) { return strict ? costs.nodes[i].pageout_time_s : 0.0; };
+  const auto pagein_s = [&](std::size_t i) { return strict ? pagein_step_time_s(costs.nodes[i]) : 0.0; };
+  const auto pageout_s = [&](std::size_t i) { return strict ? pageout_step_time_s(costs.nodes[i]) : 0.0; };
   const double per_s = w.price_per_s;
 
   const std::size_t span = end_ - begin_;
@@ -556,8 +556,8 @@ double milp_time_s(const Schedule& s, const GraphCosts& costs, Accounting accoun
   for (std::size_t t = begin; t < end; ++t) {
     for (NodeId i : s.R.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].compute_time_s;
     if (accounting != Accounting::Strict) continue;
-    for (NodeId i : s.M_in.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pagein_time_s;
-    for (NodeId i : s.M_out.row(t)) total += costs.nodes[static_cast<std::size_t>(i)].pageout_time_s;
+    for (NodeId i : s.M_in.row(t)) total += pagein_step_time_s(costs.nodes[static_cast<std::size_t>(i)]);
+    for (NodeId i : s.M_out.row(t)) total += pageout_step_time_s(costs.nodes[static_cast<std::size_t>(i)]);
   }
   return total;
 }

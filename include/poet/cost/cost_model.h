@@ -22,6 +22,13 @@ struct NodeCost {
   std::int64_t bytes = 0;      // output bytes (RAM cost)
 };
 
+// The most a transfer of the node (in or out) adds to a step: the bus's time, and the CPU
+// time it takes from the kernels and beyond them. A solver's deadline counts this: the
+// simulator's stalls are time the bus is busy, so a schedule within the deadline by these
+// counts is within it in the simulator too, however costly the CPU's share of a transfer.
+inline double pagein_step_time_s(const NodeCost& c) { return c.pagein_time_s + c.paging_cpu_s + c.paging_overhead_s; }
+inline double pageout_step_time_s(const NodeCost& c) { return c.pageout_time_s + c.paging_cpu_s + c.paging_overhead_s; }
+
 struct GraphCosts {
   std::vector<NodeCost> nodes;
   double total_compute_time_s = 0;
