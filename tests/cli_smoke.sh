@@ -64,6 +64,7 @@ out=$("$poet" "${big_answer[@]}" 2>&1 >&-); got=$?
 expect 0 '"format":"poet-schedule"' -- solve --model lenet5 --platform m4 --ram-budget 90% -o /dev/stdout
 expect 2 "'/dev/stdout' is a stream or device, and this option names files by adding to it" -- \
   show --model lenet5 -o /dev/stdout
+expect 2 "'-' is stdout, and this option names files by adding to it ('-.schedule.svg')" -- show --model lenet5 -o -
 # "-" is stdin for an input and stdout for an output. A file on stdout has stdout to itself:
 # what poet says goes to stderr, so `-o - | jq` gets the JSON alone.
 "$poet" graph --model lenet5 --json "$tmp/lenet5.json" > /dev/null
@@ -88,7 +89,7 @@ printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_sec
 expect 0 '"median_step_s"' -- train --model lenet5 --platform "$odd_device" --dataset synthetic --max-batches 1 --json
 expect 0 '"status": "found"' -- sweep --model lenet5 --platform "$odd_device" --methods checkpoint_all \
   --budgets 100% --json -o "$tmp/odd-sweep"
-expect 2 "--checkpoint '/dev/stdout' is a stream or device" -- train --model lenet5 --max-batches 1 --checkpoint -
+expect 2 "--checkpoint is stdout: the checkpoint is replaced" -- train --model lenet5 --max-batches 1 --checkpoint -
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19

@@ -87,9 +87,9 @@ CLI::Validator output_file(std::string suffix) {
         dash_to(path, "/dev/stdout");
         if (suffix.empty()) named_outputs().push_back(path);
         if (!suffix.empty() && written_in_place(path))
-          return fmt::format("'{}' is a stream or device, and this option names files by adding to it ('{}'); give "
-                             "a path such as out/poet",
-                             given, given + suffix);
+          return fmt::format("'{}' is {}, and this option names files by adding to it ('{}'); give a path such as "
+                             "out/poet",
+                             given, given == "-" ? "stdout" : "a stream or device", given + suffix);
         return output_path_problem(path + suffix).value_or("");
       },
       "FILE");
