@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "poet/graph/graph.h"
@@ -18,8 +20,9 @@ struct DeviceOutputs {
   void add_options(CLI::App& cmd);
 };
 
-// Reports the lowered plan's arena on stderr (checked for overlaps) and writes the files
-// `out` names, each atomically.
-void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out);
+// Reports the lowered plan's arena on stderr (checked for overlaps), warns if the arena with
+// the fixed memory is over `ram_budget_bytes`, and writes the files `out` names, each atomically.
+void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out,
+                          std::optional<std::int64_t> ram_budget_bytes);
 
 }  // namespace poet::cli

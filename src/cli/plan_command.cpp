@@ -62,7 +62,7 @@ void add_plan_command(CLI::App& app) {
                  format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
     }
     if (!opts->save_schedule.empty()) save_schedule(schedule, opts->save_schedule);
-    write_device_outputs(g, lowered, opts->device);
+    write_device_outputs(g, lowered, opts->device, options.ram_budget_bytes);
     if (opts->output.empty()) {
       fmt::print("{}", plan_to_text(plan, g));
     } else {

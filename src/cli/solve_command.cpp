@@ -177,7 +177,7 @@ void add_solve_command(CLI::App& app) {
     if (r.simulation && opts->device.wanted()) {
       SimulationOptions sim = counting;
       if (o.accounting == Accounting::Strict) sim.ram_budget_bytes = o.ram_budget_bytes;
-      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = sim}), opts->device);
+      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = sim}), opts->device, sim.ram_budget_bytes);
     }
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "poet/plan/memory_plan.h"
+#include "poet/util/units.h"
 
 namespace poet {
 namespace {
@@ -133,6 +134,18 @@ std::string memory_plan_ascii(const std::vector<BufferLife>& buffers, const Memo
     out += fmt::format("{:>6} |{}| {} B{}\n", shown, line, live[shown], shown == peak_rank ? "  <- peak" : "");
   }
   return out;
+}
+
+std::optional<std::string> arena_over_budget(std::int64_t arena_bytes, std::int64_t fixed_bytes,
+                                             std::int64_t budget_bytes) {
+  const std::int64_t over = arena_bytes + fixed_bytes - budget_bytes;
+  if (over <= 0) return std::nullopt;
+  return fmt::format("the arena ({}) and the fixed memory ({}) take {} over the RAM budget of {}: alignment and "
+                     "fragmentation of the static memory plan put the arena above the live peak the budget holds, so "
+                     "a device with that RAM cannot run this plan; plan at a budget at least {} lower (the arena "
+                     "shrinks less than the budget), and check the plan with poet check-plan at this budget",
+                     format_bytes_exact(arena_bytes), format_bytes_exact(fixed_bytes), format_bytes_exact(over),
+                     format_bytes_exact(budget_bytes), format_bytes_exact(over));
 }
 
 }  // namespace poet

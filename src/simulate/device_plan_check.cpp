@@ -43,6 +43,11 @@ DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, con
     verdict.instruction = p;
     return verdict;
   }
+  if (options.ram_budget_bytes)
+    if (auto over = arena_over_budget(plan.arena_bytes, r.fixed_bytes, *options.ram_budget_bytes)) {
+      verdict.error = std::move(*over);
+      return verdict;
+    }
   verdict.simulation = std::move(r);
   return verdict;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "poet/budget/budget.h"
+#include "poet/plan/memory_plan.h"
 #include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
 #include "poet/util/units.h"
@@ -48,13 +49,8 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
   }
 
   TrainingPlan out{lower(g, costs, *r.schedule, {.simulation = options}), budget, detail, {}};
-  const std::int64_t room = budget - out.lowered.simulation.fixed_bytes;
-  const std::int64_t arena = out.lowered.memory.arena_bytes;
-  if (arena > room)
-    out.note = fmt::format(
-        "the arena ({}) exceeds the budget's {} for activations by {}: alignment and fragmentation of the static "
-        "memory plan",
-        format_bytes_exact(arena), format_bytes_exact(room), format_bytes_exact(arena - room));
+  out.note = arena_over_budget(out.lowered.memory.arena_bytes, out.lowered.simulation.fixed_bytes, budget)
+                 .value_or("");
   return out;
 }
 

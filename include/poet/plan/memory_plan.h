@@ -100,6 +100,12 @@ struct ArenaFault {
 std::optional<ArenaFault> find_arena_fault(const std::vector<BufferLife>& buffers, const MemoryPlan& plan,
                                            std::int64_t alignment = 16);
 
+// A device holds its whole arena and the fixed memory (parameters, ...) for the whole run.
+// Alignment and fragmentation can put the arena above the live peak a RAM budget holds:
+// then this says by how much, and what to do; none if they fit in `budget_bytes`.
+std::optional<std::string> arena_over_budget(std::int64_t arena_bytes, std::int64_t fixed_bytes,
+                                             std::int64_t budget_bytes);
+
 // The arena over time as ASCII art, after TFLM's PrintMemoryPlan: one row per sampled
 // event rank (at most `height` rows), the arena scaled to `width` columns; each live
 // buffer drawn with the glyph of its index (0-9, a-z, A-Z, repeating), '.' free bytes.

@@ -25,10 +25,10 @@ struct DevicePlanVerdict {
 
 // Legal means: made for a graph of `g`'s size; every instruction legal in turn under the
 // simulator's rules (inputs resident, page-ins of paged-out tensors, no double free,
-// every node computed, the RAM budget of `options` held); and every buffer inside the
-// arena, aligned, and apart from every buffer live at the same time in plan order (the
-// device runs in plan order and waits for a transfer still touching bytes it reuses; see
-// in_plan_order). `costs` must be of the device the plan was made for (the budget is held
+// every node computed, the RAM budget of `options` held, also by the whole arena with the
+// fixed memory); and every buffer inside the arena, aligned, and apart from every buffer
+// live at the same time in plan order (the device runs in plan order and waits for a
+// transfer still touching bytes it reuses; see in_plan_order). `costs` must be of the device the plan was made for (the budget is held
 // in time). O(N^2) in the buffers at worst.
 DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, const DevicePlan& plan,
                                     const SimulationOptions& options = {});
