@@ -388,6 +388,9 @@ expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware
 expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --data-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
 expect 2 "--data-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --data-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
+# A plan made at batch 1 (as many nodes, smaller tensors) for a header at batch 2.
+expect 2 "--plan '$tmp/p.bin' is not a plan of 'lenet5' as given here: instruction" -- \
+  firmware --model lenet5 --batch-size 2 --plan "$tmp/p.bin" --header "$tmp/fw.h"
 expect 2 "--page-dir: the folder '$tmp/no-such-folder' does not exist" -- profile --model lenet5 --storage-power 0 --cpu-power 5 --page-dir "$tmp/no-such-folder"
 expect 2 "--threads: '0' is not a whole number from 1 to 64" -- solve --model lenet5 --threads 0
 [ ! -e "$tmp/fw.h" ] || { echo "FAIL: firmware wrote its header and then failed"; failures=$((failures + 1)); }

@@ -56,6 +56,14 @@ void add_firmware_command(CLI::App& app) {
                                {"--data-dir", in_data_dir("test.bin")}});
     const Graph g = opts->source.load();
     const DevicePlan plan = load_device_plan(opts->plan_file);
+    // A plan made for another batch size has as many nodes but larger tensors: the firmware
+    // would refuse it at boot. Replayed against this graph as check-plan does, it is refused here.
+    if (const DevicePlanVerdict verdict =
+            check_device_plan(g, costs_for(g, resolve_device(opts->source.platform)), plan);
+        !verdict.valid())
+      throw InputError(fmt::format("--plan '{}' is not a plan of '{}' as given here: {}; make the plan and the "
+                                   "firmware header from the same --model and --batch-size",
+                                   opts->plan_file, g.name(), verdict.error));
     const train::FirmwareModelOptions model{
         .seed = opts->seed, .learning_rate = opts->learning_rate, .pixel_mean = data::kFashionMnistPixelMean};
     const std::string header = train::firmware_model_header(g, plan, model);
