@@ -32,6 +32,14 @@ expect 2 "'--budget' is not an option of poet solve (did you mean '--ram-budget'
   -- solve --budget 30%
 expect 2 "'--thread' is not an option of poet solve (did you mean '--threads'?)" -- solve --thread 2
 expect 2 "'resnet18' follows no option of poet solve; a value goes after its option" -- solve resnet18
+# Options that cannot work together are refused, not one of them ignored.
+expect 2 "--count-gradients counts fixed memory, which --accounting reference leaves out" -- \
+  solve --model lenet5 --accounting reference --count-gradients
+expect 2 "excludes --plan" -- simulate --model lenet5 --strategy dtr --plan "$0"
+# --count-gradients counts the optimizer's state: solve takes --optimizer, as plan does.
+# Adam's two states add 2 x lenet5's 246,824 B of parameters to SGD's budget.
+expect 0 "memory budget of 522,068 B" -- solve --model lenet5 --platform m4 --count-gradients
+expect 0 "memory budget of 1,015,716 B" -- solve --model lenet5 --platform m4 --count-gradients --optimizer adam
 expect 2 "Run 'poet solve --help' for the options." -- solve --ram-budget
 expect 0 "jetsontx2" -- platforms
 expect 0 "\"forward_nodes\": 67" -- models --json

@@ -176,9 +176,12 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
   StrategyResult r = schedule_for_budget(strategy, g, costs, {.budget = options, .time_limit_s = time_limit_s, .progress = true});
   if (!r.found())
-    throw InputError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}; raise the budget or "
-                                 "choose another strategy",
-                                 strategy, format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail));
+    throw InputError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}{}", strategy,
+                                 format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail,
+                                 // The solver's reasons end with their own advice.
+                                 r.detail.find("raise the budget") != std::string::npos
+                                     ? " (or choose another strategy)"
+                                     : "; raise the budget or choose another strategy"));
   return std::move(*r.schedule);
 }
 

@@ -61,7 +61,9 @@ void add_simulate_command(CLI::App& app) {
   opts->schedule.add_options(*cmd);
   opts->budget.add_options(*cmd);
   cmd->add_option("--plan", opts->plan_file, "Plan text file (one 'compute|pageout|pagein|free <node>' a line)")
-      ->transform(input_file());
+      ->transform(input_file())
+      ->excludes(cmd->get_option("--schedule"))
+      ->excludes(cmd->get_option("--strategy"));
   cmd->add_option("--accounting", opts->accounting,
                   "strict (fixed memory counts) or reference (activations only, as 'solve --accounting reference' "
                   "judges its schedules)")

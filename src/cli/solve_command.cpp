@@ -27,6 +27,7 @@ struct SolveCliOptions {
   std::string runtime_budget;
   std::string mode = "poet";
   std::string accounting = "strict";
+  std::string optimizer = "sgd";
   SolveOptions solve;
   std::string output;
   DeviceOutputs device;
@@ -108,6 +109,9 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"strict", "reference"}));
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
+  cmd->add_option("--optimizer", opts->optimizer, "Optimizer whose state --count-gradients counts")
+      ->capture_default_str()
+      ->check(CLI::IsMember(optimizer_names()));
   cmd->add_option("--time-limit", opts->solve.time_limit_s,
                   "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
       ->capture_default_str()
@@ -150,6 +154,10 @@ void add_solve_command(CLI::App& app) {
     const GraphCosts costs = costs_for(g, device);
     SolveOptions o = opts->solve;
     o.accounting = opts->accounting == "reference" ? Accounting::Reference : Accounting::Strict;
+    if (o.accounting == Accounting::Reference && o.count_gradients)
+      throw InputError("--count-gradients counts fixed memory, which --accounting reference leaves out (it counts "
+                       "activations only); drop one of the two");
+    o.optimizer = optimizer_named(opts->optimizer);
     o.mode = opts->mode == "paging" ? SolveMode::PagingOnly
              : opts->mode == "remat" || opts->mode == "checkmate" ? SolveMode::RematOnly
                                                                   : SolveMode::RematAndPaging;
@@ -207,8 +215,11 @@ void add_solve_command(CLI::App& app) {
                  r.status == SolveStatus::Optimal ? "found an optimal" : "found a feasible (not proven optimal)",
                  format_bytes_exact(o.ram_budget_bytes), s.compute_energy_j, s.paging_energy_j(),
                  format_joules(s.total_energy_j()));
-      fmt::print("status      {} (gap {:.3f}%, bound {:.6g}) in {:.2f} s; {}\n", solve_status_name(r.status), 100 * r.gap,
-                 r.best_bound, r.solve_time_s,
+      // The bound is of the objective: energy, or with --mode checkmate the step's compute time.
+      const std::string bound =
+          fmt::format("{:.6g} {}", r.best_bound, o.objective == SolveObjective::Time ? "s of compute" : "J");
+      fmt::print("status      {} (gap {:.3f}%, bound {}) in {:.2f} s; {}\n", solve_status_name(r.status), 100 * r.gap,
+                 bound, r.solve_time_s,
                  r.variables == 0    ? std::string("eviction heuristic, no MILP")
                  : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", r.variables)
                                       : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
@@ -222,7 +233,7 @@ void add_solve_command(CLI::App& app) {
                    format_seconds(deadline->update_s));
       else if (deadline)
         fmt::print("deadline    makespan within {}\n", format_seconds(deadline->schedule_s));
-      fmt::print("bound       {:.6g} from {}; time {}\n", r.best_bound, bound_source_name(r.bound_source), times_text(r));
+      fmt::print("bound       {} from {}; time {}\n", bound, bound_source_name(r.bound_source), times_text(r));
       if (r.windows_solved > 0)
         fmt::print("search      {} windows solved, {} improved the schedule\n", r.windows_solved, r.windows_improved);
       if (!r.message.empty()) fmt::print("note        {}\n", r.message);
