@@ -41,6 +41,28 @@ TEST(Budget, BadTextNamesTheOptionAndItsForms) {
   }
 }
 
+// A bare fraction was taken as a byte count (0.5 became 1 B), and 0 as a budget of 0 B.
+TEST(Budget, AFractionOfAByteOrNoBytesIsRefusedWithTheFormMeant) {
+  const BudgetScale scale{100, 1000};
+  const auto message = [&](const char* text) {
+    try {
+      parse_ram_budget(text, scale, "--ram-budget");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("0.5").find("not a whole number of bytes; for a share of the activation peak write a percent, "
+                                "e.g. 50%"),
+            std::string::npos)
+      << message("0.5");
+  EXPECT_NE(message("1500.5").find("not a whole number of bytes"), std::string::npos);
+  EXPECT_NE(message("0").find("a budget of 0 B holds nothing"), std::string::npos);
+  EXPECT_NE(message("0KB").find("a budget of 0 B holds nothing"), std::string::npos);
+  EXPECT_EQ(parse_ram_budget("2.5KiB", scale), 2560);
+  EXPECT_EQ(parse_ram_budget("1e6", scale), 1'000'000);
+}
+
 TEST(Budget, TheFloorIsTheLargestFootprintAndTheFixedMemoryCounted) {
   const Graph g = lenet();
   const Graph::Footprint largest = g.largest_footprint();

@@ -1,8 +1,11 @@
 #include "poet/budget/budget.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "poet/schedule/checkpoint_all.h"
+#include "poet/util/error.h"
 #include "poet/util/units.h"
 
 namespace poet {
@@ -24,8 +27,17 @@ BudgetScale budget_scale(const Graph& g, const GraphCosts& costs, const Simulati
 }
 
 std::int64_t parse_ram_budget(std::string_view text, const BudgetScale& scale, std::string_view what) {
-  if (text.empty() || text.back() != '%') return parse_bytes(text, what);
-  return scale.bytes_at(parse_percent(text, what));
+  if (!text.empty() && text.back() == '%') return scale.bytes_at(parse_percent(text, what));
+  const std::int64_t bytes = parse_bytes(text, what);
+  // A bare 0.5 is more likely a share meant as 50% than half a byte.
+  const std::optional<double> bare = parse_decimal(text);
+  if (bare && *bare != std::floor(*bare))
+    throw InputError(fmt::format("{}: '{}' is not a whole number of bytes; for a share of the activation peak write a "
+                                 "percent, e.g. {:g}%",
+                                 what, text_excerpt(text), *bare < 1 ? *bare * 100 : 70.0));
+  if (bytes == 0)
+    throw InputError(fmt::format("{}: a budget of 0 B holds nothing; give bytes (3MB) or a percent (70%)", what));
+  return bytes;
 }
 
 BudgetFloor smallest_workable_budget(const Graph& g, const SimulationOptions& counting) {
