@@ -55,6 +55,12 @@ TEST(SweepRange, BadFormsAreInputErrorsNamingTheOptionAndTheFix) {
   }
   for (const std::string text : {"", "0", "-1", "1:2:0", "2:1:0.5", "1e7", "nan", "1:2", "x:2:1"})
     EXPECT_NE(range_error(text, ""), "") << "'" << text << "'";
+  // The words quoted are the user's ('5MB', not '5MB%'), and the form suggested is taken.
+  EXPECT_NE(range_error("5MB", "%").find("'5MB' is not a percent"), std::string::npos) << range_error("5MB", "%");
+  EXPECT_NE(range_error("250ms", "").find("'250ms' is not a multiple of the compute-once time; write a number above 0 "
+                                          "and at most 1e6, e.g. 1.5"),
+            std::string::npos)
+      << range_error("250ms", "");
 }
 
 // --runtime-budget and --ablation-budget take one value: a list or a range is refused, not

@@ -12,11 +12,19 @@ namespace poet {
 
 std::vector<double> parse_range(const std::string& text, const std::string& option, const std::string& unit) {
   const auto number = [&](const std::string& part) {
-    if (unit == "%") return parse_percent(!part.empty() && part.back() == '%' ? part : part + "%", option);
+    if (unit == "%") {  // the % may be left out
+      const std::optional<double> v = parse_decimal(!part.empty() && part.back() == '%' ? part.substr(0, part.size() - 1)
+                                                                                        : part);
+      if (!v || !(*v > 0 && *v <= kMaxPercent))
+        throw InputError(fmt::format("{}: '{}' is not a percent; write a number above 0 and at most {:g}, e.g. 70%",
+                                     option, text_excerpt(part), kMaxPercent));
+      return *v;
+    }
     const std::optional<double> v = parse_decimal(part);
     if (!v || !(*v > 0 && *v <= 1e6))
-      throw InputError(fmt::format("{}: '{}' is not a positive number (at most 1e6); write e.g. 1:2:0.25", option,
-                                   text_excerpt(part)));
+      throw InputError(fmt::format("{}: '{}' is not a multiple of the compute-once time; write a number above 0 and at "
+                                   "most 1e6, e.g. 1.5",
+                                   option, text_excerpt(part)));
     return *v;
   };
   std::vector<std::string> parts;
