@@ -192,10 +192,12 @@ void add_solve_command(CLI::App& app) {
                           {"ram_budget_bytes", o.ram_budget_bytes},
                           {"deadline_s", o.deadline_s ? nlohmann::json(*o.deadline_s) : nlohmann::json(nullptr)},
                           {"deadline_update_s", deadline ? nlohmann::json(deadline->update_s) : nlohmann::json(nullptr)},
-                          {"objective", r.objective},
-                          {"best_bound", r.best_bound},
+                          // No schedule: no objective or gap; proven infeasible: no bound either.
+                          {"objective", r.simulation ? nlohmann::json(r.objective) : nlohmann::json(nullptr)},
+                          {"best_bound", r.status == SolveStatus::Infeasible ? nlohmann::json(nullptr)
+                                                                             : nlohmann::json(r.best_bound)},
                           {"bound_source", bound_source_name(r.bound_source)},
-                          {"gap", r.gap},
+                          {"gap", r.simulation ? nlohmann::json(r.gap) : nlohmann::json(nullptr)},
                           {"solve_time_s", r.solve_time_s},
                           {"times_s", times_json(r)},
                           {"windows_solved", r.windows_solved},
