@@ -13,6 +13,10 @@ TEST(Units, FormatsBytesWithBinarySuffixes) {
   EXPECT_EQ(format_bytes(2453760), "2.34 MiB");
   EXPECT_EQ(format_bytes_exact(2453760), "2,453,760 B");
   EXPECT_EQ(format_bytes_exact(999), "999 B");
+  // From 100 of a unit up, whole numbers: 1,020 KiB was "1.02e+03 KiB" on a memory plot's axis.
+  EXPECT_EQ(format_bytes(1020 * 1024), "1020 KiB");
+  EXPECT_EQ(format_bytes(250 * 1024), "250 KiB");
+  EXPECT_EQ(format_seconds(0.9995), "1000 ms");
 }
 
 TEST(Units, FormatsTimeEnergyAndCounts) {

@@ -180,10 +180,16 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
   d.paging_cpu_per_byte_s = storage.cpu.per_byte_s;
   d.memory_power_w = *options.storage_power_w;
   d.storage = storage.measured;
-  say(fmt::format("storage: page-out {} + {}/s, page-in {} + {}/s; {}; a transfer takes {} + {}/MiB of compute "
-                  "with {}",
-                  format_seconds(d.pageout_latency_s), format_bytes(d.pageout_bytes_per_s),
-                  format_seconds(d.pagein_latency_s), format_bytes(d.pagein_bytes_per_s), storage.cache,
+  // A throughput the fit could not see (times that do not grow with size) is said so, not
+  // printed as hundreds of TiB/s.
+  const auto per_byte = [](double bytes_per_s) {
+    return bytes_per_s >= kUnmeasurableBytesPerSecond
+               ? std::string(" (no time per byte seen: the sizes timed took alike)")
+               : fmt::format(" + {}/s", format_bytes(bytes_per_s));
+  };
+  say(fmt::format("storage: page-out {}{}, page-in {}{}; {}; a transfer takes {} + {}/MiB of compute with {}",
+                  format_seconds(d.pageout_latency_s), per_byte(d.pageout_bytes_per_s),
+                  format_seconds(d.pagein_latency_s), per_byte(d.pagein_bytes_per_s), storage.cache,
                   format_seconds(d.paging_cpu_per_transfer_s), format_seconds(d.paging_cpu_per_byte_s * (1 << 20)),
                   blas_threads()));
 

@@ -16,14 +16,21 @@ namespace poet {
 
 namespace {
 
-// Picks the largest unit not above |value| (the smallest one for tiny values) and prints
-// three significant digits. Zero prints in the base unit.
+// Three significant digits, but whole numbers from 100 up: 1,020 KiB (units of 1,024) is
+// "1020 KiB", where "{:.3g}" wrote "1.02e+03 KiB".
+std::string in_unit(double value, const char* suffix) {
+  if (std::fabs(value) >= 100 && std::fabs(value) < 1e4) return fmt::format("{:.0f} {}", value, suffix);
+  return fmt::format("{:.3g} {}", value, suffix);
+}
+
+// Picks the largest unit not above |value| (the smallest one for tiny values). Zero prints
+// in the base unit.
 template <std::size_t N>
 std::string scaled(double value, const std::array<std::pair<double, const char*>, N>& units, const char* base) {
   if (value == 0) return fmt::format("0 {}", base);
   for (const auto& [scale, suffix] : units)
-    if (std::fabs(value) >= scale) return fmt::format("{:.3g} {}", value / scale, suffix);
-  return fmt::format("{:.3g} {}", value / units.back().first, units.back().second);
+    if (std::fabs(value) >= scale) return in_unit(value / scale, suffix);
+  return in_unit(value / units.back().first, units.back().second);
 }
 
 }  // namespace
