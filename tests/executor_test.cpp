@@ -561,8 +561,27 @@ TEST(Executor, EvaluationChangesNoParameterStatisticOptimizerStateOrStepCount) {
   const auto [all, all_bytes] = evaluate_after_a_step(g, executable(g, checkpoint_all_schedule(g)), "checkpoint-all");
   const auto [paged, paged_bytes] = evaluate_after_a_step(g, paging, "paging");
   EXPECT_EQ(all_bytes, 0u);
-  EXPECT_GT(paged_bytes, 0u);
+  // Its forward pages nothing back in: evaluation writes none of the copies the backward
+  // reads (it wrote them all, for nothing, before).
+  EXPECT_EQ(count_in_forward(g, paging.plan, InstrKind::PageIn), 0u);
+  EXPECT_EQ(paged_bytes, 0u);
   EXPECT_TRUE(same_loss(all, paged)) << all.loss << " vs " << paged.loss;
+}
+
+// A copy the forward reads back is still written in evaluation: the input paged out and
+// in again before conv1 reads it.
+TEST(Executor, EvaluationPagesOutWhatTheForwardReadsBack) {
+  const Graph g = training_graph("lenet5", 4);
+  Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
+  const auto after_input = std::next(plan.instructions.begin());
+  ASSERT_EQ(plan.instructions.front(), (Instruction{InstrKind::Compute, 0}));
+  plan.instructions.insert(after_input, {{InstrKind::PageOut, 0}, {InstrKind::Free, 0}, {InstrKind::PageIn, 0}});
+  runtime::Executor e(g, lower(g, test_costs(g), plan, {.plan_transfers = false}));
+  runtime::Executor all(g, executable(g, checkpoint_all_schedule(g)));
+  const Batch b = synthetic_batch(e, 1);
+  EXPECT_TRUE(same_loss(all.evaluate(b.inputs, b.labels), e.evaluate(b.inputs, b.labels)));
+  EXPECT_EQ(e.pager().bytes_paged_out(), static_cast<std::size_t>(g.node(0).bytes));
+  EXPECT_EQ(e.pager().bytes_paged_in(), static_cast<std::size_t>(g.node(0).bytes));
 }
 
 // Without batch norm or dropout, inference computes what training does: evaluate gives
@@ -632,17 +651,18 @@ TEST(Executor, EvaluationErrorsLeaveTheModelUnchanged) {
   const Graph g = training_graph("resnet18_cifar", 2);
   const LoweredPlan paging = executable(g, poet_heuristic(g, 0.6));
   ASSERT_GE(count_in_forward(g, paging.plan, InstrKind::PageOut), 2u);
-  FailingPager pager(2, InstrKind::PageOut);  // while the first page-out may be in flight
+  FailingPager pager(2, InstrKind::PageOut);
   runtime::ExecutorOptions o;
   o.pager = &pager;
   runtime::Executor e(g, paging, o);
   Batch b = synthetic_batch(e, 1);
   const ModelState before = model_state(e);
-  EXPECT_THROW(e.evaluate(b.inputs, b.labels), PagerError);
-  expect_unchanged(before, e, "failed page-out");
-  // The fault was transient: evaluation now gives what it gives without paging.
+  // Evaluation starts none of the forward's page-outs (nothing before the loss reads them
+  // back), so the pager's fault does not reach it; a training step meets it.
   runtime::Executor all(g, executable(g, checkpoint_all_schedule(g)));
   EXPECT_TRUE(same_loss(all.evaluate(b.inputs, b.labels), e.evaluate(b.inputs, b.labels)));
+  expect_unchanged(before, e, "evaluation");
+  EXPECT_THROW(e.train_step(b.inputs, b.labels), PagerError);
   b.labels[0] = 10;
   EXPECT_THROW(e.evaluate(b.inputs, b.labels), InputError);
   EXPECT_THROW(e.evaluate(std::span(b.inputs).first(b.inputs.size() - 1), b.labels), InputError);

@@ -123,6 +123,13 @@ CompiledPlan compile_plan(const Graph& g, const LoweredPlan& p) {
     if (c.kind == InstrKind::Free && std::exchange(handed_over[static_cast<std::size_t>(v)], 0)) c.bytes = 0;
     out.instructions.push_back(c);
   }
+  std::vector<std::size_t> last_pageout(g.size(), ins.size());  // node -> its latest page-out so far
+  for (std::size_t i = 0; i < out.forward_end; ++i) {
+    const auto v = static_cast<std::size_t>(ins[i].node);
+    if (ins[i].kind == InstrKind::PageOut) last_pageout[v] = i;
+    if (ins[i].kind == InstrKind::PageIn && last_pageout[v] < ins.size())
+      out.instructions[last_pageout[v]].read_before_loss = true;
+  }
   return out;
 }
 

@@ -22,6 +22,9 @@ struct CompiledInstruction {
   // Compute: the input it writes its output over (in place), -1 for none. That input's free
   // then has 0 bytes: they are the output's now.
   NodeId overwrites = -1;
+  // Page-out: its copy is paged back in before the loss. Evaluation, which runs the forward
+  // alone, starts only these: the others' copies would be read by the backward only.
+  bool read_before_loss = false;
 };
 
 struct CompiledPlan {

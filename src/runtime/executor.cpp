@@ -134,6 +134,9 @@ struct Executor::State {
         break;
       }
       case InstrKind::PageOut:
+        // Evaluation writes no copy that only the backward would read: no I/O (and no wear
+        // of an SD card) for nothing. Its free then releases the bytes at once.
+        if (ctx.inference && !c.read_before_loss) break;
         // A page-in of this very copy still arriving ends first: the pager keeps the order.
         pager->start_page_out(v, std::as_bytes(t).first(static_cast<std::size_t>(c.bytes)));
         transfers.started_page_out(v);
@@ -215,8 +218,8 @@ struct Executor::State {
     return result(ctx);
   }
 
-  // Writes only the arena and the pager's stored copies, which every step rewrites
-  // before it reads them: the model and the step counter stay as they are.
+  // Writes only the arena and the pager's stored copies the forward reads back, which every
+  // step rewrites before it reads them: the model and the step counter stay as they are.
   StepResult evaluate(std::span<const float> inputs, std::span<const std::int32_t> labels) {
     check_batch(inputs, labels);
     detail::StepContext ctx = context(inputs, labels, true);
