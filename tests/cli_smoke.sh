@@ -137,7 +137,7 @@ expect 2 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
 expect 2 "or more, or choose a --strategy that recomputes or pages" -- simulate --model lenet5 --ram-budget 98%
 expect 2 "no schedule fits in less than" -- plan --model lenet5 --ram-budget 1B
 # Any strategy makes the schedule plan, simulate and show work on; one that cannot fit says why.
-expect 0 "1 recomputations" -- simulate --model lenet5 --ram-budget 97% --strategy poet
+expect 0 "(1 recomputation)" -- simulate --model lenet5 --ram-budget 97% --strategy poet
 expect 2 "--strategy chen_sqrt found no schedule" -- plan --model lenet5 --ram-budget 50% --strategy chen_sqrt
 expect 2 "magic not in {checkpoint_all,chen_sqrt" -- train --model lenet5 --strategy magic
 expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots

@@ -41,8 +41,13 @@ void print_simulation(const SimulationResult& r, const SimulationOptions& o) {
              format_joules(r.compute_energy_j), format_joules(r.pagein_energy_j), format_joules(r.pageout_energy_j));
   fmt::print("time        {} makespan ({} compute, {} stalled on paging)\n", format_seconds(r.makespan_s),
              format_seconds(r.compute_time_s), format_seconds(r.stall_s));
-  fmt::print("operations  {} computes ({} recomputations), {} page-outs, {} page-ins\n", r.computes, r.recomputes,
-             r.pageouts, r.pageins);
+  fmt::print("operations  {} ({}), {}, {}\n", counted(r.computes, "compute"), counted(r.recomputes, "recomputation"),
+             counted(r.pageouts, "page-out"), counted(r.pageins, "page-in"));
+  // Under a budget a compute waits for the page-out whose RAM it needs; without one it does
+  // not, and the same schedule peaks higher than it was made to.
+  if (!o.ram_budget_bytes && r.pageouts > 0)
+    fmt::print("note        no --ram-budget: computes did not wait for page-outs to free their RAM; give the budget "
+               "the schedule was made for to see its peak under it\n");
 }
 
 void add_simulate_command(CLI::App& app) {

@@ -226,9 +226,13 @@ void add_solve_command(CLI::App& app) {
                  : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", r.variables)
                                       : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
                                                     r.constraints));
-      fmt::print("schedule    {} recomputations, {} page-outs, {} page-ins; peak RAM {}; makespan {} ({} stalled)\n",
-                 s.recomputes, s.pageouts, s.pageins, format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
+      fmt::print("schedule    {}, {}, {}; peak RAM {}; makespan {} ({} stalled)\n", counted(s.recomputes, "recomputation"),
+                 counted(s.pageouts, "page-out"), counted(s.pageins, "page-in"), format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
                  format_seconds(s.stall_s));
+      if (o.accounting == Accounting::Reference && s.peak_bytes > o.ram_budget_bytes)
+        fmt::print("memory      the peak is over the budget: --accounting reference holds the budget as the reference's "
+                   "MILP counts memory (activations only, a page-in from the stage after it starts), not as the "
+                   "simulator does; for a schedule whose peak fits, use --accounting strict\n");
       if (deadline && deadline->update_s > 0)
         fmt::print("deadline    makespan within {}: a step of {} less the profile's optimizer update, {}\n",
                    format_seconds(deadline->schedule_s), format_seconds(deadline->schedule_s + deadline->update_s),

@@ -276,11 +276,11 @@ void train(TrainOptions o) {
   const std::int64_t arena = plan.lowered.memory.arena_bytes;
   if (!o.json) {
     fmt::print(
-        "plan        {} (batch {}) by {} within {} ({} of activations): arena {}, {} recomputations, "
-        "{} page-outs{}\n",
-        g.name(), o.batch_size, o.strategies.front(), format_bytes_exact(plan.budget_bytes),
-        format_bytes_exact(plan.budget_bytes - sim.fixed_bytes), format_bytes_exact(arena), sim.recomputes,
-        sim.pageouts, plan.detail.empty() ? "" : "; " + plan.detail);
+        "plan        {} (batch {}) by {} within {} ({} of activations): arena {}, {}, {}{}\n", g.name(),
+        o.batch_size, o.strategies.front(), format_bytes_exact(plan.budget_bytes),
+        format_bytes_exact(plan.budget_bytes - sim.fixed_bytes), format_bytes_exact(arena),
+        counted(sim.recomputes, "recomputation"), counted(sim.pageouts, "page-out"),
+        plan.detail.empty() ? "" : "; " + plan.detail);
     fmt::print("data        {}: {} training and {} test samples\n", data.name, data.train.count(), data.test.count());
     std::fflush(stdout);  // before the progress bar on stderr
   }

@@ -62,7 +62,7 @@ void run_prediction_report(const ReportRequest& r) {
       g, costs, request, [&](const std::string& now, int done, int total, const std::string& detail) {
         if (now != phase) {
           if (bar) bar->finish();
-          bar.emplace(now);
+          bar.emplace(now, now == "planning" ? "plan" : "round");
           phase = now;
         }
         bar->update(done, total, detail);

@@ -53,6 +53,10 @@ std::string format_bytes_exact(std::int64_t bytes) {
   return (bytes < 0 ? "-" : "") + out + " B";
 }
 
+std::string counted(std::size_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::string format_seconds(double seconds) {
   static constexpr std::array units{std::pair{1.0, "s"}, std::pair{1e-3, "ms"}, std::pair{1e-6, "us"},
                                     std::pair{1e-9, "ns"}};
