@@ -5,6 +5,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -249,6 +251,11 @@ void add_solve_command(CLI::App& app) {
       fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),
                  r.solve_time_s, r.variables, r.constraints);
       if (r.stopped) fmt::print("stopped     {}\n", stop_text(stop_signal, r, o.time_limit_s));
+      // A file of an earlier run under the same name is as it was: say so, lest it be taken for this one.
+      std::vector<std::string> unwritten;
+      for (const std::string* file : {&opts->output, &opts->device.device_plan, &opts->device.c_header})
+        if (!file->empty()) unwritten.push_back(*file);
+      if (!unwritten.empty()) fmt::print("files       not written, with no schedule: '{}'\n", fmt::join(unwritten, "', '"));
     }
     // Stopped, the answer is written but the solve did not run its course: the exit code a
     // shell gives the signal, so that scripts do not take it for a finished solve.
