@@ -351,8 +351,10 @@ TEST(DevicePlanCheck, EveryStrategysPlanOnRandomGraphsIsLegal) {
       DevicePlanVerdict v = check_device_plan(g, costs, d, judged);
       // Fragmentation may put the arena over the budget the schedule fits: refused as such,
       // and legal otherwise.
-      if (judged.ram_budget_bytes && d.arena_bytes + v.simulation.value_or(peak).fixed_bytes > *judged.ram_budget_bytes) {
-        ASSERT_NE(v.error.find("over the RAM budget"), std::string::npos) << "case " << c << ", " << name << ": " << v.error;
+      const std::int64_t fixed = v.simulation.value_or(peak).fixed_bytes;
+      if (judged.ram_budget_bytes && d.arena_bytes + fixed > *judged.ram_budget_bytes) {
+        ASSERT_NE(v.error.find("over the RAM budget"), std::string::npos) << "case " << c << ", " << name << ": "
+                                                                          << v.error;
         judged.ram_budget_bytes.reset();
         v = check_device_plan(g, costs, d, judged);
       }

@@ -59,8 +59,8 @@ std::vector<std::string> nearby_options(const CLI::App* command, std::string wor
   for (const CLI::Option* option : command->get_options())
     for (const std::string& name : option->get_lnames()) {
       if (edit_distance(word, name) <= typos_allowed) typos.push_back("--" + name);
-      if (("-" + name + "-").find("-" + word + "-") != std::string::npos || (word.size() >= 3 && name.starts_with(word)))
-        parts.push_back("--" + name);
+      const bool a_part = ("-" + name + "-").find("-" + word + "-") != std::string::npos;
+      if (a_part || (word.size() >= 3 && name.starts_with(word))) parts.push_back("--" + name);
     }
   return typos.empty() ? parts : typos;
 }

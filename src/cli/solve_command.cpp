@@ -228,13 +228,13 @@ void add_solve_command(CLI::App& app) {
                  : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", r.variables)
                                       : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
                                                     r.constraints));
-      fmt::print("schedule    {}, {}, {}; peak RAM {}; makespan {} ({} stalled)\n", counted(s.recomputes, "recomputation"),
-                 counted(s.pageouts, "page-out"), counted(s.pageins, "page-in"), format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s),
-                 format_seconds(s.stall_s));
+      fmt::print("schedule    {}, {}, {}; peak RAM {}; makespan {} ({} stalled)\n",
+                 counted(s.recomputes, "recomputation"), counted(s.pageouts, "page-out"), counted(s.pageins, "page-in"),
+                 format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s), format_seconds(s.stall_s));
       if (o.accounting == Accounting::Reference && s.peak_bytes > o.ram_budget_bytes)
-        fmt::print("memory      the peak is over the budget: --accounting reference holds the budget as the reference's "
-                   "MILP counts memory (activations only, a page-in from the stage after it starts), not as the "
-                   "simulator does; for a schedule whose peak fits, use --accounting strict\n");
+        fmt::print("memory      the peak is over the budget: --accounting reference holds the budget as the "
+                   "reference's MILP counts memory (activations only, a page-in from the stage after it starts), not "
+                   "as the simulator does; for a schedule whose peak fits, use --accounting strict\n");
       if (deadline && deadline->update_s > 0)
         fmt::print("deadline    makespan within {}: a step of {} less the profile's optimizer update, {}\n",
                    format_seconds(deadline->schedule_s), format_seconds(deadline->schedule_s + deadline->update_s),
@@ -255,7 +255,8 @@ void add_solve_command(CLI::App& app) {
       std::vector<std::string> unwritten;
       for (const std::string* file : {&opts->output, &opts->device.device_plan, &opts->device.c_header})
         if (!file->empty()) unwritten.push_back(*file);
-      if (!unwritten.empty()) fmt::print("files       not written, with no schedule: '{}'\n", fmt::join(unwritten, "', '"));
+      if (!unwritten.empty())
+        fmt::print("files       not written, with no schedule: '{}'\n", fmt::join(unwritten, "', '"));
     }
     // Stopped, the answer is written but the solve did not run its course: the exit code a
     // shell gives the signal, so that scripts do not take it for a finished solve.

@@ -234,10 +234,10 @@ void train(TrainOptions o) {
   if (o.resume && o.checkpoint.empty())
     throw InputError("--resume needs --checkpoint FILE: the checkpoint to continue from");
   if (!o.checkpoint.empty() && written_in_place(o.checkpoint))
-    throw InputError(fmt::format("--checkpoint {}: the checkpoint is replaced after each epoch and read back by "
-                                 "--resume; give a file's path",
-                                 o.checkpoint == "/dev/stdout" ? std::string("is stdout")
-                                                               : fmt::format("'{}' is a stream or device", o.checkpoint)));
+    throw InputError(fmt::format(
+        "--checkpoint {}: the checkpoint is replaced after each epoch and read back by --resume; give a file's path",
+        o.checkpoint == "/dev/stdout" ? std::string("is stdout")
+                                      : fmt::format("'{}' is a stream or device", o.checkpoint)));
   // --export-onnx may be the --onnx model itself: its weights are then trained in place.
   check_files_apart({{"--platform", platform_file(o.platform)}},
                     {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}});

@@ -172,11 +172,12 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
   }
   if (bound.infeasible && starts.empty()) {
     result.status = SolveStatus::Infeasible;
-    result.message = o.deadline_s ? "no schedule meets the budget and the deadline: even restoring the fewest tensors by "
-                                    "the cheapest means (the covering bound) needs more memory or time; raise the "
-                                    "budget or the deadline"
-                                  : "no schedule fits the budget: even restoring the fewest tensors by the cheapest "
-                                    "means (the covering bound) needs more memory; raise the budget";
+    result.message = o.deadline_s
+                         ? "no schedule meets the budget and the deadline: even restoring the fewest tensors by the "
+                           "cheapest means (the covering bound) needs more memory or time; raise the budget or the "
+                           "deadline"
+                         : "no schedule fits the budget: even restoring the fewest tensors by the cheapest means (the "
+                           "covering bound) needs more memory; raise the budget";
     return result;
   }
 

@@ -28,8 +28,8 @@ struct DevicePlanVerdict {
 // every node computed, the RAM budget of `options` held, also by the whole arena with the
 // fixed memory); and every buffer inside the arena, aligned, and apart from every buffer
 // live at the same time in plan order (the device runs in plan order and waits for a
-// transfer still touching bytes it reuses; see in_plan_order). `costs` must be of the device the plan was made for (the budget is held
-// in time). O(N^2) in the buffers at worst.
+// transfer still touching bytes it reuses; see in_plan_order). `costs` must be of the
+// device the plan was made for (the budget is held in time). O(N^2) in the buffers at worst.
 DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, const DevicePlan& plan,
                                     const SimulationOptions& options = {});
 
