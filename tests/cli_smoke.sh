@@ -35,7 +35,10 @@ expect 2 "'resnet18' follows no option of poet solve; a value goes after its opt
 # Options that cannot work together are refused, not one of them ignored.
 expect 2 "--count-gradients counts fixed memory, which --accounting reference leaves out" -- \
   solve --model lenet5 --accounting reference --count-gradients
-expect 2 "excludes --plan" -- simulate --model lenet5 --strategy dtr --plan "$0"
+expect 2 "--strategy and --plan cannot be given together: give one of them" -- \
+  simulate --model lenet5 --strategy dtr --plan "$0"
+# A graph file has its own batch size: -b beside it would be ignored.
+expect 2 "--graph and --batch-size cannot be given together" -- solve --graph "$0" --batch-size 8
 # No schedule: its JSON has no objective, gap or bound (they read 0 and a bound below nothing).
 expect 4 '"objective": null' -- solve --model lenet5 --batch-size 32 --ram-budget 87% --mode remat --json
 [[ "$last_output" == *'"best_bound": null'* && "$last_output" == *'"gap": null'* ]] ||
@@ -379,7 +382,7 @@ TMPDIR=/nonexistent-folder expect 2 "and TMPDIR '/nonexistent-folder' is not a f
   solve --model lenet5 --write-model "$tmp/m.lp"
 expect 0 "POET found" -- solve --model linear --platform m0 --write-model "$tmp/m.lp"
 grep -q "Minimize" "$tmp/m.lp" || { echo "FAIL: LP model"; failures=$((failures + 1)); }
-expect 2 "--write-start requires --write-model" -- solve --model linear --platform m0 --write-start "$tmp/start.sol"
+expect 2 "--write-start needs --write-model: give it too" -- solve --model linear --platform m0 --write-start "$tmp/start.sol"
 expect 2 "--output: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 -o /nonexistent-folder/s.json
 expect 0 "POET found" -- solve --model linear --platform m0 --ram-budget 70% --write-model "$tmp/m.lp" --write-start "$tmp/start.sol"
 # Every output path is checked when the command line is read, before the work it would hold.
@@ -458,7 +461,7 @@ expect 0 "peak RAM" -- simulate --onnx "$onnx/mobilenet_v2.onnx" --strategy chen
 expect 0 "eviction heuristic" -- solve --onnx "$onnx/vit_b_16.onnx" --batch-size 1 --ram-budget 50% --heuristic
 expect 2 "node 'cosine_of_x' (Cos)" -- solve --onnx "$onnx/unsupported_cos.onnx"
 expect 2 "not an ONNX model" -- graph --onnx "$tmp/bad.ckpt"
-expect 2 "excludes" -- graph --onnx "$onnx/tiny_cnn.onnx" --model lenet5
+expect 2 "--model and --onnx cannot be given together" -- graph --onnx "$onnx/tiny_cnn.onnx" --model lenet5
 expect 2 "structure-only" -- train --onnx "$onnx/resnet18.onnx" --dataset synthetic --batch-size 1 --max-batches 1
 expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --export-onnx "$tmp/tuned.onnx"
 expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume

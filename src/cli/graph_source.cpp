@@ -110,13 +110,17 @@ void GraphSource::add_options(CLI::App& cmd) {
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
       ->capture_default_str()
       ->transform(input_file());
-  cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
-      ->capture_default_str()
-      ->check(number_in(1, kMaxBatchSize, true));
-  cmd.add_option("--backward", backward,
-                 "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"autodiff", "chain"}));
+  auto* batch_option = cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
+                           ->capture_default_str()
+                           ->check(number_in(1, kMaxBatchSize, true));
+  auto* backward_option =
+      cmd.add_option("--backward", backward,
+                     "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"autodiff", "chain"}));
+  // A graph file has its model, batch and backward in it: these would be ignored.
+  for (CLI::Option* made_by_the_file : {model_option, batch_option, backward_option})
+    graph_option->excludes(made_by_the_file);
 }
 
 void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI::Option* graph_option) {

@@ -99,6 +99,10 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
     text = fmt::format("{} was given {} times; give it once", m.str(1), m.str(2));
   } else if (std::regex_match(what, m, std::regex(R"((.+): \d+ required (\S+) missing)"))) {
     text = fmt::format("{} needs a value ({})", m.str(1), m.str(2));
+  } else if (std::regex_match(what, m, std::regex(R"((\S+) excludes (\S+))"))) {
+    text = fmt::format("{} and {} cannot be given together: give one of them", m.str(1), m.str(2));
+  } else if (std::regex_match(what, m, std::regex(R"((\S+) requires (\S+))"))) {
+    text = fmt::format("{} needs {}: give it too", m.str(1), m.str(2));
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     text = unknown_arguments(command, command == app ? std::string("poet") : "poet " + command->get_name());
   }
