@@ -107,6 +107,10 @@ printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_sec
 expect 0 '"median_step_s"' -- train --model lenet5 --platform "$odd_device" --dataset synthetic --max-batches 1 --json
 expect 0 '"status": "found"' -- sweep --model lenet5 --platform "$odd_device" --methods checkpoint_all \
   --budgets 100% --json -o "$tmp/odd-sweep"
+# A checkpoint --resume cannot use is refused before the plan is made (it came after a solve).
+expect 2 "cannot read checkpoint '$tmp/missing.ckpt': no such file" -- \
+  train --model lenet5 --dataset synthetic --checkpoint "$tmp/missing.ckpt" --resume
+[[ "$last_output" != *"plan        "* ]] || { echo "FAIL: planned before reading the checkpoint"; failures=$((failures + 1)); }
 expect 2 "--checkpoint is stdout: the checkpoint is replaced" -- train --model lenet5 --max-batches 1 --checkpoint -
 expect 0 "graph       resnet18_cifar on a72" -- graph
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain

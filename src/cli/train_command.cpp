@@ -250,6 +250,13 @@ void train(TrainOptions o) {
                      "which times every strategy at every budget");
   TrainedModel model = load_model(o);
   o.model = model.name;
+  // Before the plan is made and the data loaded: a missing or mismatched checkpoint is
+  // refused at once, not after a minute's solve.
+  std::optional<train::TrainingCheckpoint> resumed;
+  if (o.resume) {
+    resumed = train::load_checkpoint(o.checkpoint);
+    train::check_resumable(*resumed, o.model, optimizer_named(o.optimizer), o.seed);
+  }
   const Graph& g = model.graph;
   const DeviceProfile device = resolve_device(o.platform);
   const GraphCosts costs = costs_for(g, device);  // measured when the profile has nodes
@@ -314,8 +321,8 @@ void train(TrainOptions o) {
   }
 
   std::uint64_t first_epoch = 0;
-  if (o.resume) {
-    const train::TrainingCheckpoint c = train::load_checkpoint(o.checkpoint);
+  if (resumed) {
+    const train::TrainingCheckpoint& c = *resumed;
     trainer.restore(c, o.model);
     first_epoch = c.epochs_done;
     if (!o.json)

@@ -66,17 +66,28 @@ SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::s
     throw differs("--gap", fmt::format("{:g}", then.relative_gap), fmt::format("{:g}", identity.relative_gap));
 
   SweepRowsSoFar rows(tasks.size());
+  std::vector<SweepTask> not_run;  // finished tasks this sweep does not have: resuming would lose them
   try {
     for (const nlohmann::json& j : progress.at("rows")) {
       const SweepRow row = sweep_row_from_json(j);
-      for (std::size_t i = 0; i < tasks.size(); ++i)
-        if (!rows[i] && same_task(tasks[i], row.task)) {
-          rows[i] = row;
-          break;
-        }
+      const auto task = std::ranges::find_if(tasks, [&](const SweepTask& t) { return same_task(t, row.task); });
+      if (task == tasks.end()) {
+        not_run.push_back(row.task);
+      } else if (auto& slot = rows[static_cast<std::size_t>(task - tasks.begin())]; !slot) {
+        slot = row;
+      }
     }
   } catch (const nlohmann::json::exception&) {
     throw refuse("a row is damaged; remove the file to start afresh");
+  }
+  if (!not_run.empty()) {
+    const SweepTask& first = not_run.front();
+    throw refuse(fmt::format(
+        "it holds {} finished task{} this sweep does not run (the first: {} at {:g}%{}), which resuming would lose; "
+        "resume with the --budgets, --methods and deadlines it was made with (more tasks are fine), or remove it to "
+        "start afresh",
+        not_run.size(), not_run.size() == 1 ? "" : "s", first.method, first.budget_percent,
+        first.deadline_multiple > 0 ? fmt::format(", deadline {:g}x", first.deadline_multiple) : ""));
   }
   return rows;
 }

@@ -161,24 +161,31 @@ TrainingCheckpoint Trainer::checkpoint(const std::string& model, std::uint64_t e
           {p.optimizer_state().begin(), p.optimizer_state().end()}};
 }
 
-void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
-  auto& p = executor_.parameters();
-  const auto mismatch = [&](const std::string& what) {
-    return InputError(
-        fmt::format("the checkpoint was written {}; resume with the options it was trained with, or "
-                    "train without --resume to start afresh",
-                    what));
-  };
-  if (c.model != model) throw mismatch(fmt::format("for model '{}', not '{}'", c.model, model));
-  if (c.optimizer != static_cast<std::uint32_t>(optimizer_) || c.optimizer_state.size() != p.optimizer_state().size())
-    throw mismatch("with another --optimizer");
-  if (c.parameters.size() != p.all_values().size())
-    throw mismatch(fmt::format("for {} parameters, and this model has {}", c.parameters.size(), p.all_values().size()));
-  if (c.seed != seed_) throw mismatch(fmt::format("with --seed {}, not {}", c.seed, seed_));
+namespace {
+InputError resume_mismatch(const std::string& what) {
+  return InputError(fmt::format("the checkpoint was written {}; resume with the options it was trained with, or "
+                                "train without --resume to start afresh",
+                                what));
+}
+}  // namespace
+
+void check_resumable(const TrainingCheckpoint& c, const std::string& model, Optimizer optimizer, std::uint64_t seed) {
+  if (c.model != model) throw resume_mismatch(fmt::format("for model '{}', not '{}'", c.model, model));
+  if (c.optimizer != static_cast<std::uint32_t>(optimizer)) throw resume_mismatch("with another --optimizer");
+  if (c.seed != seed) throw resume_mismatch(fmt::format("with --seed {}, not {}", c.seed, seed));
   if (!all_finite(c.parameters) || !all_finite(c.optimizer_state))
     throw InputError(
         "the checkpoint holds weights that are not finite (inf or nan), written by a run that diverged; "
         "train without --resume to start afresh, with a lower --lr");
+}
+
+void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
+  auto& p = executor_.parameters();
+  check_resumable(c, model, optimizer_, seed_);
+  if (c.optimizer_state.size() != p.optimizer_state().size()) throw resume_mismatch("with another --optimizer");
+  if (c.parameters.size() != p.all_values().size())
+    throw resume_mismatch(
+        fmt::format("for {} parameters, and this model has {}", c.parameters.size(), p.all_values().size()));
   executor_.set_steps_done(c.steps_done);
   std::ranges::copy(c.parameters, p.all_values().begin());
   std::ranges::copy(c.optimizer_state, p.optimizer_state().begin());

@@ -56,6 +56,11 @@ std::int64_t values_per_label(const Graph& g);
 // before planning, the trainer before each pass.
 void check_dataset_fits(const Graph& g, const data::Dataset& d);
 
+// Throws InputError if checkpoint `c` was written for another model, optimizer or seed, or
+// holds weights that are not finite: what restore() checks that needs no trainer, so that
+// a wrong --resume is refused before the plan is made and the data loaded.
+void check_resumable(const TrainingCheckpoint& c, const std::string& model, Optimizer optimizer, std::uint64_t seed);
+
 class Trainer {
  public:
   // `shuffle_seed` keys the batch order of every epoch.
