@@ -26,6 +26,9 @@ TEST(Units, FormatsTimeEnergyAndCounts) {
   EXPECT_EQ(format_joules(7.8895), "7.89 J");
   EXPECT_EQ(format_joules(0.00321), "3.21 mJ");
   EXPECT_EQ(format_count(1.23e9), "1.23 G");
+  EXPECT_EQ(counted(1, "page-in"), "1 page-in");
+  EXPECT_EQ(counted(0, "page-in"), "0 page-ins");
+  EXPECT_EQ(counted(2, "batch", "batches"), "2 batches");
 }
 
 TEST(Units, ParsesByteSizes) {

@@ -328,9 +328,9 @@ void train(TrainOptions o) {
     if (!o.json)
       fmt::print("resume      from '{}' after epoch {} (step {})\n", o.checkpoint, c.epochs_done, c.steps_done);
     if (!o.json && first_epoch >= static_cast<std::uint64_t>(o.epochs))
-      fmt::print("note        the checkpoint has done {} epochs, and --epochs asks for {}: nothing to train; raise "
+      fmt::print("note        the checkpoint has done {}, and --epochs asks for {}: nothing to train; raise "
                  "--epochs to train on\n",
-                 first_epoch, o.epochs);
+                 counted(first_epoch, "epoch"), o.epochs);
   }
 
   nlohmann::json epochs = nlohmann::json::array();
@@ -363,8 +363,9 @@ void train(TrainOptions o) {
                       {"test_samples", test.samples}});
     if (!o.json)
       fmt::print(
-          "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({} batches), test accuracy {:.2f}% ({} samples){}\n",
-          epoch + 1, o.epochs, r.mean_loss, 100 * r.accuracy, r.batches, 100 * test.accuracy, test.samples,
+          "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({}), test accuracy {:.2f}% ({}){}\n", epoch + 1,
+          o.epochs, r.mean_loss, 100 * r.accuracy, counted(static_cast<std::size_t>(r.batches), "batch", "batches"),
+          100 * test.accuracy, counted(static_cast<std::size_t>(test.samples), "sample"),
           o.checkpoint.empty() ? "" : fmt::format("; checkpoint '{}'", o.checkpoint));
     std::fflush(stdout);
   }
@@ -420,8 +421,8 @@ void train(TrainOptions o) {
   fmt::print("paged       {} out, {} in{}\n", format_bytes_exact(static_cast<std::int64_t>(out)),
              format_bytes_exact(static_cast<std::int64_t>(in)), pager ? fmt::format(" (file '{}', {})", pager->path(), pager->uses_direct_io() ? "O_DIRECT" : "page cache")
                    : "");
-  fmt::print("step time   measured median {} over {} steps; simulator predicts {} on platform '{}'{}\n",
-             format_seconds(measured), step_seconds.size(), format_seconds(predicted), o.platform,
+  fmt::print("step time   measured median {} over {}; simulator predicts {} on platform '{}'{}\n",
+             format_seconds(measured), counted(step_seconds.size(), "step"), format_seconds(predicted), o.platform,
              device.nodes ? fmt::format(" ({:+.1f}%)", 100 * (measured - predicted) / predicted)
                           : fmt::format(", a FLOP model of another device; to predict this machine, profile it: "
                                         "poet profile {} -b {} --cpu-power W --storage-power W -o p.json, then "

@@ -133,7 +133,11 @@ void Graph::validate() const {
                                    name_, format_bytes_exact(kMaxGraphBytes), describe(*this, id)));
     if (n.role == Role::Loss) ++losses;
     if (n.role == Role::Backward && n.op != OpKind::ChainGradient && n.op != OpKind::GradAccumulate) {
-      if (n.grad.node < 0 || n.grad.node >= id)
+      if (n.grad.node < 0)  // a file's backward node without its "grad"
+        throw InputError(fmt::format("{}: a backward node says which node it differentiates (\"grad\": {{\"node\": "
+                                     "N, \"slot\": S}}); this one does not",
+                                     where(id)));
+      if (n.grad.node >= id)
         throw InputError(fmt::format("{}: differentiates node {}, which is not an earlier node", where(id), n.grad.node));
       const Node& target = nodes_[static_cast<std::size_t>(n.grad.node)];
       if (target.role == Role::Backward)

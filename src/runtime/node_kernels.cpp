@@ -82,8 +82,9 @@ std::int64_t scratch_elements(const Graph& g) {
 NodeId check_trainable(const Graph& g) {
   g.validate();
   if (!g.has_backward())
-    throw InputError(fmt::format("graph '{}' has no backward nodes; the runtime runs training steps, so give it a "
-                                 "training graph (--backward autodiff)",
+    throw InputError(fmt::format("graph '{}' has no backward nodes, so there is nothing to train (a model without "
+                                 "parameters, or a graph file of the forward pass only); the runtime runs training "
+                                 "steps: give it a model with parameters, or a training graph (--backward autodiff)",
                                  g.name()));
   NodeId input = -1;
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) {

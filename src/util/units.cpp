@@ -53,8 +53,9 @@ std::string format_bytes_exact(std::int64_t bytes) {
   return (bytes < 0 ? "-" : "") + out + " B";
 }
 
-std::string counted(std::size_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+std::string counted(std::size_t n, std::string_view noun, std::string_view plural) {
+  if (n == 1) return fmt::format("1 {}", noun);
+  return plural.empty() ? fmt::format("{} {}s", n, noun) : fmt::format("{} {}", n, plural);
 }
 
 std::string format_seconds(double seconds) {

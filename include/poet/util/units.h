@@ -14,7 +14,8 @@ std::string format_bytes_exact(std::int64_t bytes);  // "2,453,760 B"
 std::string format_seconds(double seconds);      // "12.3 ms", "4.56 s", "7.8 us"
 std::string format_joules(double joules);        // "3.21 mJ", "7.89 J"
 std::string format_count(double count);          // "1.23 G", "456 M", "789 k"
-std::string counted(std::size_t n, std::string_view noun);  // "1 page-in", "2 page-ins", "0 page-ins"
+// "1 page-in", "2 page-ins", "0 page-ins"; `plural` where it is not the noun and an s ("batches").
+std::string counted(std::size_t n, std::string_view noun, std::string_view plural = {});
 
 // The largest size poet reads from a user, 2^52 bytes (4 PiB): far above any device, and
 // every sum of such sizes stays exact in a double.
