@@ -11,6 +11,7 @@
 #include "poet/cost/device.h"
 #include "poet/graph/graph_json.h"
 #include "poet/paging/file_pager.h"
+#include "poet/runtime/executor.h"
 #include "poet/schedule/schedule.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
@@ -118,6 +119,34 @@ TEST_F(HostileInput, AGradientSlotOfTwoToTheSixtyFourIsOutOfRange) {
       break;
     }
   EXPECT_NE(graph_error(j).find("\"grad.slot\" is 18446744073709551615; it must be -1 to 255"), std::string::npos);
+}
+
+// A shape its inputs do not make loads (planning counts its bytes as given), but the runtime
+// refuses it: its kernels would run past their tensors (an internal error in profile; the
+// firmware's header was written). An element-wise node, a convolution and a pool.
+TEST_F(HostileInput, ShapesTheirInputsDoNotMakeAreRefusedBeforeAKernelRuns) {
+  const auto runtime_error = [&](const std::string& node, std::size_t dim, std::int64_t delta) {
+    json j = lenet5();
+    for (auto& n : j["nodes"])
+      if (n["name"] == node) {
+        n["shape"][dim] = n["shape"][dim].get<std::int64_t>() + delta;
+        n.erase("bytes");
+      }
+    const Graph g = load_graph(write("g.json", j.dump()));
+    try {
+      runtime::check_trainable(g);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(runtime_error("relu1", 1, -3).find("node 'relu1' (2) of op 'relu': its shape is 1x3x28x28, but its inputs "
+                                              "make 1x6x28x28"),
+            std::string::npos)
+      << runtime_error("relu1", 1, -3);
+  EXPECT_NE(runtime_error("conv1", 2, 2).find("of op 'conv2d': its shape is 1x6x30x28"), std::string::npos);
+  EXPECT_NE(runtime_error("pool1", 3, 1).find("of op 'max_pool2d': its shape is"), std::string::npos);
+  EXPECT_EQ(runtime_error("no such node", 0, 0), "accepted");
 }
 
 TEST_F(HostileInput, ErrorsNameTheFileNotTheGraphsOwnName) {

@@ -228,6 +228,8 @@ struct Executor::State {
   }
 };
 
+void check_trainable(const Graph& g) { detail::check_trainable(g); }
+
 Executor::Executor(const Graph& g, LoweredPlan plan, ExecutorOptions options)
     : state_(std::make_unique<State>(g, std::move(plan), options)) {}
 Executor::~Executor() = default;

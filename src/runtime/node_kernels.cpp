@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "op_kernels.h"
 #include "poet/graph/op_table.h"
@@ -26,6 +27,40 @@ NodeId forward_of(const Node& n, NodeId v) {
 void accumulate(std::span<float> sum, std::span<const std::span<float>> parts) {
   add_forward(parts[0], parts[1], sum);
   for (std::size_t i = 2; i < parts.size(); ++i) add_forward(sum, parts[i], sum);
+}
+
+// A graph file can give a node any shape. The kernels trust their output tensor's shape, so
+// a forward node of the commonest operators is held to the shape its inputs make, as a zoo
+// or ONNX graph is made: an element-wise one (OpDef::in_place) to its first input's, a
+// pool to what its rules make, conv2d and linear to what their rules make with their own
+// output channels or features. The other operators' kernels check their own shapes.
+void check_shape_by_rules(const Graph& g, const Node& n, NodeId v) {
+  const OpDef& d = op_def(n.op);
+  if (n.role == Role::Backward || n.shape.empty() || n.inputs.empty()) return;
+  const auto wrong = [&](const std::string& why) {
+    return InputError(fmt::format("node '{}' ({}) of op '{}': {}; fix the graph file, or write it again with poet "
+                                  "graph --json",
+                                  n.name, v, d.name, why));
+  };
+  const auto expect = [&](const Shape& made) {
+    if (made != n.shape)
+      throw wrong(fmt::format("its shape is {}, but its inputs make {}", shape_string(n.shape), shape_string(made)));
+  };
+  if (d.in_place) return expect(g.node(n.inputs.front()).shape);
+  const bool pool = n.op == OpKind::MaxPool2d || n.op == OpKind::AvgPool2d || n.op == OpKind::GlobalAvgPool;
+  if (!pool && n.op != OpKind::Conv2d && n.op != OpKind::Linear) return;
+  std::vector<Shape> inputs;
+  for (NodeId u : n.inputs) inputs.push_back(g.node(u).shape);
+  const std::int64_t features = n.op == OpKind::Conv2d ? n.shape.at(std::min<std::size_t>(1, n.shape.size() - 1))
+                                : n.op == OpKind::Linear ? n.shape.back()
+                                                         : 0;
+  Shape made;
+  try {
+    made = apply_rules(n.op, {.inputs = inputs, .attrs = n.attrs, .features = features}).shape;
+  } catch (const InputError& e) {
+    throw wrong(e.what());
+  }
+  expect(made);
 }
 
 }  // namespace
@@ -63,6 +98,7 @@ void check_runnable(const Graph& g, NodeId v) {
     default: {
       const OpKernels& k = op_kernels(n.op);
       if (!k.forward) reject(fmt::format("op '{}'", op_name(n.op)));
+      check_shape_by_rules(g, n, v);
       if (!k.validate) return;
       try {
         k.validate(g, n);

@@ -7,6 +7,7 @@
 
 #include "poet/data/batches.h"
 #include "poet/graph/op_table.h"
+#include "poet/runtime/executor.h"
 #include "poet/runtime/parameters.h"
 #include "poet/util/error.h"
 #include "poet/util/quoting.h"
@@ -72,6 +73,7 @@ std::string firmware_model_header(const Graph& g, const DevicePlan& plan, const 
     throw InputError(fmt::format("the device plan is for a graph of {} nodes but '{}' has {}; make the plan and the "
                                  "firmware header from the same --model and --batch-size",
                                  plan.node_count, g.name(), g.size()));
+  runtime::check_trainable(g);  // the firmware's kernels trust shapes as the runtime's do
   for (NodeId v = 0; v < static_cast<NodeId>(g.size()); ++v) check_node(g, v);
   const runtime::ParameterStore params(g, 0, options.seed);
   NodeId input = -1;

@@ -45,6 +45,11 @@ struct StepResult {
   std::int64_t rows = 0;
 };
 
+// Throws InputError naming the node if the runtime cannot train `g` (an op without kernels,
+// a shape its operator does not make): what an Executor checks first, for those that run the
+// graph elsewhere (the firmware's export).
+void check_trainable(const Graph& g);
+
 class Executor {
  public:
   // Checks everything a step relies on before any step runs, and throws InputError (or
