@@ -107,6 +107,14 @@ printf '{"format":"poet-device","version":1,"name":"x","compute":{"flops_per_sec
 expect 0 '"median_step_s"' -- train --model lenet5 --platform "$odd_device" --dataset synthetic --max-batches 1 --json
 expect 0 '"status": "found"' -- sweep --model lenet5 --platform "$odd_device" --methods checkpoint_all \
   --budgets 100% --json -o "$tmp/odd-sweep"
+# An option the dataset does not read is refused, not ignored.
+expect 2 "--data-dir is the folder of Fashion-MNIST's files, which --dataset synthetic does not read" -- \
+  train --model lenet5 --dataset synthetic --data-dir /nonexistent
+# train --json: "steps" are this run's; "steps_done" counts a resumed checkpoint's too.
+"$poet" train --model lenet5 --dataset synthetic --max-batches 2 --checkpoint "$tmp/j.ckpt" > /dev/null 2>&1
+expect 0 '"steps": 2,' -- train --model lenet5 --dataset synthetic --max-batches 2 --epochs 2 --checkpoint "$tmp/j.ckpt" \
+  --resume --json
+[[ "$last_output" == *'"steps_done": 4,'* ]] || { echo "FAIL: train --json steps: $last_output"; failures=$((failures + 1)); }
 # A checkpoint --resume cannot use is refused before the plan is made (it came after a solve).
 expect 2 "cannot read checkpoint '$tmp/missing.ckpt': no such file" -- \
   train --model lenet5 --dataset synthetic --checkpoint "$tmp/missing.ckpt" --resume

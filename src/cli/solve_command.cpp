@@ -184,11 +184,12 @@ void add_solve_command(CLI::App& app) {
       stop_signal = r.stopped ? interrupt.signal_number() : 0;
     }
     if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
-    if (r.simulation && opts->device.wanted()) {
-      SimulationOptions sim = counting;
-      if (o.accounting == Accounting::Strict) sim.ram_budget_bytes = o.ram_budget_bytes;
-      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = sim}), opts->device, sim.ram_budget_bytes);
-    }
+    // The budget the simulator holds a schedule to: strict accounting's (the reference's is its MILP's).
+    SimulationOptions judged = counting;
+    if (o.accounting == Accounting::Strict) judged.ram_budget_bytes = o.ram_budget_bytes;
+    if (r.simulation && opts->device.wanted())
+      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = judged}), opts->device,
+                           judged.ram_budget_bytes);
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
                           {"ram_budget_bytes", o.ram_budget_bytes},
@@ -210,7 +211,7 @@ void add_solve_command(CLI::App& app) {
                           {"message", r.message},
                           {"stopped", r.stopped}};
       if (r.smallest_feasible_budget) j["smallest_feasible_budget_bytes"] = *r.smallest_feasible_budget;
-      if (r.simulation) j["simulation"] = simulation_to_json(*r.simulation, {});
+      if (r.simulation) j["simulation"] = simulation_to_json(*r.simulation, judged);
       fmt::print("{}\n", json_text(j, 2));
     } else if (r.simulation) {
       const auto& s = *r.simulation;

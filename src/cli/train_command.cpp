@@ -396,13 +396,15 @@ void train(TrainOptions o) {
                                 {"fixed_bytes", sim.fixed_bytes},
                                 {"arena_bytes", arena},
                                 {"predicted_peak_activation_bytes", sim.peak_activation_bytes},
-                                {"measured_peak_activation_bytes", executor.peak_live_bytes()},
+                                {"measured_peak_activation_bytes",
+                                 step_seconds.empty() ? nlohmann::json() : nlohmann::json(executor.peak_live_bytes())},
                                 {"recomputations", sim.recomputes},
                                 {"bytes_paged_out", out},
                                 {"bytes_paged_in", in},
                                 {"median_step_s", step_seconds.empty() ? nlohmann::json() : nlohmann::json(measured)},
                                 {"predicted_step_s", predicted},
-                                {"steps", executor.steps_done()},
+                                {"steps", step_seconds.size()},           // this run's
+                                {"steps_done", executor.steps_done()},    // with a resumed checkpoint's
                                 {"wall_s", wall_s},
                                 {"epochs", epochs}};
     fmt::print("{}\n", json_text(result, 2));
@@ -472,7 +474,8 @@ void add_train_command(CLI::App& app) {
                   "ImageNet's: 0.229,0.224,0.225)")
       ->delimiter(',')
       ->check(number_in(0, 1e3));
-  cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")->capture_default_str();
+  auto* data_dir = cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")
+                       ->capture_default_str();
   cmd->add_option("--ram-budget", o->ram_budgets,
                   "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak "
                   "(with --report: a comma-separated list)")
@@ -524,7 +527,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--report-alongside", o->report_alongside,
                 "With --report: predict from node times measured between the steps (one checkpoint-all step per "
                 "round, timed node by node) instead of the --platform profile's, for machines whose speed drifts");
-  cmd->callback([o] {
+  cmd->callback([o, data_dir] {
+    if (data_dir->count() > 0 && o->dataset != "fashion-mnist")
+      throw InputError(fmt::format("--data-dir is the folder of Fashion-MNIST's files, which --dataset {} does not "
+                                   "read; leave it out{}",
+                                   o->dataset,
+                                   is_image_folder(o->dataset) ? "" : " (an image folder is --dataset folder:PATH)"));
     // Before the data and the plan: a page file that cannot be made is the user's to fix.
     if (!o->page_file.empty()) check_page_file_location(o->page_file);
     if (o->report_dir.empty()) return train(*o);
