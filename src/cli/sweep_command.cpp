@@ -225,9 +225,7 @@ void add_sweep_command(CLI::App& app) {
     const auto failed = std::ranges::count_if(rows, [](const SweepRow& r) { return r.status == "error"; });
     for (const SweepRow& r : rows)
       if (r.status == "error")
-        fmt::print(stderr, "poet: error: {} at {:g}%{}: {}\n", r.task.method, r.task.budget_percent,
-                   r.task.deadline_multiple > 0 ? fmt::format(", deadline {:g}x", r.task.deadline_multiple) : "",
-                   r.reason);
+        fmt::print(stderr, "poet: error: {}: {}\n", task_label(r.task), r.reason);
     if (failed > 0) {
       fmt::print(stderr, "poet: {} of {} tasks failed; the other rows are written\n", failed, rows.size());
       throw ExitWith{kExitFailure};

@@ -7,6 +7,7 @@
 
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/units.h"
 
 namespace poet {
 namespace {
@@ -81,13 +82,10 @@ SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::s
     throw refuse("a row is damaged; remove the file to start afresh");
   }
   if (!not_run.empty()) {
-    const SweepTask& first = not_run.front();
     throw refuse(fmt::format(
-        "it holds {} finished task{} this sweep does not run (the first: {} at {:g}%{}), which resuming would lose; "
-        "resume with the --budgets, --methods and deadlines it was made with (more tasks are fine), or remove it to "
-        "start afresh",
-        not_run.size(), not_run.size() == 1 ? "" : "s", first.method, first.budget_percent,
-        first.deadline_multiple > 0 ? fmt::format(", deadline {:g}x", first.deadline_multiple) : ""));
+        "it holds {} this sweep does not run (the first: {}), which resuming would lose; resume with the --budgets, "
+        "--methods and deadlines it was made with (more tasks are fine), or remove it to start afresh",
+        counted(not_run.size(), "finished task"), task_label(not_run.front())));
   }
   return rows;
 }

@@ -7,6 +7,11 @@
 
 namespace poet {
 
+std::string task_label(const SweepTask& t) {
+  return fmt::format("{} at {:g}%{}", t.method, t.budget_percent,
+                     t.deadline_multiple > 0 ? fmt::format(", deadline {:g}x", t.deadline_multiple) : "");
+}
+
 nlohmann::json sweep_row_to_json(const SweepRow& r) {
   return {{"method", r.task.method},
           {"budget_percent", r.task.budget_percent},

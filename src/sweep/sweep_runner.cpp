@@ -105,7 +105,7 @@ std::vector<SweepRow> run_sweep(const Graph& g, const GraphCosts& costs, const s
       ++done;
       if (bar)
         bar->update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(tasks.size()),
-                    fmt::format("{} at {:.0f}%: {}", row.task.method, row.task.budget_percent,
+                    fmt::format("{}: {}", task_label(row.task),
                                 row.found ? fmt::format("{:.4g} J", row.energy_j) : row.status));
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       if (on_row) on_row(finished);

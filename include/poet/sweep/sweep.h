@@ -25,6 +25,8 @@ struct SweepTask {
   std::int64_t budget_bytes = 0;
   double deadline_multiple = 0;  // of the compute-once time; 0: no deadline
 };
+// "poet at 50%", "poet at 50%, deadline 1.2x": the task in messages.
+std::string task_label(const SweepTask& t);
 
 struct SweepRow {
   SweepTask task;
