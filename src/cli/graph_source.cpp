@@ -212,6 +212,10 @@ void BudgetOptions::add_options(CLI::App& cmd) {
                  "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak");
   cmd.add_flag("--count-gradients", count_gradients,
                "Count gradients and optimizer state as fixed memory (the reference counts parameters only)");
+  add_counted_optimizer_option(cmd, optimizer);
+}
+
+void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer) {
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
       ->capture_default_str()
       ->check(CLI::IsMember(optimizer_names()));

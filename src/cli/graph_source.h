@@ -96,6 +96,8 @@ struct ScheduleSource {
 // means (names are checked by CLI11 against optimizer_names()).
 const std::vector<std::string>& optimizer_names();
 Optimizer optimizer_named(const std::string& name);
+// --optimizer: the optimizer whose state --count-gradients counts (plan, simulate, solve).
+void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer);
 
 struct BudgetOptions {
   std::string ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak

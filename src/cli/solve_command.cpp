@@ -111,9 +111,7 @@ void add_solve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"strict", "reference"}));
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
-  cmd->add_option("--optimizer", opts->optimizer, "Optimizer whose state --count-gradients counts")
-      ->capture_default_str()
-      ->check(CLI::IsMember(optimizer_names()));
+  add_counted_optimizer_option(*cmd, opts->optimizer);
   cmd->add_option("--time-limit", opts->solve.time_limit_s,
                   "Wall-clock limit of the solve, seconds (Ctrl-C ends it sooner, with the best schedule so far)")
       ->capture_default_str()

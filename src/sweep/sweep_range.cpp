@@ -12,14 +12,7 @@ namespace poet {
 
 std::vector<double> parse_range(const std::string& text, const std::string& option, const std::string& unit) {
   const auto number = [&](const std::string& part) {
-    if (unit == "%") {  // the % may be left out
-      const std::string digits = !part.empty() && part.back() == '%' ? part.substr(0, part.size() - 1) : part;
-      const std::optional<double> v = parse_decimal(digits);
-      if (!v || !(*v > 0 && *v <= kMaxPercent))
-        throw InputError(fmt::format("{}: '{}' is not a percent; write a number above 0 and at most {:g}, e.g. 70%",
-                                     option, text_excerpt(part), kMaxPercent));
-      return *v;
-    }
+    if (unit == "%") return parse_percent(part, option);
     const std::optional<double> v = parse_decimal(part);
     if (!v || !(*v > 0 && *v <= 1e6))
       throw InputError(fmt::format("{}: '{}' is not a multiple of the compute-once time; write a number above 0 and at "

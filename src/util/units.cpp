@@ -120,8 +120,7 @@ std::int64_t parse_bytes(std::string_view text, std::string_view what) {
 }
 
 double parse_percent(std::string_view text, std::string_view what) {
-  const std::optional<double> number =
-      text.size() > 1 && text.back() == '%' ? parse_decimal(text.substr(0, text.size() - 1)) : std::nullopt;
+  const std::optional<double> number = parse_decimal(text.ends_with('%') ? text.substr(0, text.size() - 1) : text);
   if (!number || !(*number > 0 && *number <= kMaxPercent))
     throw InputError(fmt::format("{}: '{}' is not a percent; write a number above 0 and at most {:g} followed by %, "
                                  "e.g. 70%",

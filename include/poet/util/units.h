@@ -31,7 +31,7 @@ std::optional<double> parse_decimal(std::string_view text);
 // up to kMaxBytes. Throws InputError naming `what` and the accepted forms.
 std::int64_t parse_bytes(std::string_view text, std::string_view what);
 
-// Parses "70%" (decimal, above 0 and at most kMaxPercent) to 70. Throws InputError naming `what`.
+// Parses "70%" or "70" (decimal, above 0 and at most kMaxPercent) to 70. Throws InputError naming `what`.
 double parse_percent(std::string_view text, std::string_view what);
 
 // `text` for an error message: whole up to 40 characters, else its start and "...".
