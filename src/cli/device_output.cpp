@@ -19,8 +19,9 @@ void DeviceOutputs::add_options(CLI::App& cmd) {
       ->transform(output_file());
 }
 
-void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out,
+void write_device_outputs(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
                           std::optional<std::int64_t> ram_budget_bytes) {
+  const LoweredPlan& lowered = fit.lowered;
   const MemoryPlan& memory = lowered.memory;
   if (const auto overlap = find_overlap(lowered.buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
   fmt::print(stderr, "static memory plan: arena {} for a live peak of {} (+{:.2f}% fragmentation){}\n",
@@ -31,6 +32,9 @@ void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const Devi
                                "predicted time",
                                lowered.transfer_margin)
                  : "");
+  if (ram_budget_bytes)
+    if (const std::string replanned = replan_summary(fit, *ram_budget_bytes); !replanned.empty())
+      fmt::print(stderr, "{}\n", replanned);
   if (ram_budget_bytes)
     if (const auto over = arena_over_budget(memory.arena_bytes, lowered.simulation.fixed_bytes, *ram_budget_bytes))
       fmt::print(stderr, "poet: warning: {}\n", *over);

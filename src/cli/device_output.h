@@ -9,7 +9,7 @@
 #include <string>
 
 #include "poet/graph/graph.h"
-#include "poet/lower/lower.h"
+#include "poet/lower/fit_arena.h"
 
 namespace poet::cli {
 
@@ -20,9 +20,10 @@ struct DeviceOutputs {
   void add_options(CLI::App& cmd);
 };
 
-// Reports the lowered plan's arena on stderr (checked for overlaps), warns if the arena with
-// the fixed memory is over `ram_budget_bytes`, and writes the files `out` names, each atomically.
-void write_device_outputs(const Graph& g, const LoweredPlan& lowered, const DeviceOutputs& out,
+// Reports the lowered plan's arena on stderr (checked for overlaps) and the budget a replan
+// made its schedule for, warns if the arena with the fixed memory is over
+// `ram_budget_bytes`, and writes the files `out` names, each atomically.
+void write_device_outputs(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
                           std::optional<std::int64_t> ram_budget_bytes);
 
 }  // namespace poet::cli

@@ -189,6 +189,17 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   return std::move(*r.schedule);
 }
 
+ScheduleForBudget ScheduleSource::replanner(const Graph& g, const GraphCosts& costs,
+                                            const SimulationOptions& options) const {
+  if (!schedule_file.empty() || strategy == "checkpoint_all") return {};
+  return [&g, &costs, options, strategy = strategy, time_limit_s = time_limit_s](std::int64_t budget) {
+    SimulationOptions at = options;
+    at.ram_budget_bytes = budget;
+    return schedule_for_budget(strategy, g, costs, {.budget = at, .time_limit_s = time_limit_s, .progress = true})
+        .schedule;
+  };
+}
+
 void ScheduleSource::require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const {
   if (!options.ram_budget_bytes || r.peak_bytes <= *options.ram_budget_bytes) return;
   const std::int64_t budget = *options.ram_budget_bytes;

@@ -14,6 +14,7 @@
 #include "poet/budget/budget.h"
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
+#include "poet/lower/fit_arena.h"
 #include "poet/schedule/schedule.h"
 #include "poet/simulate/simulator.h"
 
@@ -87,6 +88,9 @@ struct ScheduleSource {
   // The schedule file, else the strategy's schedule for the budget `options` gives
   // (InputError when it finds none, with its reason).
   Schedule load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
+  // The strategy's schedule for another budget, `options` otherwise (lower_to_fit_arena's
+  // replan); none for a schedule file or checkpoint-all, which no budget changes.
+  ScheduleForBudget replanner(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
   // Throws InputError when `r` (simulate_for_budget's, of this source's schedule) needs more
   // than the budget of `options`: by how much, and what to do about it.
   void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;

@@ -44,9 +44,11 @@ void add_plan_command(CLI::App& app) {
     const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
     const SimulationOptions options = opts->budget.resolve(g, costs);
     const Schedule schedule = opts->schedule.load(g, costs, options);
-    const LoweredPlan lowered = [&] {
+    const ArenaFit fit = [&] {
       try {
-        return lower(g, costs, schedule, {.simulation = options, .plan_transfers = !opts->no_transfer_planner});
+        return lower_to_fit_arena(g, costs, schedule,
+                                  {.simulation = options, .plan_transfers = !opts->no_transfer_planner},
+                                  opts->schedule.replanner(g, costs, options), true);
       } catch (const InvalidPlan&) {
         // Over the budget, the error says by how much and what to change, not only the
         // first instruction over it.
@@ -54,6 +56,7 @@ void add_plan_command(CLI::App& app) {
         throw;
       }
     }();
+    const LoweredPlan& lowered = fit.lowered;
     const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {
       const TransferPlanResult& t = lowered.transfers;
@@ -61,8 +64,8 @@ void add_plan_command(CLI::App& app) {
                  t.moved_pageins, t.moved_pageouts, format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
                  format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
     }
-    if (!opts->save_schedule.empty()) save_schedule(schedule, opts->save_schedule);
-    write_device_outputs(g, lowered, opts->device, options.ram_budget_bytes);
+    if (!opts->save_schedule.empty()) save_schedule(fit.schedule, opts->save_schedule);
+    write_device_outputs(g, fit, opts->device, options.ram_budget_bytes);
     if (opts->output.empty()) {
       fmt::print("{}", plan_to_text(plan, g));
     } else {

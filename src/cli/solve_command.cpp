@@ -186,7 +186,7 @@ void add_solve_command(CLI::App& app) {
     SimulationOptions judged = counting;
     if (o.accounting == Accounting::Strict) judged.ram_budget_bytes = o.ram_budget_bytes;
     if (r.simulation && opts->device.wanted())
-      write_device_outputs(g, lower(g, costs, *r.schedule, {.simulation = judged}), opts->device,
+      write_device_outputs(g, lower_to_fit_arena(g, costs, *r.schedule, {.simulation = judged}, {}), opts->device,
                            judged.ram_budget_bytes);
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "poet/budget/budget.h"
+#include "poet/lower/fit_arena.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/strategy/strategy.h"
 #include "poet/util/error.h"
@@ -48,9 +49,18 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
     detail = fmt::format("{} in {:.2f} s{}{}", r.status, seconds, detail.empty() ? "" : "; ", detail);
   }
 
-  TrainingPlan out{lower(g, costs, *r.schedule, {.simulation = options}), budget, detail, {}};
-  out.note = arena_over_budget(out.lowered.memory.arena_bytes, out.lowered.simulation.fixed_bytes, budget)
-                 .value_or("");
+  const ScheduleForBudget replan = [&](std::int64_t at) {
+    SimulationOptions lower_budget = options;
+    lower_budget.ram_budget_bytes = at;
+    return schedule_for_budget(request.strategy, g, costs,
+                               {.budget = lower_budget, .time_limit_s = request.time_limit_s, .progress = request.progress})
+        .schedule;
+  };
+  ArenaFit fit = lower_to_fit_arena(g, costs, *r.schedule, {.simulation = options},
+                                    request.strategy == "checkpoint_all" ? ScheduleForBudget{} : replan, request.progress);
+  TrainingPlan out{std::move(fit.lowered), budget, detail, replan_summary(fit, budget)};
+  if (!fit.fits)
+    out.note = arena_over_budget(out.lowered.memory.arena_bytes, out.lowered.simulation.fixed_bytes, budget).value_or("");
   return out;
 }
 

@@ -25,7 +25,7 @@ struct TrainingPlan {
   LoweredPlan lowered;          // its simulation is the predicted step
   std::int64_t budget_bytes = 0;
   std::string detail;           // what the strategy chose or how the solve went
-  std::string note;             // empty, or why the arena exceeds the budget's room
+  std::string note;             // empty, or the lower budget a replan made the arena fit in, or why it exceeds the budget
 };
 
 // The strategy found no schedule within the budget; what() says why.
