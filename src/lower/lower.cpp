@@ -43,6 +43,35 @@ GraphCosts with_slower_transfers(GraphCosts costs, double factor) {
   return costs;
 }
 
+// The executor waits before it reuses bytes a transfer still touches. Transfers run late
+// (one queue: one slow write delays every one behind it), so the arena keeps the bytes of
+// transfers in flight as long as the budget leaves room: as if they took the largest margin
+// of their predicted time that fits. Without a budget, only what needs no larger arena than
+// plain plan order. Sets out.buffers, out.memory (packed with `probe_moves`) and
+// out.transfer_margin to the largest margin that fits.
+void hold_transfers_bytes(const Graph& g, const GraphCosts& costs, const LowerOptions& options, LoweredPlan& out,
+                          int probe_moves) {
+  const std::int64_t room = options.simulation.ram_budget_bytes
+                                ? *options.simulation.ram_budget_bytes - out.simulation.fixed_bytes
+                                : out.memory.arena_bytes;
+  const auto hold_if_it_fits = [&](double margin) {
+    const SimulationResult slower = margin == 1 ? out.simulation : simulate(g, with_slower_transfers(costs, margin), out.plan);
+    std::vector<BufferLife> held = in_plan_order_until_transfers_end(out.plan, slower);
+    MemoryPlan memory = plan_memory_greedy(held, options.alignment, probe_moves);
+    if (memory.arena_bytes > std::max(room, out.memory.arena_bytes)) return false;
+    out.buffers = std::move(held);
+    out.memory = std::move(memory);
+    out.transfer_margin = margin;
+    return true;
+  };
+  if (hold_if_it_fits(kMaxTransferMargin) || !hold_if_it_fits(1)) return;
+  double fits = 1, too_large = kMaxTransferMargin;
+  for (int i = 0; i < kTransferMarginHalvings; ++i) {
+    const double middle = std::sqrt(fits * too_large);
+    (hold_if_it_fits(middle) ? fits : too_large) = middle;
+  }
+}
+
 }  // namespace
 
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options) {
@@ -55,32 +84,13 @@ LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const Lowe
   // Simulated once more after the transfers move: with the waits for memory the executor makes.
   out.simulation = simulate(g, costs, out.plan, options.simulation);
   out.buffers = in_plan_order(out.simulation.buffers);
+  // Which margin fits is asked of the greedy orders alone, a tenth to a fortieth of the
+  // order search's time (docs/BENCHMARKS.md); the buffers kept get the search, which never
+  // packs them larger.
+  constexpr int kProbe = 0;
+  out.memory = plan_memory_greedy(out.buffers, options.alignment, kProbe);
+  if (out.simulation.pageins + out.simulation.pageouts > 0) hold_transfers_bytes(g, costs, options, out, kProbe);
   out.memory = plan_memory_greedy(out.buffers, options.alignment);
-  if (out.simulation.pageins + out.simulation.pageouts == 0) return out;
-  // The executor waits before it reuses bytes a transfer still touches. Transfers run late
-  // (one queue: one slow write delays every one behind it), so the arena keeps the bytes
-  // of transfers in flight as long as the budget leaves room: as if they took the largest
-  // margin of their predicted time that fits. Without a budget, only what needs no larger
-  // arena than plain plan order.
-  const std::int64_t room = options.simulation.ram_budget_bytes
-                                ? *options.simulation.ram_budget_bytes - out.simulation.fixed_bytes
-                                : out.memory.arena_bytes;
-  const auto hold_if_it_fits = [&](double margin) {
-    const SimulationResult slower = margin == 1 ? out.simulation : simulate(g, with_slower_transfers(costs, margin), out.plan);
-    std::vector<BufferLife> held = in_plan_order_until_transfers_end(out.plan, slower);
-    MemoryPlan memory = plan_memory_greedy(held, options.alignment);
-    if (memory.arena_bytes > std::max(room, out.memory.arena_bytes)) return false;
-    out.buffers = std::move(held);
-    out.memory = std::move(memory);
-    out.transfer_margin = margin;
-    return true;
-  };
-  if (hold_if_it_fits(kMaxTransferMargin) || !hold_if_it_fits(1)) return out;
-  double fits = 1, too_large = kMaxTransferMargin;
-  for (int i = 0; i < kTransferMarginHalvings; ++i) {
-    const double middle = std::sqrt(fits * too_large);
-    (hold_if_it_fits(middle) ? fits : too_large) = middle;
-  }
   return out;
 }
 

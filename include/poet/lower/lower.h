@@ -63,8 +63,9 @@ inline constexpr int kTransferMarginHalvings = 5;
 
 // Throws InvalidPlan (naming the instruction) if the simulator rejects the plan, the
 // budget included. Cost: the transfer planner's simulations (transfer_planner.h), one
-// more, and the greedy memory plan; for a plan that pages, up to 2 + kTransferMarginHalvings
-// more of each (the margins).
+// more, and the memory plan with its order search; for a plan that pages, up to
+// 2 + kTransferMarginHalvings more simulations, each margin's arena packed by the greedy
+// orders alone (plan_memory_greedy's search_moves = 0).
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, const Schedule& schedule, const LowerOptions& options = {});
 // The same from a plan already made (a plan file): the transfer planner runs if asked.
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options = {});
