@@ -4,47 +4,27 @@
 
 #include <algorithm>
 #include <iterator>
-#include <numeric>
 #include <regex>
 #include <vector>
 
+#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet::cli {
 namespace {
 
-// Edits (insert, delete, replace a character) that turn `a` into `b`.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t replaced = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({replaced, row[j] + 1, row[j - 1] + 1});
-    }
-  }
-  return row[b.size()];
-}
-
-std::string command_names(const CLI::App* app) {
+std::vector<std::string> subcommand_names(const CLI::App* app) {
   std::vector<std::string> names;
   for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; }))
     names.push_back(sub->get_name());
-  return fmt::format("{}", fmt::join(names, ", "));
+  return names;
 }
 
 // "'sovle' is not a poet command (did you mean 'solve'?)"
 std::string unknown_command(const CLI::App* app, const std::string& word) {
   if (word.starts_with('-')) return fmt::format("'{}' is not an option of poet", word);
   std::string text = fmt::format("'{}' is not a poet command", word);
-  const auto subs = app->get_subcommands([](const CLI::App*) { return true; });
-  const auto nearest =
-      std::ranges::min_element(subs, {}, [&](const CLI::App* sub) { return edit_distance(word, sub->get_name()); });
-  if (nearest != subs.end() && edit_distance(word, (*nearest)->get_name()) <= 2)
-    text += fmt::format(" (did you mean '{}'?)", (*nearest)->get_name());
+  if (const auto nearest = nearest_name(word, subcommand_names(app))) text += fmt::format(" (did you mean '{}'?)", *nearest);
   return text;
 }
 
@@ -93,8 +73,8 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   std::smatch m;
   if (what == "A subcommand is required") {
     const std::vector<std::string> words = app->remaining();
-    text = fmt::format("{}; the commands are {}",
-                       words.empty() ? "give a command" : unknown_command(app, words.front()), command_names(app));
+    text = fmt::format("{}; the commands are {}", words.empty() ? "give a command" : unknown_command(app, words.front()),
+                       fmt::join(subcommand_names(app), ", "));
   } else if (std::regex_match(what, m, std::regex(R"((.+): At Most 1 required but received (\d+))"))) {
     text = fmt::format("{} was given {} times; give it once", m.str(1), m.str(2));
   } else if (std::regex_match(what, m, std::regex(R"((.+): \d+ required (\S+) missing)"))) {

@@ -11,6 +11,7 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/nearest_name.h"
 
 namespace poet {
 namespace {
@@ -19,6 +20,27 @@ using nlohmann::json;
 
 // Names appear in every message about a node; no real layer name is longer.
 constexpr std::size_t kMaxNameLength = 200;
+
+// The fields a graph file and its nodes may have (docs/FORMATS.md). Any other is refused: a
+// mistyped optional field ("param_cout") would otherwise be dropped and its default taken.
+const std::vector<std::string>& graph_fields() {
+  static const std::vector<std::string> fields = {"format", "version", "name", "nodes", "fixed_memory"};
+  return fields;
+}
+const std::vector<std::string>& node_fields() {
+  // "cost" is what `poet graph --json` adds for a platform; it is not read back.
+  static const std::vector<std::string> fields = {"id",    "name",        "op",    "role",   "shape", "element_bytes",
+                                                  "bytes", "param_count", "flops", "inputs", "attrs", "grad",
+                                                  "cost"};
+  return fields;
+}
+
+// "unknown field "param_cout" (did you mean "param_count"?); the fields are ..."
+std::string unknown_field(const std::string& key, const std::vector<std::string>& fields) {
+  const auto nearest = nearest_name(key, fields);
+  return fmt::format("unknown field \"{}\"{}; the fields are {}", text_excerpt(key),
+                     nearest ? fmt::format(" (did you mean \"{}\"?)", *nearest) : "", fmt::join(fields, ", "));
+}
 
 json attrs_to_json(const OpAttrs& a) {
   const OpAttrs d;
@@ -196,6 +218,24 @@ std::optional<std::vector<std::size_t>> find_cycle(const std::vector<std::vector
   return std::nullopt;
 }
 
+// "fixed_memory" is written for people and other tools; poet computes it from the nodes'
+// param_count. One that disagrees means an edited file whose nodes say otherwise.
+template <typename Bad>
+void check_fixed_memory(const json& written, const FixedMemory& computed, const Bad& bad) {
+  const std::vector<std::pair<std::string, std::int64_t>> fields = {{"parameter_bytes", computed.parameter_bytes},
+                                                                    {"gradient_bytes", computed.gradient_bytes}};
+  if (!written.is_object())
+    throw bad(fmt::format("\"fixed_memory\" must be an object, not {}", json_excerpt(written)));
+  for (const auto& [key, value] : written.items())
+    if (key != "parameter_bytes" && key != "gradient_bytes")
+      throw bad("\"fixed_memory\": " + unknown_field(key, {"parameter_bytes", "gradient_bytes"}));
+  for (const auto& [key, bytes] : fields)
+    if (written.contains(key) && written[key] != bytes)
+      throw bad(fmt::format("\"fixed_memory\".\"{}\" is {}, but the nodes' param_count make {} B; poet counts "
+                            "the nodes: fix their param_count, or remove \"fixed_memory\"",
+                            key, json_excerpt(written[key]), bytes));
+}
+
 }  // namespace
 
 json graph_to_json(const Graph& g) {
@@ -233,6 +273,8 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   if (j.contains("name") && (!j["name"].is_string() || j["name"].get<std::string>().size() > kMaxNameLength))
     throw bad(fmt::format("\"name\" must be a string of at most {} characters, not {}", kMaxNameLength,
                           json_excerpt(j["name"])));
+  for (const auto& [key, value] : j.items())
+    if (std::ranges::find(graph_fields(), key) == graph_fields().end()) throw bad(unknown_field(key, graph_fields()));
   const json& nodes = j["nodes"];
   if (nodes.size() > kMaxNodes) throw bad(fmt::format("it has {} nodes; poet plans graphs of up to {}", nodes.size(), kMaxNodes));
   const auto last_id = static_cast<std::int64_t>(nodes.size()) - 1;
@@ -243,6 +285,13 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeReader r(nodes[i], i, origin);
     if (!nodes[i].is_object()) r.fail("must be an object");
+    for (const auto& [key, value] : nodes[i].items())
+      if (std::ranges::find(node_fields(), key) == node_fields().end()) r.fail(unknown_field(key, node_fields()));
+    // Inputs name nodes by position: an "id" that is not the position would mean another node.
+    if (r.has("id") && r.integer(nodes[i]["id"], "id", 0, last_id) != static_cast<std::int64_t>(i))
+      r.fail(fmt::format("\"id\" is {}, but it is node {} of the list; inputs and \"grad\" name nodes by their "
+                         "position, so renumber the ids (or leave them out)",
+                         json_excerpt(nodes[i]["id"]), i));
     Node n;
     n.name = r.string("name");
     if (n.name.size() > kMaxNameLength)
@@ -297,6 +346,7 @@ Graph graph_from_json(const json& j, std::string_view origin) {
     g.add(std::move(read[i]));
   }
   g.validate();
+  if (j.contains("fixed_memory")) check_fixed_memory(j["fixed_memory"], g.fixed_memory(), bad);
   if (j.contains("name")) g.set_name(j["name"].get<std::string>());
   return g;
 }
