@@ -83,33 +83,49 @@ constexpr std::array<std::string_view, 8> kSweepFiles{"sweep.partial.json",   "s
                                                       "energy_vs_budget.svg", "poet_vs_capuchin.svg", "poet_vs_pofo.md",
                                                       "overhead.md",          "ablation.svg"};
 
+struct SweepFiles {
+  std::string summary;              // the overhead table, as overhead.md holds it
+  std::vector<std::string> written;  // the names of the files written, in kSweepFiles' order
+};
+
 // The sweep's files in `dir` (the first memory_tasks rows are the budgets', the rest the
-// ablation's); returns the overhead table, also written to overhead.md.
-std::string write_sweep_files(const std::string& dir, const Graph& g, const GraphCosts& costs,
-                              const SweepCliOptions& o, const std::vector<std::string>& methods,
-                              const std::vector<SweepRow>& rows, std::size_t memory_tasks) {
+// ablation's). A figure that compares methods is drawn only when both ran, and the
+// ablation's only with its rows; a file of that name left in the folder by an earlier sweep
+// (the folder is the sweep's: ExclusiveUse) would be taken for this one's, so it goes.
+SweepFiles write_sweep_files(const std::string& dir, const Graph& g, const GraphCosts& costs, const SweepCliOptions& o,
+                             const std::vector<std::string>& methods, const std::vector<SweepRow>& rows,
+                             std::size_t memory_tasks) {
   const std::vector<SweepRow> memory_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks));
   const std::vector<SweepRow> ablation_rows(rows.begin() + static_cast<std::ptrdiff_t>(memory_tasks), rows.end());
   const SimulationOptions counting;  // the parameters count against every budget
   const double reference = simulate(g, costs, plan_from_schedule(checkpoint_all_schedule(g), g), counting).total_energy_j();
   const std::string name = fmt::format("{} on {}", g.name(), o.source.platform);
-  write_file_atomically(dir + "/sweep.json", json_text(rows_json(rows), 2) + "\n");
-  write_file_atomically(dir + "/sweep.csv", sweep_csv(rows));
-  write_file_atomically(dir + "/energy_vs_budget.svg",
-                        energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"));
-  write_file_atomically(dir + "/poet_vs_capuchin.svg",
-                        poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"));
-  write_file_atomically(dir + "/poet_vs_pofo.md", poet_vs_pofo_table(memory_rows));
-  const std::string summary =
-      fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; 'error': the task "
-                  "failed (why: sweep.csv); POET's proven gap in brackets.\n\n{}",
-                  format_joules(reference), overhead_table(memory_rows, methods, reference));
-  write_file_atomically(dir + "/overhead.md", summary);
-  if (!ablation_rows.empty())
-    write_file_atomically(dir + "/ablation.svg",
-                          ablation_svg(ablation_rows, reference,
-                                       fmt::format("{}: remat, paging and both at {}", name, o.ablation_budget)));
-  return summary;
+  const auto ran = [&](const char* method) { return std::ranges::find(methods, method) != methods.end(); };
+  SweepFiles out;
+  const auto write = [&](const char* file, bool wanted, const auto& text) {
+    const std::string path = dir + "/" + file;
+    if (!wanted) {
+      std::filesystem::remove(path);
+      return;
+    }
+    write_file_atomically(path, text());
+    out.written.emplace_back(file);
+  };
+  write("sweep.json", true, [&] { return json_text(rows_json(rows), 2) + "\n"; });
+  write("sweep.csv", true, [&] { return sweep_csv(rows); });
+  write("energy_vs_budget.svg", true,
+        [&] { return energy_overhead_svg(memory_rows, reference, name + ": energy overhead against RAM budget"); });
+  write("poet_vs_capuchin.svg", ran("poet") && ran("capuchin"),
+        [&] { return poet_vs_capuchin_svg(memory_rows, reference, name + ": POET against Capuchin"); });
+  write("poet_vs_pofo.md", ran("poet") && ran("pofo"), [&] { return poet_vs_pofo_table(memory_rows); });
+  out.summary = fmt::format("Energy overhead over checkpoint-all ({}) by RAM budget; '-': no schedule; 'error': the "
+                            "task failed (why: sweep.csv); POET's proven gap in brackets.\n\n{}",
+                            format_joules(reference), overhead_table(memory_rows, methods, reference));
+  write("overhead.md", true, [&] { return out.summary; });
+  write("ablation.svg", !ablation_rows.empty(), [&] {
+    return ablation_svg(ablation_rows, reference, fmt::format("{}: remat, paging and both at {}", name, o.ablation_budget));
+  });
+  return out;
 }
 
 }  // namespace
@@ -203,11 +219,11 @@ void add_sweep_command(CLI::App& app) {
       saved = so_far;
       set_interrupt_note(interrupted_note(saved, progress_file));
     };
-    const auto [rows, summary] = extending_errors(
+    const auto [rows, files] = extending_errors(
         [&] {
           std::vector<SweepRow> all = run_sweep(g, costs, tasks, opts->settings, finished, save_progress);
-          std::string table = write_sweep_files(dir, g, costs, *opts, methods, all, memory_tasks);
-          return std::pair{std::move(all), std::move(table)};
+          SweepFiles written = write_sweep_files(dir, g, costs, *opts, methods, all, memory_tasks);
+          return std::pair{std::move(all), std::move(written)};
         },
         [&](const std::string& what) { return fmt::format("{}; {}", what, saved_tasks(saved, progress_file)); });
     // Every output is written: the progress has served.
@@ -216,10 +232,8 @@ void add_sweep_command(CLI::App& app) {
     if (opts->json) {
       fmt::print("{}\n", json_text(rows_json(rows), 2));
     } else {
-      fmt::print("{}", summary);
-      fmt::print("wrote {}/sweep.csv, sweep.json, overhead.md, energy_vs_budget.svg, poet_vs_capuchin.svg, "
-                 "poet_vs_pofo.md{}\n",
-                 dir, memory_tasks == rows.size() ? "" : ", ablation.svg");
+      fmt::print("{}", files.summary);
+      fmt::print("wrote {}/{}\n", dir, fmt::join(files.written, ", "));
     }
     // The files hold every row; a script must still learn that some are failures, not figures.
     const auto failed = std::ranges::count_if(rows, [](const SweepRow& r) { return r.status == "error"; });
