@@ -51,7 +51,7 @@ echo "== planning $model (batch $batch) for a budget of $budget with poet"
 "$poet" plan --model "$model" --batch-size "$batch" --platform m4 --strategy poet --time-limit "$time_limit" \
   --ram-budget "$budget" --count-gradients --device-plan "$out/plan.bin" --c-header "$out/device_plan.h" -o "$out/plan.txt"
 "$poet" firmware --model "$model" --batch-size "$batch" --plan "$out/plan.bin" --header "$out/model.h" \
-  --seed "$seed" --lr "$lr" --data-dir "$out" --train-samples "$train" --test-samples "$test"
+  --seed "$seed" --lr "$lr" --samples-dir "$out" --train-samples "$train" --test-samples "$test"
 
 echo "== building the firmware"
 scripts/firmware-build.sh "$out"

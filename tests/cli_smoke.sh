@@ -32,6 +32,8 @@ expect 2 "'--budget' is not an option of poet solve (did you mean '--ram-budget'
   -- solve --budget 30%
 expect 2 "'--thread' is not an option of poet solve (did you mean '--threads'?)" -- solve --thread 2
 expect 2 "'resnet18' follows no option of poet solve; a value goes after its option" -- solve resnet18
+expect 2 "--seed: '1e5' is not a number this option reads; write it in digits (100000, not 1e5)" -- \
+  train --model lenet5 --seed 1e5
 # Options that cannot work together are refused, not one of them ignored.
 expect 2 "--count-gradients counts fixed memory, which --accounting reference leaves out" -- \
   solve --model lenet5 --accounting reference --count-gradients
@@ -52,7 +54,7 @@ expect 0 "memory budget of 522,068 B" -- solve --model lenet5 --platform m4 --co
 expect 0 "memory budget of 1,015,716 B" -- solve --model lenet5 --platform m4 --count-gradients --optimizer adam
 expect 2 "Run 'poet solve --help' for the options." -- solve --ram-budget
 expect 0 "jetsontx2" -- platforms
-expect 0 "\"forward_nodes\": 67" -- models --json
+expect 0 "\"forward_nodes\": 104" -- models --json  # as `poet graph` counts them: "104 forward incl. loss"
 expect 0 "\"format\": \"poet-device\"" -- platforms --json
 # An answer that cannot be written is a failure, not a truncated file and exit 0.
 # An answer longer than stdio's buffer fails inside a print (fmt's exception), not only at
@@ -157,13 +159,18 @@ expect 0 "Usage" -- graph --help
 # Schedules, plans and the simulator.
 expect 0 "peak RAM" -- simulate --model lenet5 --platform m4
 expect 0 '"total_energy_j"' -- simulate --model lenet5 --platform m4 --json
-expect 2 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
+expect 4 "RAM budget exceeded" -- simulate --model lenet5 --ram-budget 50%
 # Over the budget, the error says by how much and what to change.
-expect 2 "or more, or choose a --strategy that recomputes or pages" -- simulate --model lenet5 --ram-budget 98%
-expect 2 "no schedule fits in less than" -- plan --model lenet5 --ram-budget 1B
+expect 4 "or more, or choose a --strategy that recomputes or pages" -- simulate --model lenet5 --ram-budget 98%
+expect 4 "no schedule fits in less than" -- plan --model lenet5 --ram-budget 1B
 # Any strategy makes the schedule plan, simulate and show work on; one that cannot fit says why.
 expect 0 "(1 recomputation)" -- simulate --model lenet5 --ram-budget 97% --strategy poet
-expect 2 "--strategy chen_sqrt found no schedule" -- plan --model lenet5 --ram-budget 50% --strategy chen_sqrt
+expect 4 "--strategy chen_sqrt found no schedule" -- plan --model lenet5 --ram-budget 50% --strategy chen_sqrt
+# No budget helps a method that does not apply to the graph: the advice is another strategy.
+expect 4 "chen_sqrt, chen_greedy, dtr and capuchin handle DAGs" -- \
+  plan --model resnet18_cifar --ram-budget 40% --strategy revolve
+[[ "$last_output" != *"raise the budget"* ]] ||
+  { echo "FAIL: revolve on a DAG advised a larger budget: $last_output"; failures=$((failures + 1)); }
 expect 2 "magic not in {checkpoint_all,chen_sqrt" -- train --model lenet5 --strategy magic
 expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
@@ -432,8 +439,8 @@ expect 2 "--json: '$tmp' is a folder" -- graph --model lenet5 --json "$tmp"
 expect 2 "--device-plan: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --device-plan /nonexistent-folder/p.bin
 expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware --model lenet5 --plan "$tmp/m.lp" --header /nonexistent-folder/m.h
 # The header is written only once its data can be: no header without its data files.
-expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --data-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
-expect 2 "--data-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --data-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
+expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
+expect 2 "--samples-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
 # A plan made at batch 1 (as many nodes, smaller tensors) for a header at batch 2.
 expect 2 "--plan '$tmp/p.bin' is not a plan of 'lenet5' as given here: instruction" -- \
@@ -460,7 +467,11 @@ expect 2 "lower --batch-size to at most 256" -- train --model bert --dataset syn
 [[ "$last_output" != *"plan        "* ]] || { echo "FAIL: train --model bert planned before refusing"; failures=$((failures + 1)); }
 
 # Training for real: lenet5's least working set is ~93% of its activation peak.
-expect 2 "give a budget of 86.9% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+# Below what any schedule needs, train answers as solve does: no schedule (4), and no other
+# strategy is suggested.
+expect 4 "give a budget of 86.9% or more" -- train --model lenet5 --dataset synthetic --ram-budget 50%
+[[ "$last_output" != *"choose another --strategy"* ]] ||
+  { echo "FAIL: train below the smallest budget suggested another strategy: $last_output"; failures=$((failures + 1)); }
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 2 "--lr: '-1' is not a number from 1e-12 to 1000000" -- train --model lenet5 --dataset synthetic --lr -1

@@ -445,7 +445,7 @@ TEST_P(FilePagerWriteFault, DiskFullNamesTheTensorTheFileAndTheFix) {
   pager.wait(7);
   expect_pager_error([&] { pager.wait(8); },
                      {"page-out of tensor 8", path, "full", "No space left on device", "free space on '" + dir_.string(),
-                      "--page-file"});
+                      "choose another place for the page file"});
   expect_pager_error([&] { pager.wait_all(); }, {"tensor 8", "full"});
   EXPECT_FALSE(fs::exists(path)) << "a failed step removes the page file";
 }
@@ -664,7 +664,7 @@ TEST_F(FilePagerTest, UserPathInAMissingFolderFailsAtConstruction) {
     ADD_FAILURE() << "expected an IoError";
   } catch (const IoError& e) {
     const std::string message = e.what();
-    for (const std::string& part : {options.path, std::string("does not exist"), std::string("--page-file")})
+    for (const std::string& part : {options.path, std::string("does not exist"), std::string("choose another place for the page file")})
       EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
   }
 }

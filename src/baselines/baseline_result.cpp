@@ -15,6 +15,12 @@ BaselineResult no_schedule(std::string reason) {
   return r;
 }
 
+BaselineResult does_not_apply(std::string reason) {
+  BaselineResult r = no_schedule(std::move(reason));
+  r.applies = false;
+  return r;
+}
+
 std::optional<std::string> below_smallest_working_set(const Graph& g, const SimulationOptions& options) {
   if (!options.ram_budget_bytes || g.size() == 0) return std::nullopt;
   const BudgetFloor floor = smallest_workable_budget(g, options);

@@ -137,7 +137,7 @@ std::variant<BaselineResult, std::string> fit_budget(const Graph& g, const Graph
 BaselineResult pofo_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
   POET_CHECK(costs.nodes.size() == g.size(), "costs belong to another graph");
   auto found = find_chain_reversal(g, "pofo");
-  if (auto* why = std::get_if<std::string>(&found)) return no_schedule(*why);
+  if (auto* why = std::get_if<std::string>(&found)) return does_not_apply(*why);
   if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("pofo: " + *too_small);
   const auto& reversal = std::get<ChainReversal>(found);
   const std::int64_t unit = memory_unit(g, costs, static_cast<std::size_t>(reversal.node.back()) + 1);

@@ -85,7 +85,7 @@ Schedule lay_out(const Graph& g, const ChainReversal& chain, const std::vector<R
 BaselineResult revolve_schedule(const Graph& g, int slots) {
   if (slots < 1) throw InputError(fmt::format("revolve slots {} is not valid: it must be at least 1 (the input)", slots));
   auto chain = find_chain_reversal(g, "revolve");
-  if (auto* why = std::get_if<std::string>(&chain)) return no_schedule(*why);
+  if (auto* why = std::get_if<std::string>(&chain)) return does_not_apply(*why);
   const auto& reversal = std::get<ChainReversal>(chain);
   BaselineResult r;
   r.schedule = lay_out(g, reversal, BinomialReversal(reversal.steps, slots).actions(slots));
@@ -95,7 +95,7 @@ BaselineResult revolve_schedule(const Graph& g, int slots) {
 
 BaselineResult revolve_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
   auto chain = find_chain_reversal(g, "revolve");
-  if (auto* why = std::get_if<std::string>(&chain)) return no_schedule(*why);
+  if (auto* why = std::get_if<std::string>(&chain)) return does_not_apply(*why);
   if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("revolve: " + *too_small);
   const auto& reversal = std::get<ChainReversal>(chain);
   const BinomialReversal table(reversal.steps, reversal.steps);

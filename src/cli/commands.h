@@ -22,6 +22,14 @@ struct ExitWith {
   int code;
 };
 
+// A strategy's schedule that does not fit the budget, or no schedule: printed as an error,
+// exit kExitNoSchedule (the same answer as solve's and train's), where a schedule file
+// that does not fit is bad input.
+class NoScheduleError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 inline constexpr const char* kDefaultModel = "resnet18_cifar";
 inline constexpr const char* kDefaultPlatform = "a72";
 

@@ -17,7 +17,7 @@ namespace poet::cli {
 void add_firmware_command(CLI::App& app) {
   struct Options {
     GraphSource source;
-    std::string plan_file, header, data_dir, dataset_dir = data::kFashionMnistDir;
+    std::string plan_file, header, samples_dir, dataset_dir = data::kFashionMnistDir;
     std::uint64_t seed = 0;
     float learning_rate = 0.01f;
     std::int64_t train_samples = 6000, test_samples = 1000;
@@ -36,8 +36,8 @@ void add_firmware_command(CLI::App& app) {
       ->check(seed_values())
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));
-  cmd->add_option("--data-dir", opts->data_dir,
-                  "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) here");
+  cmd->add_option("--samples-dir", opts->samples_dir,
+                  "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) into this folder (the dataset is read from --dataset-dir)");
   cmd->add_option("--train-samples", opts->train_samples, "Samples of train.bin: the first of poet train's epoch 0")
       ->capture_default_str()
       ->check(number_in(1, 60000, true));
@@ -48,12 +48,12 @@ void add_firmware_command(CLI::App& app) {
   cmd->callback([opts] {
     std::vector<NamedFile> inputs = opts->source.input_files();
     inputs.push_back({"--plan", opts->plan_file});
-    const auto in_data_dir = [&](const char* name) {
-      return opts->data_dir.empty() ? std::string() : (std::filesystem::path(opts->data_dir) / name).string();
+    const auto in_samples_dir = [&](const char* name) {
+      return opts->samples_dir.empty() ? std::string() : (std::filesystem::path(opts->samples_dir) / name).string();
     };
     check_files_apart(inputs, {{"--header", opts->header},
-                               {"--data-dir", in_data_dir("train.bin")},
-                               {"--data-dir", in_data_dir("test.bin")}});
+                               {"--samples-dir", in_samples_dir("train.bin")},
+                               {"--samples-dir", in_samples_dir("test.bin")}});
     const Graph g = opts->source.load();
     const DevicePlan plan = load_device_plan(opts->plan_file);
     // A plan made for another batch size has as many nodes but larger tensors: the firmware
@@ -70,19 +70,19 @@ void add_firmware_command(CLI::App& app) {
     // Everything is made before anything is written, so that a missing dataset or a folder
     // that cannot be made leaves no header behind without its data.
     std::string train_records, test_records;
-    if (!opts->data_dir.empty()) {
+    if (!opts->samples_dir.empty()) {
       const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
       train_records = train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
                                                    data::kFashionMnistPixelMean);
       test_records = train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,
                                                   data::kFashionMnistPixelMean);
-      make_output_folder(opts->data_dir, "--data-dir");
+      make_output_folder(opts->samples_dir, "--samples-dir");
     }
     write_file_atomically(opts->header, header);
     fmt::print("wrote {} ({} nodes, arena {} bytes)\n", opts->header, g.size(), plan.arena_bytes);
-    if (opts->data_dir.empty()) return;
-    const std::string train = (std::filesystem::path(opts->data_dir) / "train.bin").string();
-    const std::string test = (std::filesystem::path(opts->data_dir) / "test.bin").string();
+    if (opts->samples_dir.empty()) return;
+    const std::string train = (std::filesystem::path(opts->samples_dir) / "train.bin").string();
+    const std::string test = (std::filesystem::path(opts->samples_dir) / "test.bin").string();
     write_file_atomically(train, train_records);
     write_file_atomically(test, test_records);
     fmt::print("wrote {} ({} samples) and {} ({} samples)\n", train, opts->train_samples, test, opts->test_samples);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "poet/util/interrupt.h"
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
 #include "poet/graph/graph_json.h"
@@ -83,6 +84,8 @@ CLI::Validator existing_folder() {
 CLI::Validator output_file(std::string suffix) {
   return CLI::Validator(
       [suffix](std::string& path) -> std::string {
+        // An empty path (an unset shell variable) is no file: not "none", not the folder.
+        if (path.empty()) return "an empty path; give a file name";
         const std::string given = path;
         dash_to(path, "/dev/stdout");
         if (suffix.empty()) named_outputs().push_back(path);
@@ -178,26 +181,37 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   // Checkpoint-all is one schedule at any budget: the simulator, not the strategy, says
   // whether it fits (and by how much it does not).
   if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
-  StrategyResult r = schedule_for_budget(strategy, g, costs, {.budget = options, .time_limit_s = time_limit_s, .progress = true});
-  if (!r.found())
-    throw InputError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}{}", strategy,
-                                 format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail,
-                                 // The solver's reasons end with their own advice.
-                                 r.detail.find("raise the budget") != std::string::npos
-                                     ? " (or choose another strategy)"
-                                     : "; raise the budget or choose another strategy"));
+  StrategyResult r = strategy_schedule(g, costs, options);
+  if (!r.found()) {
+    // No budget helps a method that does not apply; the solver's reasons end with their own advice.
+    const std::string advice = r.status == "does not apply"                          ? ""
+                               : r.detail.find("raise the budget") != std::string::npos ? " (or choose another strategy)"
+                                                                                        : "; raise the budget or choose another strategy";
+    throw NoScheduleError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}{}", strategy,
+                                      format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail, advice));
+  }
   return std::move(*r.schedule);
 }
 
 ScheduleForBudget ScheduleSource::replanner(const Graph& g, const GraphCosts& costs,
                                             const SimulationOptions& options) const {
   if (!schedule_file.empty() || strategy == "checkpoint_all") return {};
-  return [&g, &costs, options, strategy = strategy, time_limit_s = time_limit_s](std::int64_t budget) {
+  return [this, &g, &costs, options](std::int64_t budget) {
     SimulationOptions at = options;
     at.ram_budget_bytes = budget;
-    return schedule_for_budget(strategy, g, costs, {.budget = at, .time_limit_s = time_limit_s, .progress = true})
-        .schedule;
+    return strategy_schedule(g, costs, at).schedule;
   };
+}
+
+StrategyResult ScheduleSource::strategy_schedule(const Graph& g, const GraphCosts& costs,
+                                                 const SimulationOptions& options) const {
+  // A solve runs for up to --time-limit: an interrupt then says what it leaves.
+  set_interrupt_note(fmt::format("poet: interrupted while --strategy {} was making the schedule; nothing was written",
+                                 strategy));
+  StrategyResult r = schedule_for_budget(strategy, g, costs,
+                                         {.budget = options, .time_limit_s = time_limit_s, .progress = true});
+  set_interrupt_note("");
+  return r;
 }
 
 void ScheduleSource::require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const {
@@ -208,14 +222,17 @@ void ScheduleSource::require_fits(const Graph& g, const SimulationResult& r, con
       schedule_file.empty() ? fmt::format("the {} schedule", strategy) : fmt::format("schedule '{}'", schedule_file),
       format_bytes_exact(r.peak_bytes), format_bytes_exact(r.peak_bytes - budget), format_bytes_exact(budget));
   const BudgetFloor least = smallest_workable_budget(g, options);
-  if (budget < least.bytes)
-    throw InputError(fmt::format("{}; no schedule fits in less than {} (what computing '{}' needs with its inputs): "
-                                 "raise --ram-budget to that or more",
-                                 what, format_bytes_exact(least.bytes), g.node(least.node).name));
-  throw InputError(fmt::format("{}; raise --ram-budget to {} or more, or {}", what, format_bytes_exact(r.peak_bytes),
-                               schedule_file.empty()
-                                   ? "choose a --strategy that recomputes or pages (poet combines both)"
-                                   : "make a schedule for this budget (poet solve --ram-budget ... -o FILE)"));
+  const std::string message =
+      budget < least.bytes
+          ? fmt::format("{}; no schedule fits in less than {} (what computing '{}' needs with its inputs): raise "
+                        "--ram-budget to that or more",
+                        what, format_bytes_exact(least.bytes), g.node(least.node).name)
+          : fmt::format("{}; raise --ram-budget to {} or more, or {}", what, format_bytes_exact(r.peak_bytes),
+                        schedule_file.empty() ? "choose a --strategy that recomputes or pages (poet combines both)"
+                                              : "make a schedule for this budget (poet solve --ram-budget ... -o FILE)");
+  // A strategy's schedule over the budget is no schedule (exit 4); a file's, bad input.
+  if (schedule_file.empty()) throw NoScheduleError(message);
+  throw InputError(message);
 }
 
 void BudgetOptions::add_options(CLI::App& cmd) {

@@ -17,6 +17,7 @@
 #include "poet/lower/fit_arena.h"
 #include "poet/schedule/schedule.h"
 #include "poet/simulate/simulator.h"
+#include "poet/strategy/strategy.h"
 
 namespace poet::cli {
 
@@ -91,6 +92,8 @@ struct ScheduleSource {
   // The strategy's schedule for another budget, `options` otherwise (lower_to_fit_arena's
   // replan); none for a schedule file or checkpoint-all, which no budget changes.
   ScheduleForBudget replanner(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
+  // The strategy's result for the budget of `options`, with its progress on stderr.
+  StrategyResult strategy_schedule(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const;
   // Throws InputError when `r` (simulate_for_budget's, of this source's schedule) needs more
   // than the budget of `options`: by how much, and what to do about it.
   void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;

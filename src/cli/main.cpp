@@ -117,6 +117,9 @@ int run(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   } catch (const ExitWith& e) {
     return e.code;
+  } catch (const NoScheduleError& e) {
+    fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
+    return kExitNoSchedule;
   } catch (const poet::InputError& e) {
     fmt::print(stderr, "poet: error: {}\n", poet::one_line(e.what()));
     return kExitBadInput;

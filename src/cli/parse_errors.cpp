@@ -83,6 +83,11 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
     text = fmt::format("{} and {} cannot be given together: give one of them", m.str(1), m.str(2));
   } else if (std::regex_match(what, m, std::regex(R"((\S+) requires (\S+))"))) {
     text = fmt::format("{} needs {}: give it too", m.str(1), m.str(2));
+  } else if (std::regex_match(what, m, std::regex(R"(Could not convert: (\S+) = (.*))"))) {
+    // A value the validator took as a number but CLI11 could not read as the option's type
+    // ("1e5" for a whole number).
+    text = fmt::format("{}: '{}' is not a number this option reads; write it in digits (100000, not 1e5)", m.str(1),
+                       m.str(2));
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     text = unknown_arguments(command, command == app ? std::string("poet") : "poet " + command->get_name());
   }

@@ -38,9 +38,11 @@ void add_profile_command(CLI::App& app) {
                       "Profile a training graph JSON file instead of a zoo model")
           ->transform(input_file());
   opts->source.add_onnx_option(*cmd, model_option, graph_option);
-  cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")
-      ->capture_default_str()
-      ->check(number_in(1, kMaxBatchSize, true));
+  auto* batch_option = cmd->add_option("-b,--batch-size", opts->source.batch_size, "Batch size for zoo and ONNX models")
+                           ->capture_default_str()
+                           ->check(number_in(1, kMaxBatchSize, true));
+  // A graph file has its model and batch in it: these would be ignored.
+  graph_option->excludes(model_option)->excludes(batch_option);
   cmd->add_option("--repeats", opts->measure.nodes.repeats, "Timed training steps (each node timed in each), timed transfers per storage size, and "
                   "timed pairs of a paging plan's step and checkpoint-all's (what paging costs a step)")
       ->capture_default_str()

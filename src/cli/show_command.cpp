@@ -33,12 +33,14 @@ void add_show_command(CLI::App& app) {
       // the files in that folder, not the hidden figures/.schedule.svg; both settled before the
       // check, so that it checks the files written.
       ->transform([](std::string prefix) {
-        if (prefix.empty() || prefix.ends_with('/') || std::filesystem::is_directory(prefix))
+        if (prefix.ends_with('/') || std::filesystem::is_directory(prefix))
           return (std::filesystem::path(prefix) / "poet").string();
         if (prefix.size() > 4 && prefix.ends_with(".svg")) prefix.resize(prefix.size() - 4);
         return prefix;
       })
-      ->check(output_file(".schedule.svg"));
+      // Both files, before anything is drawn: not one written and the other refused.
+      ->check(output_file(".schedule.svg"))
+      ->check(output_file(".memory.svg"));
   cmd->callback([opts] {
     std::vector<NamedFile> inputs = opts->source.input_files();
     inputs.push_back({"--schedule", opts->schedule.schedule_file});

@@ -141,7 +141,8 @@ train::TrainingPlan plan_or_exit(const Graph& g, const GraphCosts& costs, const 
     return plan;
   } catch (const train::NoSchedule& e) {
     fmt::print(stderr, "poet: {}\n", e.what());
-    fmt::print(stderr, "poet: raise --ram-budget or choose another --strategy (poet combines recomputation and paging)\n");
+    if (e.another_strategy_may_help)
+      fmt::print(stderr, "poet: raise --ram-budget or choose another --strategy (poet combines recomputation and paging)\n");
     throw ExitWith{kExitNoSchedule};
   }
 }
@@ -314,9 +315,8 @@ void train(TrainOptions o) {
   if (model.onnx) {  // fine-tuning starts from the file's weights (a checkpoint, if resumed, replaces them)
     train::load_imported_weights(trainer.executor().parameters(), g, model.onnx->parameters);
     if (!o.json)
-      fmt::print("weights     from '{}': {} trained parameters in {} layers\n", o.onnx_file,
-                 fmt::group_digits(trainable_parameters(g)),
-                 model.onnx->parameters.size());
+      fmt::print("weights     from '{}': {} trained parameters in {}\n", o.onnx_file,
+                 fmt::group_digits(trainable_parameters(g)), counted(model.onnx->parameters.size(), "layer"));
     std::fflush(stdout);  // before the progress bar on stderr
   }
 

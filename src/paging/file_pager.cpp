@@ -259,7 +259,7 @@ std::string FilePager::perform(std::size_t lane, const paging::Transfer& request
       if (actual != expected_crc)
         cause = fmt::format("checksum mismatch: the copy read back has CRC-32 {:08x} but the one written had "
                             "{:08x} (the file was modified underneath or the storage corrupted it); check the "
-                            "storage device or choose another --page-file, then rerun the step",
+                            "storage device or choose another place for the page file, then rerun the step",
                             actual, expected_crc);
     }
   }

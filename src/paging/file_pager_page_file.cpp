@@ -137,7 +137,7 @@ int create_file(const std::string& requested, std::string& path) {
       const int err = errno;
       const std::string limit = process_limit_advice(err);
       throw IoError(fmt::format("cannot create a page file in '{}': {}{}", folder, std::strerror(err),
-                                limit.empty() ? "; choose a --page-file in a writable folder with free space" : limit));
+                                limit.empty() ? "; put the page file in a writable folder with free space" : limit));
     }
     path = buffer.data();
     return fd;
@@ -157,17 +157,17 @@ int create_file(const std::string& requested, std::string& path) {
   if (fd >= 0) return fd;
   if (err == ENOENT && std::filesystem::is_directory(parent_of(path)))  // e.g. /proc: exists, takes no new files
     throw IoError(fmt::format("cannot create page file '{}': the folder '{}' does not take new files (a virtual file "
-                              "system such as /proc?); choose a --page-file in a writable folder",
+                              "system such as /proc?); put the page file in a writable folder",
                               path, parent_of(path)));
   if (err == ENOENT)
     throw IoError(fmt::format("cannot create page file '{}': the folder '{}' does not exist; create it or "
-                              "choose another --page-file",
+                              "choose another place for the page file",
                               path, parent_of(path)));
   if (err == EEXIST)
     throw IoError(fmt::format("cannot create page file '{}': a file of that name exists and poet does not "
-                              "overwrite files it did not create; remove it or choose another --page-file",
+                              "overwrite files it did not create; remove it or choose another place for the page file",
                               path));
-  throw IoError(fmt::format("cannot create page file '{}': {}; choose a --page-file in a writable folder",
+  throw IoError(fmt::format("cannot create page file '{}': {}; put the page file in a writable folder",
                             path, std::strerror(err)));
 }
 
@@ -188,7 +188,7 @@ PageFile::PageFile(const std::string& requested, bool want_direct_io, std::size_
     const int err = errno;
     remove();
     ::close(fd_);
-    throw IoError(fmt::format("cannot write page file '{}': {}; choose a --page-file in a writable folder with "
+    throw IoError(fmt::format("cannot write page file '{}': {}; put the page file in a writable folder with "
                               "free space",
                               path_, std::strerror(err)));
   }
@@ -497,20 +497,20 @@ int PageFile::finish_async(const Lane& lane, const std::byte* buffer, std::size_
 std::string PageFile::write_failure(int err, std::uint64_t written, std::uint64_t total) const {
   if (err == ENOSPC || err == EDQUOT)
     return fmt::format("the storage is full ({}; {} of {} bytes written); free space on '{}' or choose another "
-                       "--page-file",
+                       "place for the page file",
                        std::strerror(err), written, total, folder());
   if (err == kNoProgress)
     return fmt::format("short write: the storage accepted only {} of {} bytes (probably full); free space on "
-                       "'{}' or choose another --page-file",
+                       "'{}' or choose another place for the page file",
                        written, total, folder());
   if (err == EFBIG)
     return fmt::format("the page file cannot grow ({}; {} of {} bytes written){}", std::strerror(err), written,
                        total, file_too_large_advice());
   if (err == EIO)
     return fmt::format("the storage device reported an I/O error ({}); check the device (dmesg) or choose "
-                       "another --page-file",
+                       "another place for the page file",
                        std::strerror(err));
-  return fmt::format("write failed ({}); choose another --page-file", std::strerror(err));
+  return fmt::format("write failed ({}); choose another place for the page file", std::strerror(err));
 }
 
 std::string PageFile::read_failure(int err, std::uint64_t offset, std::uint64_t size) const {
@@ -522,9 +522,9 @@ std::string PageFile::read_failure(int err, std::uint64_t offset, std::uint64_t 
   }
   if (err == EIO)
     return fmt::format("the storage device reported an I/O error ({}); check the device (dmesg) or choose "
-                       "another --page-file",
+                       "another place for the page file",
                        std::strerror(err));
-  return fmt::format("read failed ({}); check the storage device or choose another --page-file",
+  return fmt::format("read failed ({}); check the storage device or choose another place for the page file",
                      std::strerror(err));
 }
 

@@ -203,9 +203,10 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     const PagingCalibration& c = *calibration;
     d.paging_charge_scale = c.scale;
     calibrated = fmt::format(
-        "{} ({} transfers, {} a step): its steps took {} more than checkpoint-all's (median of {} pairs), the "
+        "{} ({} transfers, {} a step): its steps took {} {} than checkpoint-all's (median of {} pairs), the "
         "simulator said {} of which {} charged, so the charge is multiplied by {:.3g}{}",
-        c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(c.measured_extra_s),
+        c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(std::abs(c.measured_extra_s)),
+        c.measured_extra_s < 0 ? "less" : "more",
         c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale,
         c.scale < kMaxPagingChargeScale ? ""
                                         : " (the most a profile holds: the storage phase measured next to no compute "

@@ -73,8 +73,8 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   std::string summary = fmt::format("peak {} = fixed {} + activations {}", peak_text, format_bytes(fixed),
                                     format_bytes(static_cast<double>(r.peak_activation_bytes)));
   summary += budget_bytes ? fmt::format(", budget {}", budget_text) : ", no budget";
-  summary += fmt::format("  \u00b7  {} recomputes, {} page-outs, {} page-ins  \u00b7  makespan {}", r.recomputes,
-                         r.pageouts, r.pageins, format_seconds(r.makespan_s));
+  summary += fmt::format("  \u00b7  {}, {}, {}  \u00b7  makespan {}", counted(r.recomputes, "recomputation"),
+                         counted(r.pageouts, "page-out"), counted(r.pageins, "page-in"), format_seconds(r.makespan_s));
   svg.text(left, 46, summary, 12, "start", "fill=\"#555\"");
   double lx = left;
   const auto legend = [&](const char* color, std::string_view label) {

@@ -32,7 +32,7 @@ std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes, con
   // The parameters, data and code are held already. Past a container's memory limit the
   // kernel would grant the arena and kill the process at its first touch, with no message.
   check_memory_for(static_cast<std::uint64_t>(bytes), fmt::format("training {}'s arena for its activations", g.name()),
-                   "lower the batch size, or the RAM budget (poet then recomputes or pages more)");
+                   "lower the batch size (or, to train, the RAM budget: poet then recomputes or pages more)");
   return std::unique_ptr<std::byte[], ArenaDelete>(
       new (kArenaAlignment) std::byte[static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1))]);
 }

@@ -21,7 +21,7 @@ using Method = StrategyResult (*)(const Graph&, const GraphCosts&, const Strateg
 
 StrategyResult from_baseline(BaselineResult r) {
   StrategyResult out;
-  out.status = r.found() ? "found" : "no schedule";
+  out.status = r.found() ? "found" : r.applies ? "no schedule" : "does not apply";
   out.detail = r.found() ? std::move(r.choice) : std::move(r.reason);
   out.schedule = std::move(r.schedule);
   out.simulation = std::move(r.simulation);

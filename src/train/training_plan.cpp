@@ -24,11 +24,11 @@ void check_workable(const Graph& g, const GraphCosts& costs, const SimulationOpt
   const BudgetFloor least = smallest_workable_budget(g, counting);
   if (budget >= least.bytes) return;
   const double percent = std::ceil(10 * budget_scale(g, costs, counting).percent_of(least.bytes)) / 10;
-  throw InputError(fmt::format(
+  throw NoSchedule(fmt::format(
       "the RAM budget {} is below the smallest workable budget for {} at this batch size: {} ({:.1f}% of the "
       "activation peak), the parameters plus what computing '{}' needs with its inputs; give a budget of {:.1f}% or more",
       format_bytes_exact(budget), g.name(), format_bytes_exact(least.bytes), percent, g.node(least.node).name,
-      percent));
+      percent), false);
 }
 
 }  // namespace

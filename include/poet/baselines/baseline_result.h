@@ -18,10 +18,14 @@ struct BaselineResult {
   std::optional<SimulationResult> simulation;  // of `schedule`, judged by simulate_for_budget
   std::string choice;                          // the parameter the method settled on
   std::string reason;                          // why there is no schedule
+  bool applies = true;                         // false: the method does not apply to the graph, at any budget
   bool found() const { return schedule.has_value(); }
 };
 
 BaselineResult no_schedule(std::string reason);
+// No schedule at any budget: the method does not apply to this graph (revolve and POFO
+// take chains only). `reason` says why and which methods do.
+BaselineResult does_not_apply(std::string reason);
 
 // The reason a budget below budget.h's smallest_workable_budget fails, or nothing if the
 // budget is not below it.

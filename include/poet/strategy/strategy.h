@@ -31,7 +31,7 @@ struct StrategyRequest {
 struct StrategyResult {
   std::optional<Schedule> schedule;            // none: see `detail`
   std::optional<SimulationResult> simulation;  // of `schedule` under the budget
-  std::string status;  // "found" / "no schedule", or the solver's: "optimal", "feasible", ...
+  std::string status;  // "found" / "no schedule" / "does not apply" (to this graph), or the solver's: "optimal", ...
   std::string detail;  // the parameter a baseline chose, why there is no schedule, or a solve's message
   double gap = 0;      // a solver's proven gap; 0 for methods without one
   bool found() const { return schedule.has_value(); }

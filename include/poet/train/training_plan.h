@@ -28,15 +28,18 @@ struct TrainingPlan {
   std::string note;             // empty, or the lower budget a replan made the arena fit in, or why it exceeds the budget
 };
 
-// The strategy found no schedule within the budget; what() says why.
+// No schedule within the budget; what() says why. Below the smallest workable budget no
+// strategy finds one (another_strategy_may_help false): what() names the budget that is.
 class NoSchedule : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit NoSchedule(const std::string& what, bool another_strategy_may_help = true)
+      : std::runtime_error(what), another_strategy_may_help(another_strategy_may_help) {}
+  bool another_strategy_may_help;
 };
 
-// Throws InputError naming the smallest workable budget (bytes and percent of the
-// activation peak) when the budget is below what any schedule needs, and NoSchedule when
-// the strategy finds none within it; InputError too for an unknown strategy (strategy.h).
+// Throws NoSchedule when the budget is below what any schedule needs (naming the smallest
+// workable budget, in bytes and percent of the activation peak) or the strategy finds none
+// within it; InputError for an unknown strategy (strategy.h).
 TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRequest& request);
 
 }  // namespace poet::train
