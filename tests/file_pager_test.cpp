@@ -664,7 +664,8 @@ TEST_F(FilePagerTest, UserPathInAMissingFolderFailsAtConstruction) {
     ADD_FAILURE() << "expected an IoError";
   } catch (const IoError& e) {
     const std::string message = e.what();
-    for (const std::string& part : {options.path, std::string("does not exist"), std::string("choose another place for the page file")})
+    for (const std::string& part :
+         {options.path, std::string("does not exist"), std::string("choose another place for the page file")})
       EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
   }
 }

@@ -23,6 +23,11 @@ TEST(Units, FormatsTimeEnergyAndCounts) {
   EXPECT_EQ(format_seconds(0.0123), "12.3 ms");
   EXPECT_EQ(format_seconds(4.56), "4.56 s");
   EXPECT_EQ(format_seconds(0), "0 s");
+  EXPECT_EQ(format_seconds(46208.4), "46,208 s");  // not "4.62e+04 s"
+  EXPECT_EQ(format_seconds(-46208.4), "-46,208 s");
+  EXPECT_EQ(format_seconds(9999), "9999 s");
+  EXPECT_EQ(format_seconds(1.31e12), "1,310,000,000,000 s");
+  EXPECT_EQ(format_seconds(3e16), "3e+16 s");
   EXPECT_EQ(format_joules(7.8895), "7.89 J");
   EXPECT_EQ(format_joules(0.00321), "3.21 mJ");
   EXPECT_EQ(format_count(1.23e9), "1.23 G");

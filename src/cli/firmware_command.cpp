@@ -37,7 +37,8 @@ void add_firmware_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));
   cmd->add_option("--samples-dir", opts->samples_dir,
-                  "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) into this folder (the dataset is read from --dataset-dir)");
+                  "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) into this "
+                  "folder (the dataset is read from --dataset-dir)");
   cmd->add_option("--train-samples", opts->train_samples, "Samples of train.bin: the first of poet train's epoch 0")
       ->capture_default_str()
       ->check(number_in(1, 60000, true));

@@ -135,8 +135,8 @@ void add_solve_command(CLI::App& app) {
       ->needs("--write-model");
   cmd->add_flag("--heuristic", opts->solve.heuristic_only,
                 "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "
-                "cheap lower bound (compute-once or covering): about a second on most zoo models, up to 12 s on resnet50 at "
-                "30%, where a full solve takes its whole time limit");
+                "cheap lower bound (compute-once or covering): 0.1-22 s on the zoo (the most on resnet50 at 30%; "
+                "docs/BENCHMARKS.md), where a full solve takes its whole time limit");
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
                   "--write-model wrote with the same options")

@@ -35,7 +35,8 @@ ArenaFit lower_to_fit_arena(const Graph& g, const GraphCosts& costs, const Sched
     const std::optional<Schedule> again = replan(at);
     out.replans = attempt;
     const auto keep_the_first = [&] {
-      if (progress) fmt::print(stderr, "no schedule at {}; keeping the plan for the RAM budget\n", format_bytes_exact(at));
+      if (progress)
+        fmt::print(stderr, "no schedule at {}; keeping the plan for the RAM budget\n", format_bytes_exact(at));
       return out;
     };
     if (!again) return keep_the_first();
@@ -53,8 +54,9 @@ ArenaFit lower_to_fit_arena(const Graph& g, const GraphCosts& costs, const Sched
     // did not change (a method's discrete choices) needs a larger step: double the cut.
     const std::int64_t shrunk = last_over - over;
     const double budget_per_arena_byte = shrunk > 0 ? static_cast<double>(step) / static_cast<double>(shrunk) : 0;
-    step = shrunk > 0 ? static_cast<std::int64_t>(static_cast<double>(over) * std::clamp(budget_per_arena_byte, 1.0, 4.0))
-                      : std::max(over, budget - at);
+    step = shrunk > 0
+               ? static_cast<std::int64_t>(static_cast<double>(over) * std::clamp(budget_per_arena_byte, 1.0, 4.0))
+               : std::max(over, budget - at);
     last_over = over;
   }
   return out;

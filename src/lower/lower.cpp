@@ -84,12 +84,14 @@ LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const Lowe
   // Simulated once more after the transfers move: with the waits for memory the executor makes.
   out.simulation = simulate(g, costs, out.plan, options.simulation);
   out.buffers = in_plan_order(out.simulation.buffers);
-  // Which margin fits is asked of the greedy orders alone, a tenth to a fortieth of the
-  // order search's time (docs/BENCHMARKS.md); the buffers kept get the search, which never
-  // packs them larger.
-  constexpr int kProbe = 0;
-  out.memory = plan_memory_greedy(out.buffers, options.alignment, kProbe);
-  if (out.simulation.pageins + out.simulation.pageouts > 0) hold_transfers_bytes(g, costs, options, out, kProbe);
+  if (out.simulation.pageins + out.simulation.pageouts > 0) {
+    // Which margin fits is asked of the greedy orders alone (the order search takes up to 40
+    // times as long: docs/BENCHMARKS.md); the buffers kept get the search, which never packs
+    // them larger.
+    constexpr int kProbe = 0;
+    out.memory = plan_memory_greedy(out.buffers, options.alignment, kProbe);
+    hold_transfers_bytes(g, costs, options, out, kProbe);
+  }
   out.memory = plan_memory_greedy(out.buffers, options.alignment);
   return out;
 }

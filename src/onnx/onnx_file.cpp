@@ -154,6 +154,13 @@ void check_window_attributes(const ::onnx::GraphProto& g, const std::string& pat
     inits->DeleteSubrange(i, 1);
   }
   check_window_attributes(g, path);
+  // The checker's own words ("Your model ir_version is higher than the checker's") say
+  // neither which versions nor what to do.
+  if (m.ir_version() > ::onnx::IR_VERSION)
+    throw InputError(fmt::format("'{}' is ONNX IR version {}; this poet reads up to version {}; export it again with an "
+                                 "older exporter (or opset_version), or convert it with "
+                                 "onnx.version_converter.convert_version",
+                                 path, m.ir_version(), static_cast<int>(::onnx::IR_VERSION)));
   try {
     ::onnx::checker::check_model(m);
     ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),

@@ -61,18 +61,16 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   // Title, summary and legend.
   const std::string title = options.title.empty() ? "memory over one training step" : options.title;
   svg.text(left, 26, title, 17, "start", "font-weight=\"bold\"");
-  // Peak and budget in the same words; exact bytes when rounding would make them look equal.
-  std::string peak_text = format_bytes(peak), budget_text;
-  if (budget_bytes) {
-    budget_text = format_bytes(static_cast<double>(*budget_bytes));
-    if (budget_text == peak_text && *budget_bytes != r.peak_bytes) {
-      peak_text = format_bytes_exact(r.peak_bytes);
-      budget_text = format_bytes_exact(*budget_bytes);
-    }
-  }
-  std::string summary = fmt::format("peak {} = fixed {} + activations {}", peak_text, format_bytes(fixed),
-                                    format_bytes(static_cast<double>(r.peak_activation_bytes)));
-  summary += budget_bytes ? fmt::format(", budget {}", budget_text) : ", no budget";
+  // Every size in the same words: exact bytes when rounding would make the peak and the
+  // budget look equal.
+  const bool exact = budget_bytes && *budget_bytes != r.peak_bytes &&
+                     format_bytes(static_cast<double>(*budget_bytes)) == format_bytes(peak);
+  const auto bytes_text = [&](std::int64_t bytes) {
+    return exact ? format_bytes_exact(bytes) : format_bytes(static_cast<double>(bytes));
+  };
+  std::string summary = fmt::format("peak {} = fixed {} + activations {}", bytes_text(r.peak_bytes),
+                                    bytes_text(r.fixed_bytes), bytes_text(r.peak_activation_bytes));
+  summary += budget_bytes ? fmt::format(", budget {}", bytes_text(*budget_bytes)) : ", no budget";
   summary += fmt::format("  \u00b7  {}, {}, {}  \u00b7  makespan {}", counted(r.recomputes, "recomputation"),
                          counted(r.pageouts, "page-out"), counted(r.pageins, "page-in"), format_seconds(r.makespan_s));
   svg.text(left, 46, summary, 12, "start", "fill=\"#555\"");
@@ -142,14 +140,14 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   if (budget_bytes) {
     const auto b = static_cast<double>(*budget_bytes);
     svg.line(left, y(b), left + plot_w, y(b), kBudget, 1.5, "7 4");
-    svg.text(left + 6, y(b) - 6, "budget " + budget_text, 12, "start", fmt::format("fill=\"{}\"", kBudget));
+    svg.text(left + 6, y(b) - 6, "budget " + bytes_text(*budget_bytes), 12, "start", fmt::format("fill=\"{}\"", kBudget));
   }
   // Peak: the first event that reaches it.
   for (std::size_t k = 0; k < r.timeline.size(); ++k) {
     if (r.timeline[k].bytes != r.peak_activation_bytes) continue;
     const double px = x(x_at(k)), py = y(peak);
     svg.circle(px, py, 3.5, "#111");
-    std::string label = "peak " + peak_text;
+    std::string label = "peak " + bytes_text(r.peak_bytes);
     if (budget_bytes && peak > static_cast<double>(*budget_bytes))
       label += ", over budget by " + format_bytes(peak - static_cast<double>(*budget_bytes));
     const bool right_side = px < left + 0.7 * plot_w;

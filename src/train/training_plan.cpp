@@ -52,15 +52,17 @@ TrainingPlan plan_training(const Graph& g, const GraphCosts& costs, const PlanRe
   const ScheduleForBudget replan = [&](std::int64_t at) {
     SimulationOptions lower_budget = options;
     lower_budget.ram_budget_bytes = at;
-    return schedule_for_budget(request.strategy, g, costs,
-                               {.budget = lower_budget, .time_limit_s = request.time_limit_s, .progress = request.progress})
-        .schedule;
+    const StrategyRequest request_at{.budget = lower_budget, .time_limit_s = request.time_limit_s, .progress = request.progress};
+    return schedule_for_budget(request.strategy, g, costs, request_at).schedule;
   };
+  // Checkpoint-all is one schedule at any budget: nothing to plan again.
   ArenaFit fit = lower_to_fit_arena(g, costs, *r.schedule, {.simulation = options},
-                                    request.strategy == "checkpoint_all" ? ScheduleForBudget{} : replan, request.progress);
+                                    request.strategy == "checkpoint_all" ? ScheduleForBudget{} : replan,
+                                    request.progress);
   TrainingPlan out{std::move(fit.lowered), budget, detail, replan_summary(fit, budget)};
   if (!fit.fits)
-    out.note = arena_over_budget(out.lowered.memory.arena_bytes, out.lowered.simulation.fixed_bytes, budget).value_or("");
+    out.note =
+        arena_over_budget(out.lowered.memory.arena_bytes, out.lowered.simulation.fixed_bytes, budget).value_or("");
   return out;
 }
 

@@ -22,7 +22,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> nearest_name(std::string_view word, const std::vector<std::string>& names,
                                         std::size_t max_edits) {
-  const auto nearest = std::ranges::min_element(names, {}, [&](const std::string& n) { return edit_distance(word, n); });
+  const auto nearest =
+      std::ranges::min_element(names, {}, [&](const std::string& n) { return edit_distance(word, n); });
   if (nearest == names.end() || edit_distance(word, *nearest) > max_edits) return std::nullopt;
   return *nearest;
 }

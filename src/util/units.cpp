@@ -17,9 +17,13 @@ namespace poet {
 namespace {
 
 // Three significant digits, but whole numbers from 100 up: 1,020 KiB (units of 1,024) is
-// "1020 KiB", where "{:.3g}" wrote "1.02e+03 KiB".
+// "1020 KiB", where "{:.3g}" wrote "1.02e+03 KiB"; from 10,000 up with their thousands
+// marked (bert's step on m4: "46,208 s", not "4.62e+04 s").
 std::string in_unit(double value, const char* suffix) {
-  if (std::fabs(value) >= 100 && std::fabs(value) < 1e4) return fmt::format("{:.0f} {}", value, suffix);
+  const double size = std::fabs(value);
+  if (size >= 100 && size < 1e4) return fmt::format("{:.0f} {}", value, suffix);
+  if (size >= 1e4 && size < 1e15)
+    return fmt::format("{}{} {}", value < 0 ? "-" : "", fmt::group_digits(std::llround(size)), suffix);
   return fmt::format("{:.3g} {}", value, suffix);
 }
 

@@ -81,11 +81,11 @@ std::int64_t peak_live_bytes(const std::vector<BufferLife>& buffers, std::int64_
 // it, moves earlier in the order (chosen by a seeded generator: deterministic), kept unless
 // the arena, or at an equal arena the bytes reaching its top, grow. It keeps the smallest
 // arena, and stops once that meets the peak of live bytes. Measured on the plans of
-// mobilenet_v2 and resnet18_cifar whose arenas were 1.6-7.9% above their live peak, the
-// search takes them to 0.3-0.8% (docs/BENCHMARKS.md). Not guaranteed optimal (the problem is
-// NP-complete). A placement costs O(N D log D) for N buffers that each meet D others (a
-// move places again only from the first position it changed). Throws InputError if
-// alignment < 1.
+// mobilenet_v2, resnet18_cifar and vgg16_cifar whose arenas were 0.6-7.9% above their live
+// peak, the search takes them to 0-0.62% (docs/BENCHMARKS.md). Not guaranteed optimal (the
+// problem is NP-complete). A placement costs O(N D log D) for N buffers that each meet D
+// others (a move places again only from the first position it changed). Throws InputError
+// if alignment < 1.
 inline constexpr int kMemoryPlanSearchMoves = 400;
 MemoryPlan plan_memory_greedy(const std::vector<BufferLife>& buffers, std::int64_t alignment = 16,
                               int search_moves = kMemoryPlanSearchMoves);

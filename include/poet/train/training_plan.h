@@ -25,7 +25,8 @@ struct TrainingPlan {
   LoweredPlan lowered;          // its simulation is the predicted step
   std::int64_t budget_bytes = 0;
   std::string detail;           // what the strategy chose or how the solve went
-  std::string note;             // empty, or the lower budget a replan made the arena fit in, or why it exceeds the budget
+  // Empty, or the lower budget a replan made the arena fit in, or why the arena exceeds the budget.
+  std::string note;
 };
 
 // No schedule within the budget; what() says why. Below the smallest workable budget no
