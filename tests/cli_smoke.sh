@@ -411,7 +411,7 @@ expect 2 "--ram-budget: '0x10%' is not a percent" -- simulate --model lenet5 --r
 expect 2 "--ram-budget: 'inf%' is not a percent" -- simulate --model lenet5 --ram-budget inf%
 expect 2 "--ram-budget: '1e30%' is not a percent" -- simulate --model lenet5 --ram-budget 1e30%
 expect 2 "makes 700000001 values; at most 200" -- sweep --model lenet5 --budgets 30%:100%:0.0000001% -o "$tmp/sweep"
-expect 2 "'0' is not a whole number from 1 to 1048576" -- graph --batch-size 0
+expect 2 "'0' is not a whole number from 1 to 1,048,576" -- graph --batch-size 0
 expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.mps
 expect 2 "--write-model: the folder '/nonexistent-folder' does not exist" -- solve --model lenet5 --write-model /nonexistent-folder/m.lp
 TMPDIR=/nonexistent-folder expect 2 "and TMPDIR '/nonexistent-folder' is not a folder; set TMPDIR to one that exists" -- \
@@ -475,9 +475,9 @@ expect 4 "give a budget of 86.9% or more" -- train --model lenet5 --dataset synt
 expect 2 "dataset-fashion-mnist" -- train --model lenet5 --data-dir "$tmp/no-such-folder"
 expect 2 "--resume needs --checkpoint" -- train --model lenet5 --dataset synthetic --resume
 expect 2 "--lr: '-1' is not a number from 1e-12 to 1000000" -- train --model lenet5 --dataset synthetic --lr -1
-expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- train --model lenet5 --dataset synthetic --seed -1
-expect 2 "--seed: '-1' is not a whole number from 0 to 1e+19" -- firmware --model lenet5 --plan "$0" --header "$tmp/fw.h" --seed -1
-expect 2 "--seed: '99999999999' is not a whole number from 0 to 2147483647" -- solve --model lenet5 --seed 99999999999
+expect 2 "--seed: '-1' is not a whole number from 0 to 10,000,000,000,000,000,000" -- train --model lenet5 --dataset synthetic --seed -1
+expect 2 "--seed: '-1' is not a whole number from 0 to 10,000,000,000,000,000,000" -- firmware --model lenet5 --plan "$0" --header "$tmp/fw.h" --seed -1
+expect 2 "--seed: '99999999999' is not a whole number from 0 to 2,147,483,647" -- solve --model lenet5 --seed 99999999999
 expect 2 "--log-level: '99999999999' is not a whole number from 0 to 63" -- solve --model lenet5 --log-level 99999999999
 expect 2 "--cpu-power: 'abc' is not a number from 1e-06 to 1000000" -- profile --model lenet5 --cpu-power abc --storage-power 0 -o "$tmp/p.json"
 expect 2 "--storage-power: '-1' is not a number from 0 to 1000000" -- profile --model lenet5 --cpu-power 5 --storage-power -1 -o "$tmp/p.json"

@@ -22,7 +22,12 @@
 namespace poet::cli {
 
 CLI::Validator number_in(double lo, double hi, bool whole) {
-  const std::string range = fmt::format("{} from {} to {}", whole ? "a whole number" : "a number", lo, hi);
+  // Whole bounds in digits, thousands marked: "0 to 10,000,000,000,000,000,000", where {} wrote "1e+19".
+  const auto bound = [whole](double x) {
+    if (!whole || std::fabs(x) >= 1.8e19) return fmt::format("{}", x);
+    return fmt::format("{}{}", x < 0 ? "-" : "", fmt::group_digits(static_cast<unsigned long long>(std::fabs(x))));
+  };
+  const std::string range = fmt::format("{} from {} to {}", whole ? "a whole number" : "a number", bound(lo), bound(hi));
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         const std::optional<double> v = parse_decimal(text);
