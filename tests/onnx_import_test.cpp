@@ -113,22 +113,6 @@ TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
   EXPECT_NE(message.find("docs/ONNX.md"), std::string::npos) << message;
 }
 
-// A model from a newer exporter: the versions and the fix, not the checker's "Your model
-// ir_version is higher than the checker's".
-TEST(OnnxImport, ANewerIrVersionNamesTheVersionsAndTheFix) {
-  const std::string path = write_model("ir12", {1, 4}, {1, 4}, [](auto& g) { add_node(g, "r", "Relu", {"x"}, "y"); });
-  ::onnx::ModelProto m;
-  {
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(m.ParseFromIstream(&in));
-  }
-  m.set_ir_version(12);
-  write_bytes(path, m.SerializeAsString());
-  const std::string message = import_error(path);
-  EXPECT_NE(message.find("is ONNX IR version 12; this poet reads up to version 8"), std::string::npos) << message;
-  EXPECT_NE(message.find("onnx.version_converter"), std::string::npos) << message;
-}
-
 TEST(OnnxImport, UnsupportedAttributeIsNamed) {
   // Dilated by 2 along the rows and 1 along the columns: poet's convolution dilates both alike.
   const std::string path = write_model("dilated", {1, 3, 8, 8}, {1, 2, 4, 6}, [](auto& g) {

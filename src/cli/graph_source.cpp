@@ -24,8 +24,7 @@ namespace poet::cli {
 CLI::Validator number_in(double lo, double hi, bool whole) {
   // Whole bounds in digits, thousands marked: "0 to 10,000,000,000,000,000,000", where {} wrote "1e+19".
   const auto bound = [whole](double x) {
-    if (!whole || std::fabs(x) >= 1.8e19) return fmt::format("{}", x);
-    return fmt::format("{}{}", x < 0 ? "-" : "", fmt::group_digits(static_cast<unsigned long long>(std::fabs(x))));
+    return whole && std::fabs(x) < 1.8e19 ? format_grouped(x) : fmt::format("{}", x);
   };
   const std::string range = fmt::format("{} from {} to {}", whole ? "a whole number" : "a number", bound(lo), bound(hi));
   return CLI::Validator(

@@ -22,8 +22,7 @@ namespace {
 std::string in_unit(double value, const char* suffix) {
   const double size = std::fabs(value);
   if (size >= 100 && size < 1e4) return fmt::format("{:.0f} {}", value, suffix);
-  if (size >= 1e4 && size < 1e15)
-    return fmt::format("{}{} {}", value < 0 ? "-" : "", fmt::group_digits(std::llround(size)), suffix);
+  if (size >= 1e4 && size < 1e15) return fmt::format("{} {}", format_grouped(value), suffix);
   return fmt::format("{:.3g} {}", value, suffix);
 }
 
@@ -45,6 +44,11 @@ std::string format_bytes(double bytes) {
                                     std::pair{1024.0 * 1024 * 1024, "GiB"}, std::pair{1024.0 * 1024, "MiB"},
                                     std::pair{1024.0, "KiB"}};
   return scaled(bytes, units, "B");
+}
+
+std::string format_grouped(double value) {
+  const auto whole = static_cast<unsigned long long>(std::round(std::fabs(value)));
+  return fmt::format("{}{}", value < 0 ? "-" : "", fmt::group_digits(whole));
 }
 
 std::string format_bytes_exact(std::int64_t bytes) {
