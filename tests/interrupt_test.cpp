@@ -1,5 +1,6 @@
 // Ctrl-C asked of long work that keeps what it has (StopOnInterrupt, as `poet solve` does):
 // the first signal asks for a stop, the next ends the process as every other interrupt.
+// And a step that waits for its note before a signal acts (DeferInterrupts).
 #include "poet/util/interrupt.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,11 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <sstream>
+#include <string>
+#include <utility>
 
 namespace poet {
 namespace {
@@ -99,6 +104,54 @@ TEST(StopOnInterrupt, AnIgnoredBrokenPipeStaysIgnored) {  // the write fails wit
   });
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// What a child with the handlers wrote to stderr, with its wait status.
+std::pair<int, std::string> status_and_stderr_of_child_with_handlers(const std::function<void()>& body) {
+  char path[] = "/tmp/poet_interrupt_note_XXXXXX";
+  const int fd = ::mkstemp(path);
+  EXPECT_GE(fd, 0);
+  const int status = status_of_child_with_handlers([&] {
+    ::dup2(fd, STDERR_FILENO);
+    body();
+  });
+  ::close(fd);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  ::unlink(path);
+  return {status, text.str()};
+}
+
+// A file renamed into place and the note that counts what it holds go together: a signal
+// between the two waits for the note (the sweep's progress, the training checkpoint).
+TEST(DeferInterrupts, ASignalWaitsForTheStepAndItsNote) {
+  const auto [status, note] = status_and_stderr_of_child_with_handlers([] {
+    set_interrupt_note("2 tasks saved");
+    {
+      const DeferInterrupts together;
+      ::raise(SIGTERM);  // returns: the step goes on
+      set_interrupt_note("3 tasks saved");
+    }
+    ::_exit(3);  // the signal should have ended the process
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  EXPECT_EQ(note, "3 tasks saved\n");
+}
+
+// A step that hangs can still be interrupted: the second signal does not wait.
+TEST(DeferInterrupts, TheSecondSignalEndsTheProcessAtOnce) {
+  const auto [status, note] = status_and_stderr_of_child_with_handlers([] {
+    set_interrupt_note("2 tasks saved");
+    const DeferInterrupts together;
+    ::raise(SIGTERM);
+    ::raise(SIGINT);
+    ::_exit(3);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(note, "2 tasks saved\n");
 }
 
 }  // namespace

@@ -215,7 +215,9 @@ void add_sweep_command(CLI::App& app) {
     SweepRowsSoFar saved = finished;
     set_interrupt_note(interrupted_note(saved, progress_file));
     const auto save_progress = [&](const SweepRowsSoFar& so_far) {
-      write_file_atomically(progress_file, json_text(sweep_progress_to_json(identity, so_far)) + "\n");
+      const std::string text = json_text(sweep_progress_to_json(identity, so_far)) + "\n";
+      const DeferInterrupts file_and_note_together;
+      write_file_atomically(progress_file, text);
       saved = so_far;
       set_interrupt_note(interrupted_note(saved, progress_file));
     };

@@ -349,6 +349,7 @@ void train(TrainOptions o) {
     step_seconds.insert(step_seconds.end(), r.step_seconds.begin(), r.step_seconds.end());
     const train::Evaluation test = keeping_checkpoint(o, epoch, [&] { return trainer.evaluate(data.test); });
     if (!o.checkpoint.empty()) {  // a failed write leaves the file as it was
+      const DeferInterrupts file_and_note_together;
       keeping_checkpoint(o, epoch,
                          [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1)); });
       // Until the next epoch starts (this one's line is still to be printed, and its reader

@@ -45,6 +45,10 @@ std::atomic<bool> g_stop_requested{false};
 std::atomic<int> g_stop_signal{0};
 Note g_stop_note{};
 
+// DeferInterrupts' state: how many live, and the signal that waits for them (0: none).
+std::atomic<int> g_defer_depth{0};
+std::atomic<int> g_deferred_signal{0};
+
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "the handler reads these; they must not lock");
 
@@ -61,6 +65,10 @@ void fill_note(Note& n, const std::string& note) {
 
 // Only async-signal-safe calls: kill, stat, unlink, write, _exit.
 void on_interrupt(int signal_number) {
+  if (g_defer_depth.load() > 0) {
+    int none = 0;
+    if (g_deferred_signal.compare_exchange_strong(none, signal_number)) return;
+  }
   // With its reader gone, output has nowhere to go: a stop's answer would be lost too.
   if (signal_number != SIGPIPE && g_stop_armed.exchange(false)) {
     g_stop_signal.store(signal_number);
@@ -134,6 +142,13 @@ RemoveOnInterrupt::RemoveOnInterrupt(const std::string& path) : slot_(kNoSlot) {
 
 RemoveOnInterrupt::~RemoveOnInterrupt() {
   if (slot_ != kNoSlot) g_files[slot_].state.store(kFree);
+}
+
+DeferInterrupts::DeferInterrupts() { g_defer_depth.fetch_add(1); }
+
+DeferInterrupts::~DeferInterrupts() {
+  if (g_defer_depth.fetch_sub(1) != 1) return;
+  if (const int waiting = g_deferred_signal.exchange(0); waiting != 0) ::raise(waiting);
 }
 
 void set_interrupt_note(const std::string& note) {

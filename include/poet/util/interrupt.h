@@ -48,6 +48,20 @@ class RemoveOnInterrupt {
 // prints nothing. Up to 1,023 bytes (longer is cut). Set from one thread at a time.
 void set_interrupt_note(const std::string& note);
 
+// While one lives, a signal waits until the last one ends, then acts as it would have:
+// for a step and the note that says what it did, such as a file renamed into place and
+// the note counting what the file holds, so an interrupt never finds one done without
+// the other. Only the first signal waits; a second ends the process at once (with the
+// note as it stands), so a step that hangs can still be interrupted. Any thread may hold
+// one; keep the step short.
+class DeferInterrupts {
+ public:
+  DeferInterrupts();
+  ~DeferInterrupts();
+  DeferInterrupts(const DeferInterrupts&) = delete;
+  DeferInterrupts& operator=(const DeferInterrupts&) = delete;
+};
+
 // While one lives, the first of these signals but SIGPIPE does not end the process: it
 // prints `note` and sets `requested()`, which the work polls to wind up and keep what it
 // has (a solve then answers with its best schedule so far). The next signal ends the
