@@ -156,6 +156,12 @@ TEST(DeviceFormat, MessagesSayWhatIsWrong) {
   auto huge_count = bytes;
   huge_count[7] = 0x7f;  // 127 instructions in 26 bytes
   EXPECT_EQ(rejection(resealed(huge_count)), "device plan 'p.bin': claims 127 instructions in 26 bytes");
+  // The firmware refuses an alignment that leaves floats unaligned; so does every reader.
+  auto unaligned = bytes;
+  unaligned[8] = 6;
+  EXPECT_EQ(rejection(resealed(unaligned)),
+            "device plan 'p.bin': alignment 6 is not a multiple of 4, so float tensors would sit at unaligned "
+            "offsets; make the plan again with poet plan");
 }
 
 TEST(DeviceFormat, CHeaderHoldsTheBytes) {

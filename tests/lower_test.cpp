@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "hand_graph.h"
+#include "poet/backward/backward.h"
 #include "poet/baselines/capuchin.h"
+#include "poet/cost/device.h"
+#include "poet/models/zoo.h"
 #include "poet/schedule/checkpoint_all.h"
 
 namespace poet {
@@ -171,6 +174,21 @@ TEST(Lower, HoldsTransfersForTheLargestMarginThatFits) {
     }
   }
   EXPECT_GT(between, 10);
+}
+
+// A schedule file given without --ram-budget (`poet plan --schedule s.json`): the transfer
+// planner keeps the schedule's own peak. Unbounded, it moved this schedule's page-in early
+// enough to undo its paging: an arena of 28,432 B, the peak of checkpoint-all, not 25,296 B.
+TEST(Lower, WithoutABudgetKeepsTheSchedulesOwnPeak) {
+  const Graph g = build_model_training_graph("lenet5", {.batch_size = 1}, BackwardMode::Autodiff);
+  const GraphCosts costs = costs_for(g, builtin_platform("m4"));
+  const Schedule paging = load_schedule(POET_TEST_DATA_DIR "/schedules/lenet5_m4_paging_95.json", g);
+  const Plan plan = plan_from_schedule(paging, g);
+  const std::int64_t own_peak = simulate(g, costs, plan).peak_bytes;
+  ASSERT_GT(simulate(g, costs, plan_transfers(g, costs, plan, {}).plan).peak_bytes, own_peak);
+  const LoweredPlan l = lower(g, costs, paging);
+  EXPECT_EQ(l.transfers.moved_pageins, 1u);  // still hidden as far as the peak allows
+  EXPECT_LE(l.simulation.peak_bytes, own_peak);
 }
 
 }  // namespace

@@ -77,7 +77,11 @@ void hold_transfers_bytes(const Graph& g, const GraphCosts& costs, const LowerOp
 LoweredPlan lower(const Graph& g, const GraphCosts& costs, Plan plan, const LowerOptions& options) {
   LoweredPlan out;
   if (options.plan_transfers) {
-    out.transfers = plan_transfers(g, costs, plan, options.simulation);
+    // Without a budget, the schedule's own peak is the one to keep: it was made for some
+    // budget, and page-ins moved earlier without a bound would undo its paging.
+    SimulationOptions keep = options.simulation;
+    if (!keep.ram_budget_bytes) keep.ram_budget_bytes = simulate(g, costs, plan, keep).peak_bytes;
+    out.transfers = plan_transfers(g, costs, plan, keep);
     plan = std::exchange(out.transfers.plan, {});
   }
   out.plan = std::move(plan);

@@ -141,8 +141,14 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
   d.arena_bytes = static_cast<std::int64_t>(b.varint("the arena size"));
   if (d.node_count > static_cast<std::uint64_t>(std::numeric_limits<NodeId>::max()))
     b.fail(fmt::format("node count {} is more than a node id holds", d.node_count));
-  if (d.alignment <= 0) b.fail("alignment 0 or above 2^63; it must be a positive byte count");
-  if (d.arena_bytes < 0) b.fail("arena size above 2^63 bytes");
+  if (d.alignment <= 0) b.fail("alignment 0 or 2^63 or more; it must be a positive byte count");
+  // Float tensors sit at offsets that are multiples of it: the firmware (a Cortex-M's float
+  // loads) needs 4-byte aligned ones.
+  if (d.alignment % 4 != 0)
+    b.fail(fmt::format("alignment {} is not a multiple of 4, so float tensors would sit at unaligned offsets; make "
+                       "the plan again with poet plan",
+                       d.alignment));
+  if (d.arena_bytes < 0) b.fail("arena size 2^63 bytes or more");
   if (count > body.size()) b.fail(fmt::format("claims {} instructions in {} bytes", count, body.size()));
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t v = b.varint("an instruction");

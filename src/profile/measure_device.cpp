@@ -204,10 +204,12 @@ DeviceProfile measure_device(const Graph& g, const MeasureOptions& options,
     d.paging_charge_scale = c.scale;
     calibrated = fmt::format(
         "{} ({} transfers, {} a step): its steps took {} {} than checkpoint-all's (median of {} pairs), the "
-        "simulator said {} of which {} charged, so the charge is multiplied by {:.3g}{}",
+        "simulator said {} of which {} charged, so {}{}",
         c.plan, c.transfers, format_bytes(static_cast<double>(c.bytes)), format_seconds(std::abs(c.measured_extra_s)),
         c.measured_extra_s < 0 ? "less" : "more",
-        c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s), c.scale,
+        c.pairs, format_seconds(c.predicted_extra_s), format_seconds(c.charged_s),
+        c.scale > 0 ? fmt::format("the charge is multiplied by {:.3g}", c.scale)
+                    : std::string("the charge is dropped: the steps showed no compute taken by paging"),
         c.scale < kMaxPagingChargeScale ? ""
                                         : " (the most a profile holds: the storage phase measured next to no compute "
                                           "per transfer, so paging plans will run slower than predicted; profile "
