@@ -117,6 +117,15 @@ expect 2 "--data-dir is the folder of Fashion-MNIST's files, which --dataset syn
 expect 0 '"steps": 2,' -- train --model lenet5 --dataset synthetic --max-batches 2 --epochs 2 --checkpoint "$tmp/j.ckpt" \
   --resume --json
 [[ "$last_output" == *'"steps_done": 4,'* ]] || { echo "FAIL: train --json steps: $last_output"; failures=$((failures + 1)); }
+# A checkpoint continues its own run: not replaced by a fresh one, not resumed by another.
+expect 2 "--checkpoint '$tmp/j.ckpt' holds a checkpoint of lenet5 after epoch 2: continue it with --resume" -- \
+  train --model lenet5 --dataset synthetic --max-batches 2 --checkpoint "$tmp/j.ckpt"
+expect 2 "the checkpoint was written with batches of 32 samples, and this run's are of 16 (--batch-size)" -- \
+  train --model lenet5 --dataset synthetic --max-batches 2 --epochs 3 --batch-size 16 --checkpoint "$tmp/j.ckpt" --resume
+echo "my notes" > "$tmp/notes.txt"
+expect 2 "--checkpoint '$tmp/notes.txt' is a file that is not a poet checkpoint" -- \
+  train --model lenet5 --dataset synthetic --max-batches 2 --checkpoint "$tmp/notes.txt"
+[ "$(cat "$tmp/notes.txt")" = "my notes" ] || { echo "FAIL: train replaced a file that is not a checkpoint"; failures=$((failures + 1)); }
 # A checkpoint --resume cannot use is refused before the plan is made (it came after a solve).
 expect 2 "cannot read checkpoint '$tmp/missing.ckpt': no such file" -- \
   train --model lenet5 --dataset synthetic --checkpoint "$tmp/missing.ckpt" --resume

@@ -81,7 +81,7 @@ TEST(Train, RestoreSetsTheStepCounterWithoutRunningSteps) {
   const Graph g = training_graph("lenet5", 4);
   const data::DatasetSplits d = lenet_data(16, 4);
   train::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
-  train::TrainingCheckpoint far = fresh.checkpoint("lenet5", 1);
+  train::TrainingCheckpoint far = fresh.checkpoint("lenet5", "data", 1);
   far.steps_done = 1'000'000'000;
   far.parameters.assign(far.parameters.size(), 0.25f);
   train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Adam, 1e-3f), 1);
@@ -90,7 +90,7 @@ TEST(Train, RestoreSetsTheStepCounterWithoutRunningSteps) {
   EXPECT_EQ(t.executor().peak_live_bytes(), 0) << "restore ran a step";
   EXPECT_TRUE(same_bits(far.parameters, values(t)));
   t.train_epoch(d.train, 0, 1);
-  t.restore(fresh.checkpoint("lenet5", 0), "lenet5");
+  t.restore(fresh.checkpoint("lenet5", "data", 0), "lenet5");
   EXPECT_EQ(t.executor().steps_done(), 0u);
   EXPECT_TRUE(same_bits(values(fresh), values(t)));
   EXPECT_TRUE(same_bits(optimizer_state(fresh), optimizer_state(t)));
@@ -109,7 +109,7 @@ TEST(Train, ResumeAfterEpochOneIsBitIdenticalToAnUninterruptedRun) {
   train::Trainer straight(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
   straight.train_epoch(d.train, 0);
   straight.evaluate(d.test);
-  train::save_checkpoint(file.string(), straight.checkpoint("lenet5", 1));
+  train::save_checkpoint(file.string(), straight.checkpoint("lenet5", "data", 1));
   straight.train_epoch(d.train, 1);
 
   train::Trainer resumed(g, plan(), options(Optimizer::Adam, 1e-3f), 5);
@@ -125,13 +125,23 @@ TEST(Train, ResumeAfterEpochOneIsBitIdenticalToAnUninterruptedRun) {
 }
 
 TEST(Train, CheckpointRoundTripsExactly) {
-  train::TrainingCheckpoint c{"lenet5", 2, 700, 9, 2, {1.5f, -0.0f, 3e-38f}, {0.25f}};
+  const train::TrainingCheckpoint c{.model = "lenet5",
+                                    .epochs_done = 2,
+                                    .steps_done = 700,
+                                    .seed = 9,
+                                    .optimizer = 2,
+                                    .batch_size = 32,
+                                    .data = "synthetic, 10 classes, 512 training samples",
+                                    .parameters = {1.5f, -0.0f, 3e-38f},
+                                    .optimizer_state = {0.25f}};
   const train::TrainingCheckpoint back = train::decode_checkpoint(train::encode_checkpoint(c), "memory");
   EXPECT_EQ(back.model, "lenet5");
   EXPECT_EQ(back.epochs_done, 2u);
   EXPECT_EQ(back.steps_done, 700u);
   EXPECT_EQ(back.seed, 9u);
   EXPECT_EQ(back.optimizer, 2u);
+  EXPECT_EQ(back.batch_size, 32u);
+  EXPECT_EQ(back.data, c.data);
   EXPECT_TRUE(same_bits(back.parameters, c.parameters));
   EXPECT_TRUE(same_bits(back.optimizer_state, c.optimizer_state));
 }
@@ -139,7 +149,9 @@ TEST(Train, CheckpointRoundTripsExactly) {
 // SGD keeps no optimizer state: an empty section reads back as empty (found by fuzzing:
 // the reader handed memcpy the null data() of an empty vector, undefined behaviour).
 TEST(Train, CheckpointWithEmptySectionsRoundTrips) {
-  train::TrainingCheckpoint c{"mlp", 1, 3, 4, 0, {}, {}};
+  train::TrainingCheckpoint c;
+  c.model = "mlp";
+  c.epochs_done = 1;
   const train::TrainingCheckpoint back = train::decode_checkpoint(train::encode_checkpoint(c), "memory");
   EXPECT_EQ(back.model, "mlp");
   EXPECT_TRUE(back.parameters.empty());
@@ -150,7 +162,7 @@ TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
   const Graph g = training_graph("lenet5", 4);
   train::Trainer t(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::Momentum, 0.01f), 1);
   const fs::path file = fs::path(::testing::TempDir()) / ("poet_damaged_" + std::to_string(::getpid()) + ".ckpt");
-  train::save_checkpoint(file.string(), t.checkpoint("lenet5", 1));
+  train::save_checkpoint(file.string(), t.checkpoint("lenet5", "data", 1));
   std::string bytes = file_bytes(file);
   bytes[bytes.size() / 2] ^= 0x40;  // one bit in the parameters
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
@@ -172,11 +184,11 @@ TEST(Train, DamagedCheckpointIsRefusedAndNeitherModelNorFileChange) {
 
   // A checkpoint of another model or optimizer leaves the weights as they were.
   const std::vector<float> before = values(t);
-  train::TrainingCheckpoint other = t.checkpoint("lenet5", 1);
+  train::TrainingCheckpoint other = t.checkpoint("lenet5", "data", 1);
   other.parameters.assign(other.parameters.size(), 0.5f);
   other.optimizer = static_cast<std::uint32_t>(Optimizer::Adam);
   EXPECT_THROW(t.restore(other, "lenet5"), InputError);
-  EXPECT_THROW(t.restore(t.checkpoint("lenet5", 1), "linear"), InputError);
+  EXPECT_THROW(t.restore(t.checkpoint("lenet5", "data", 1), "linear"), InputError);
   EXPECT_TRUE(same_bits(before, values(t)));
 }
 
@@ -200,7 +212,7 @@ TEST(Train, ADivergingRunStopsAtTheFirstLossThatIsNotFinite) {
 
   train::Trainer fresh(g, executable(g, checkpoint_all_schedule(g)), options(Optimizer::SGD, 0.01f), 1);
   const std::vector<float> before = values(fresh);
-  EXPECT_THROW(fresh.restore(t.checkpoint("lenet5", 1), "lenet5"), InputError);
+  EXPECT_THROW(fresh.restore(t.checkpoint("lenet5", "data", 1), "lenet5"), InputError);
   EXPECT_TRUE(same_bits(before, values(fresh)));
 }
 

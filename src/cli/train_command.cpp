@@ -64,6 +64,7 @@ struct TrainOptions {
   bool page_cache = false;
   std::string checkpoint;
   bool resume = false;
+  std::string data;  // data::identity of the dataset loaded, for checkpoints
   double time_limit_s = 60;
   bool json = false;
   std::string report_dir;
@@ -177,7 +178,8 @@ std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedMod
   std::vector<PlannedWrite> writes;
   if (pager) writes.push_back({pager->path(), FilePager::file_bytes_for(paged_tensors), "--page-file"});
   if (!o.checkpoint.empty())
-    writes.push_back({o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, 0)).size(), "--checkpoint"});
+    writes.push_back(
+        {o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, o.data, 0)).size(), "--checkpoint"});
   if (!o.export_onnx.empty())
     writes.push_back({o.export_onnx, model.onnx->bytes, "--export-onnx"});
   return writes;
@@ -221,7 +223,8 @@ std::string weights_kept_note(const std::string& what, const TrainOptions& o, co
                        what, o.checkpoint);
   const std::string rescue = o.export_onnx + ".ckpt";
   try {
-    train::save_checkpoint(rescue, trainer.checkpoint(o.model, o.epochs));
+    train::check_free_for_a_new_checkpoint(rescue);
+    train::save_checkpoint(rescue, trainer.checkpoint(o.model, o.data, o.epochs));
   } catch (const std::exception& e) {
     return fmt::format("{}; the trained weights could not be saved either ({})", what, e.what());
   }
@@ -256,7 +259,12 @@ void train(TrainOptions o) {
   std::optional<train::TrainingCheckpoint> resumed;
   if (o.resume) {
     resumed = train::load_checkpoint(o.checkpoint);
-    train::check_resumable(*resumed, o.model, optimizer_named(o.optimizer), o.seed);
+    train::check_resumable(*resumed, {.model = o.model,
+                                      .optimizer = optimizer_named(o.optimizer),
+                                      .seed = o.seed,
+                                      .batch_size = static_cast<std::uint64_t>(train::labels_per_batch(model.graph))});
+  } else if (!o.checkpoint.empty()) {
+    train::check_free_for_a_new_checkpoint(o.checkpoint);
   }
   const Graph& g = model.graph;
   const DeviceProfile device = resolve_device(o.platform);
@@ -264,6 +272,8 @@ void train(TrainOptions o) {
   if (const std::string note = profile::thread_mismatch_note(device, o.platform); !note.empty())
     fmt::print(stderr, "poet: note: {}\n", note);
   const data::DatasetSplits data = load_dataset(o, g);
+  o.data = data::identity(data);
+  if (resumed) train::check_same_data(*resumed, o.data);
 
   const std::int64_t smallest_split = std::min(data.train.count(), data.test.count());
   if (train::labels_per_batch(g) > smallest_split)
@@ -351,7 +361,7 @@ void train(TrainOptions o) {
     if (!o.checkpoint.empty()) {  // a failed write leaves the file as it was
       const DeferInterrupts file_and_note_together;
       keeping_checkpoint(o, epoch,
-                         [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, epoch + 1)); });
+                         [&] { train::save_checkpoint(o.checkpoint, trainer.checkpoint(o.model, o.data, epoch + 1)); });
       // Until the next epoch starts (this one's line is still to be printed, and its reader
       // may be gone: SIGPIPE), an interrupt finds this epoch saved.
       set_interrupt_note(interrupted_note(o, epoch, true));

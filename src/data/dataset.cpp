@@ -1,8 +1,11 @@
 #include "poet/data/dataset.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "poet/util/error.h"
+#include "poet/util/units.h"
 
 namespace poet::data {
 
@@ -18,6 +21,13 @@ void Dataset::read_sample(std::int64_t index, std::span<float> values) const {
              "a sample is read by its index into room for its values");
   if (reader) return reader->read(index, values);
   std::copy_n(inputs.begin() + index * n, n, values.begin());
+}
+
+std::string identity(const DatasetSplits& d) {
+  const std::string kind = d.name.substr(0, d.name.find(':'));
+  return fmt::format("{}, {} classes{}, {} training samples", kind, d.train.classes,
+                     d.class_names.empty() ? "" : " (" + d.class_names + ")",
+                     format_grouped(static_cast<double>(d.train.count())));
 }
 
 }  // namespace poet::data

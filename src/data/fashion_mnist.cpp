@@ -51,7 +51,7 @@ Dataset load_split(const std::string& dir, const std::string& prefix) {
 }  // namespace
 
 DatasetSplits load_fashion_mnist(const std::string& dir) {
-  return {"fashion-mnist", load_split(dir, "train"), load_split(dir, "t10k")};
+  return {"fashion-mnist", load_split(dir, "train"), load_split(dir, "t10k"), {}};
 }
 
 }  // namespace poet::data

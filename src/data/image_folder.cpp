@@ -168,7 +168,7 @@ DatasetSplits load_image_folder(const ImageFolderOptions& o) {
     throw InputError(fmt::format("image folder '{}' leaves no picture for training; add pictures", o.folder));
   const int count = static_cast<int>(classes.size());
   return {"folder:" + o.folder, make_split(o.sample_shape, count, t, std::move(train_files), std::move(train_labels)),
-          make_split(o.sample_shape, count, t, std::move(test_files), std::move(test_labels))};
+          make_split(o.sample_shape, count, t, std::move(test_files), std::move(test_labels)), class_names(classes)};
 }
 
 }  // namespace poet::data

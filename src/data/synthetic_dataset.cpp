@@ -73,7 +73,7 @@ DatasetSplits make_synthetic_dataset(const SyntheticOptions& o) {
     throw InputError(fmt::format("synthetic dataset: a vocabulary of {} tokens is not one of int32 ids", o.vocabulary));
   if (o.train_count < 1 || o.test_count < 1)
     throw InputError("synthetic dataset: the training and test sets need at least one sample each");
-  return {"synthetic", make_split(o, o.train_count, kTrain), make_split(o, o.test_count, kTest)};
+  return {"synthetic", make_split(o, o.train_count, kTrain), make_split(o, o.test_count, kTest), {}};
 }
 
 }  // namespace poet::data

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <span>
@@ -17,7 +18,8 @@ namespace poet::train {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'O', 'E', 'T', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kOldestVersion = 1;  // without batch_size and data
 
 template <typename T>
 void put(std::string& out, const T& value) {
@@ -95,6 +97,9 @@ std::string encode_checkpoint(const TrainingCheckpoint& c) {
   put(out, c.optimizer);
   put(out, static_cast<std::uint32_t>(c.model.size()));
   out += c.model;
+  put(out, c.batch_size);
+  put(out, static_cast<std::uint32_t>(c.data.size()));
+  out += c.data;
   put_floats(out, c.parameters);
   put_floats(out, c.optimizer_state);
   put(out, crc_of(out));
@@ -112,17 +117,21 @@ TrainingCheckpoint decode_checkpoint(const std::string& bytes, const std::string
     r.fail("its checksum does not match: it was truncated or changed after it was written");
   r.get_string(sizeof(kMagic));
   const auto version = r.get<std::uint32_t>();
-  if (version != kVersion)
+  if (version < kOldestVersion || version > kVersion)
     throw InputError(
-        fmt::format("checkpoint '{}' has format version {}; this poet reads version {}. Train without "
-                    "--resume to start afresh",
-                    path, version, kVersion));
+        fmt::format("checkpoint '{}' has format version {}; this poet reads versions {} to {}. Remove it (or give "
+                    "another --checkpoint) and train without --resume to start afresh",
+                    path, version, kOldestVersion, kVersion));
   TrainingCheckpoint c;
   c.epochs_done = r.get<std::uint64_t>();
   c.steps_done = r.get<std::uint64_t>();
   c.seed = r.get<std::uint64_t>();
   c.optimizer = r.get<std::uint32_t>();
   c.model = r.get_string(r.get<std::uint32_t>());
+  if (version >= 2) {
+    c.batch_size = r.get<std::uint64_t>();
+    c.data = r.get_string(r.get<std::uint32_t>());
+  }
   c.parameters = r.get_floats();
   c.optimizer_state = r.get_floats();
   r.get<std::uint32_t>();
@@ -139,6 +148,28 @@ TrainingCheckpoint load_checkpoint(const std::string& path) {
   const auto begins_a_checkpoint = [&](std::string_view piece) { check_header(piece, path); };
   return decode_checkpoint(
       read_input_file(path, "checkpoint", kMaxInputFileBytes, first_piece_inspector(begins_a_checkpoint)), path);
+}
+
+
+void check_free_for_a_new_checkpoint(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) return;
+  std::string first(sizeof(kMagic), '\0');
+  std::ifstream(path, std::ios::binary).read(first.data(), static_cast<std::streamsize>(first.size()));
+  if (first != std::string_view(kMagic, sizeof(kMagic)))
+    throw InputError(fmt::format("--checkpoint '{}' is a file that is not a poet checkpoint, which training would "
+                                 "replace; give another --checkpoint path, or remove the file",
+                                 path));
+  constexpr std::string_view kStartAfresh = "remove it, or give another --checkpoint, to start afresh";
+  TrainingCheckpoint held;
+  try {
+    held = load_checkpoint(path);
+  } catch (const InputError&) {
+    throw InputError(fmt::format("--checkpoint '{}' holds a damaged poet checkpoint; {}", path, kStartAfresh));
+  }
+  throw InputError(fmt::format("--checkpoint '{}' holds a checkpoint of {} after epoch {}: continue it with --resume, "
+                               "or {}",
+                               path, held.model, held.epochs_done, kStartAfresh));
 }
 
 }  // namespace poet::train

@@ -150,38 +150,55 @@ Evaluation Trainer::evaluate(const data::Dataset& d) {
   return {rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0, rows};
 }
 
-TrainingCheckpoint Trainer::checkpoint(const std::string& model, std::uint64_t epochs_done) const {
+TrainingCheckpoint Trainer::checkpoint(const std::string& model, const std::string& data,
+                                       std::uint64_t epochs_done) const {
   const auto& p = executor_.parameters();
-  return {model,
-          epochs_done,
-          executor_.steps_done(),
-          seed_,
-          static_cast<std::uint32_t>(optimizer_),
-          {p.all_values().begin(), p.all_values().end()},
-          {p.optimizer_state().begin(), p.optimizer_state().end()}};
+  return {.model = model,
+          .epochs_done = epochs_done,
+          .steps_done = executor_.steps_done(),
+          .seed = seed_,
+          .optimizer = static_cast<std::uint32_t>(optimizer_),
+          .batch_size = static_cast<std::uint64_t>(batch_size_),
+          .data = data,
+          .parameters = {p.all_values().begin(), p.all_values().end()},
+          .optimizer_state = {p.optimizer_state().begin(), p.optimizer_state().end()}};
 }
 
 namespace {
+constexpr std::string_view kStartAfresh =
+    "remove the checkpoint (or give another --checkpoint) and train without --resume to start afresh";
+
 InputError resume_mismatch(const std::string& what) {
-  return InputError(fmt::format("the checkpoint was written {}; resume with the options it was trained with, or "
-                                "train without --resume to start afresh",
-                                what));
+  return InputError(
+      fmt::format("the checkpoint was written {}; resume with the options it was trained with, or {}", what,
+                  kStartAfresh));
 }
 }  // namespace
 
-void check_resumable(const TrainingCheckpoint& c, const std::string& model, Optimizer optimizer, std::uint64_t seed) {
-  if (c.model != model) throw resume_mismatch(fmt::format("for model '{}', not '{}'", c.model, model));
-  if (c.optimizer != static_cast<std::uint32_t>(optimizer)) throw resume_mismatch("with another --optimizer");
-  if (c.seed != seed) throw resume_mismatch(fmt::format("with --seed {}, not {}", c.seed, seed));
+void check_resumable(const TrainingCheckpoint& c, const RunIdentity& run) {
+  if (c.model != run.model) throw resume_mismatch(fmt::format("for model '{}', not '{}'", c.model, run.model));
+  if (c.optimizer != static_cast<std::uint32_t>(run.optimizer)) throw resume_mismatch("with another --optimizer");
+  if (c.seed != run.seed) throw resume_mismatch(fmt::format("with --seed {}, not {}", c.seed, run.seed));
+  // The batches decide every step: another size is another run (version 1 did not record it).
+  if (c.batch_size != 0 && c.batch_size != run.batch_size)
+    throw resume_mismatch(fmt::format("with batches of {} samples, and this run's are of {} (--batch-size)",
+                                      c.batch_size, run.batch_size));
   if (!all_finite(c.parameters) || !all_finite(c.optimizer_state))
-    throw InputError(
-        "the checkpoint holds weights that are not finite (inf or nan), written by a run that diverged; "
-        "train without --resume to start afresh, with a lower --lr");
+    throw InputError(fmt::format(
+        "the checkpoint holds weights that are not finite (inf or nan), written by a run that diverged; {}, with a "
+        "lower --lr",
+        kStartAfresh));
+}
+
+void check_same_data(const TrainingCheckpoint& c, const std::string& data) {
+  if (!c.data.empty() && c.data != data)
+    throw resume_mismatch(fmt::format("training on {}, and this run's data is {}", c.data, data));
 }
 
 void Trainer::restore(const TrainingCheckpoint& c, const std::string& model) {
   auto& p = executor_.parameters();
-  check_resumable(c, model, optimizer_, seed_);
+  check_resumable(c, {.model = model, .optimizer = optimizer_, .seed = seed_,
+                      .batch_size = static_cast<std::uint64_t>(batch_size_)});
   if (c.optimizer_state.size() != p.optimizer_state().size()) throw resume_mismatch("with another --optimizer");
   if (c.parameters.size() != p.all_values().size())
     throw resume_mismatch(

@@ -39,6 +39,13 @@ struct Dataset {
 struct DatasetSplits {
   std::string name;
   Dataset train, test;
+  std::string class_names;  // an image folder's, in label order ("'disc', 'stripes'"); empty: numbered
 };
+
+// What a run resumed from a checkpoint must train on again for its batches to be the ones
+// the checkpoint's run would have drawn: the kind of data, its classes (named ones too: a
+// class folder added shifts every label) and the number of training samples. Not the
+// folder's path: a moved folder is the same data.
+std::string identity(const DatasetSplits& d);
 
 }  // namespace poet::data

@@ -56,10 +56,20 @@ std::int64_t values_per_label(const Graph& g);
 // before planning, the trainer before each pass.
 void check_dataset_fits(const Graph& g, const data::Dataset& d);
 
-// Throws InputError if checkpoint `c` was written for another model, optimizer or seed, or
-// holds weights that are not finite: what restore() checks that needs no trainer, so that
-// a wrong --resume is refused before the plan is made and the data loaded.
-void check_resumable(const TrainingCheckpoint& c, const std::string& model, Optimizer optimizer, std::uint64_t seed);
+// What a checkpoint's run was: a resumed run must be the same to continue it.
+struct RunIdentity {
+  std::string model;
+  Optimizer optimizer;
+  std::uint64_t seed = 0;
+  std::uint64_t batch_size = 0;  // samples (labels) a batch: labels_per_batch
+};
+
+// Throws InputError if checkpoint `c` was written for another model, optimizer, seed or
+// batch size, or holds weights that are not finite: what restore() checks that needs no
+// trainer, so that a wrong --resume is refused before the plan is made and the data loaded.
+void check_resumable(const TrainingCheckpoint& c, const RunIdentity& run);
+// Throws InputError if `c` was written training on other data than `data` (data::identity).
+void check_same_data(const TrainingCheckpoint& c, const std::string& data);
 
 class Trainer {
  public:
@@ -82,11 +92,12 @@ class Trainer {
   // and the step counter as they were.
   Evaluation evaluate(const data::Dataset& d);
 
-  TrainingCheckpoint checkpoint(const std::string& model, std::uint64_t epochs_done) const;
+  // After `epochs_done` epochs of training `model` on `data` (data::identity).
+  TrainingCheckpoint checkpoint(const std::string& model, const std::string& data, std::uint64_t epochs_done) const;
   // Loads the checkpoint's parameters (with the batch-norm running statistics) and
   // optimizer state, and sets the step counter to its steps_done. Throws InputError, with
-  // the model unchanged, if it was written for another model, optimizer or seed, or holds
-  // weights that are not finite.
+  // the model unchanged, if it was written for another model, optimizer, seed or batch
+  // size, or holds weights that are not finite.
   void restore(const TrainingCheckpoint& c, const std::string& model);
 
  private:

@@ -13,9 +13,9 @@ std::string format_bytes(double bytes);          // "2.34 MiB", "512 B"
 std::string format_bytes_exact(std::int64_t bytes);  // "2,453,760 B"
 std::string format_seconds(double seconds);      // "12.3 ms", "4.56 s", "7.8 us"
 std::string format_joules(double joules);        // "3.21 mJ", "7.89 J"
-std::string format_count(double count);
+std::string format_count(double count);           // "1.23 G", "456 M", "789 k"
 // Rounded to a whole number with its thousands marked: "1,048,576", "-46,208". |value| below 1.8e19.
-std::string format_grouped(double value);          // "1.23 G", "456 M", "789 k"
+std::string format_grouped(double value);
 // "1 page-in", "2 page-ins", "0 page-ins"; `plural` where it is not the noun and an s ("batches").
 std::string counted(std::size_t n, std::string_view noun, std::string_view plural = {});
 
