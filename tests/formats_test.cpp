@@ -141,9 +141,15 @@ TEST(DeviceJson, BuiltinsRoundTripAndValidate) {
 }
 
 TEST(DeviceJson, RejectsEveryFileInTheBadDevicesFolder) {
+  // expected.json: each file and the text its error must contain (a profile's own "expect"
+  // field would be refused as unknown).
+  const auto expected = nlohmann::json::parse(read_text(POET_TEST_DATA_DIR "/bad_devices/expected.json"))["expect"];
   int checked = 0;
   for (const auto& e : fs::directory_iterator(POET_TEST_DATA_DIR "/bad_devices")) {
-    const auto expect = nlohmann::json::parse(read_text(e.path()))["expect"].get<std::string>();
+    const std::string file = e.path().filename().string();
+    if (file == "expected.json") continue;
+    ASSERT_TRUE(expected.contains(file)) << file << " has no expected error in expected.json";
+    const auto expect = expected[file].get<std::string>();
     try {
       load_device(e.path().string());
       ADD_FAILURE() << e.path() << " was accepted";
@@ -153,7 +159,8 @@ TEST(DeviceJson, RejectsEveryFileInTheBadDevicesFolder) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 7);
+  EXPECT_EQ(checked, static_cast<int>(expected.size()));
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(DeviceJson, UnknownPlatformListsTheValidOnes) {
@@ -164,6 +171,15 @@ TEST(DeviceJson, UnknownPlatformListsTheValidOnes) {
     EXPECT_STREQ(e.what(),
                  "unknown platform 'pi5': expected one of m0, m4, a72, a72nocache, jetsontx2, or a path to a device "
                  "profile JSON file");
+  }
+  // A path was meant: the file is missing, not the platform unknown.
+  try {
+    resolve_device("profiles/pi5.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "device profile 'profiles/pi5.json' does not exist; give the path of a profile file (poet profile "
+                 "writes one), or a built-in platform: m0, m4, a72, a72nocache, jetsontx2");
   }
 }
 

@@ -1,7 +1,9 @@
 #include "poet/cost/device.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet {
@@ -53,6 +56,20 @@ void check_value(double v, const Field& f, std::string_view where) {
   }
 }
 
+// A hand edit's mistyped field is refused, not dropped: an optional one would silently keep
+// its default (storage.cpu_per_bytes_s for cpu_per_byte_s made paging free).
+void refuse_unknown_fields(const json& object, const std::vector<std::string>& fields, const std::string& where) {
+  for (const auto& [key, value] : object.items())
+    if (std::ranges::find(fields, key) == fields.end()) throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
+}
+
+std::vector<std::string> section_fields(std::string_view section) {
+  std::vector<std::string> keys;
+  for (const auto& f : kFields)
+    if (f.section == section) keys.push_back(f.key);
+  return keys;
+}
+
 }  // namespace
 
 void DeviceProfile::validate() const {
@@ -74,14 +91,34 @@ json device_to_json(const DeviceProfile& d) {
 
 DeviceProfile device_from_json(const json& j, std::string_view origin) {
   const std::string where = fmt::format("profile '{}'", origin);
+  if (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("format"))
+    throw InputError(fmt::format("{}: a list of {} profiles (as `poet platforms --json` prints them); a profile "
+                                 "file holds one: save one element of the list in a file of its own, or give a "
+                                 "built-in platform's name",
+                                 where, j.size()));
   if (!j.is_object() || !j.contains("format") || j["format"] != "poet-device")
     throw InputError(fmt::format("{}: not a poet device profile (expected \"format\": \"poet-device\"; see "
                                  "docs/FORMATS.md)",
                                  where));
-  if (!j.contains("version") || j["version"] != 1) throw InputError(fmt::format("{}: unsupported version; this poet reads version 1", where));
+  if (!j.contains("version"))
+    throw InputError(fmt::format("{}: no \"version\"; this poet reads version 1 (add \"version\": 1)", where));
+  if (j["version"] != 1)
+    throw InputError(
+        fmt::format("{}: version {}; this poet reads version 1", where, json_excerpt(j["version"])));
+  refuse_unknown_fields(j, {"format", "version", "name", "description", "compute", "storage", "sources",
+                            "measured_on", "method", "nodes", "storage_samples"},
+                        where);
+  for (const char* section : {"compute", "storage"}) {
+    if (!j.contains(section)) continue;
+    if (!j[section].is_object())
+      throw InputError(fmt::format("{}: \"{}\" is {}; it must be an object of the fields {}", where, section,
+                                   json_excerpt(j[section]), fmt::join(section_fields(section), ", ")));
+    refuse_unknown_fields(j[section], section_fields(section), fmt::format("{}: \"{}\"", where, section));
+  }
   DeviceProfile d;
-  if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
-    throw InputError(fmt::format("{}: missing \"name\" (a string)", where));
+  if (!j.contains("name")) throw InputError(fmt::format("{}: missing \"name\" (a string)", where));
+  if (!j["name"].is_string() || j["name"].get<std::string>().empty())
+    throw InputError(fmt::format("{}: \"name\" is {}; it must be a non-empty string", where, json_excerpt(j["name"])));
   // Texts on one line (util/quoting.h): a profile may come from anywhere, and they are printed.
   d.name = one_line(j["name"].get<std::string>());
   const auto optional_text = [&](const char* key) {
@@ -127,6 +164,11 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
   if (std::filesystem::exists(name_or_path)) return load_device(name_or_path);
   std::string names;
   for (const auto& d : builtin_platforms()) names += (names.empty() ? "" : ", ") + d.name;
+  // A path was meant: say the file is missing rather than that no platform has that name.
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
+    throw InputError(fmt::format("device profile '{}' does not exist; give the path of a profile file (poet profile "
+                                 "writes one), or a built-in platform: {}",
+                                 name_or_path, names));
   throw InputError(fmt::format("unknown platform '{}': expected one of {}, or a path to a device profile JSON file",
                                name_or_path, names));
 }

@@ -35,13 +35,6 @@ const std::vector<std::string>& node_fields() {
   return fields;
 }
 
-// "unknown field "param_cout" (did you mean "param_count"?); the fields are ..."
-std::string unknown_field(const std::string& key, const std::vector<std::string>& fields) {
-  const auto nearest = nearest_name(key, fields);
-  return fmt::format("unknown field \"{}\"{}; the fields are {}", text_excerpt(key),
-                     nearest ? fmt::format(" (did you mean \"{}\"?)", *nearest) : "", fmt::join(fields, ", "));
-}
-
 json attrs_to_json(const OpAttrs& a) {
   const OpAttrs d;
   json j = json::object();

@@ -1,7 +1,12 @@
 #include "poet/util/nearest_name.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <numeric>
+
+#include "poet/util/units.h"
 
 namespace poet {
 
@@ -26,6 +31,12 @@ std::optional<std::string> nearest_name(std::string_view word, const std::vector
       std::ranges::min_element(names, {}, [&](const std::string& n) { return edit_distance(word, n); });
   if (nearest == names.end() || edit_distance(word, *nearest) > max_edits) return std::nullopt;
   return *nearest;
+}
+
+std::string unknown_field(std::string_view key, const std::vector<std::string>& fields) {
+  const auto nearest = nearest_name(key, fields);
+  return fmt::format("unknown field \"{}\"{}; the fields are {}", text_excerpt(key),
+                     nearest ? fmt::format(" (did you mean \"{}\"?)", *nearest) : "", fmt::join(fields, ", "));
 }
 
 }  // namespace poet

@@ -18,4 +18,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> nearest_name(std::string_view word, const std::vector<std::string>& names,
                                         std::size_t max_edits = 2);
 
+// A file's field that is none of `fields`: "unknown field "param_cout" (did you mean
+// "param_count"?); the fields are ...". Files refuse such fields rather than drop them: a
+// mistyped optional field would silently keep its default.
+std::string unknown_field(std::string_view key, const std::vector<std::string>& fields);
+
 }  // namespace poet
