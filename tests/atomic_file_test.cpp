@@ -4,15 +4,19 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <thread>
 
 #include "poet/util/error.h"
+#include "poet/util/interrupt.h"
 
 namespace poet {
 namespace {
@@ -247,6 +251,49 @@ TEST_F(AtomicFile, TwoConcurrentWritersOfOnePathBothSucceedAndOneWholeContentsWi
     EXPECT_TRUE(result == a || result == b) << "round " << round << ": " << result.size() << " bytes";
   }
   expect_only({"shared.txt"});
+}
+
+// One output of several files (`plan -o p --device-plan p.bin --c-header p.h`): a write
+// that fails replaces none of them, and leaves no temporary.
+TEST_F(AtomicFile, FilesWrittenTogetherReplaceNoneWhenOneFails) {
+  write_file_atomically(dir_ / "p.txt", "old plan");
+  write_file_atomically(dir_ / "p.bin", "old bytes");
+  const std::vector<FileContents> files{{(dir_ / "p.txt").string(), "new plan"},
+                                        {(dir_ / "p.bin").string(), "new bytes"},
+                                        {(dir_ / "missing" / "p.h").string(), "new header"}};
+  EXPECT_THROW(write_files_atomically(files), IoError);
+  EXPECT_EQ(read_text(dir_ / "p.txt"), "old plan");
+  EXPECT_EQ(read_text(dir_ / "p.bin"), "old bytes");
+  expect_only({"p.txt", "p.bin"});
+  write_files_atomically(std::span(files).first(2));
+  EXPECT_EQ(read_text(dir_ / "p.txt"), "new plan");
+  EXPECT_EQ(read_text(dir_ / "p.bin"), "new bytes");
+  expect_only({"p.txt", "p.bin"});
+}
+
+// An interrupt once the renames have begun waits for the last: here it comes while the
+// second file, a FIFO, waits for its reader, and the third is still written.
+TEST_F(AtomicFile, AnInterruptDuringTheRenamesWaitsForTheLast) {
+  const fs::path first = dir_ / "a.txt", fifo = dir_ / "fifo", last = dir_ / "c.txt";
+  write_file_atomically(first, "old");
+  write_file_atomically(last, "old");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    install_interrupt_handlers();
+    const std::vector<FileContents> files{{first.string(), "new"}, {fifo.string(), "through"}, {last.string(), "new"}};
+    write_files_atomically(files);
+    ::_exit(0);  // the held signal should end the process first
+  }
+  while (read_text(first) != "new") std::this_thread::yield();  // the renames have begun
+  ASSERT_EQ(::kill(child, SIGTERM), 0);
+  EXPECT_EQ(read_text(fifo), "through");  // lets the child's write of the FIFO go on
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  EXPECT_EQ(read_text(last), "new");
+  expect_only({"a.txt", "c.txt", "fifo"});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "poet/cost/device.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/simulate/simulator.h"
+#include "poet/util/atomic_file.h"
 #include "random_graphs.h"
 
 namespace poet {
@@ -228,7 +229,8 @@ TEST(DeviceFormat, FileRoundTrip) {
   const Graph g = testing::hand_graph();
   const DevicePlan d = device_plan_for(g, checkpoint_all_schedule(g));
   const std::string path = (std::filesystem::temp_directory_path() / "poet_device_format_test.bin").string();
-  save_device_plan(encode_device_plan(d), path);
+  const std::vector<std::uint8_t> bytes = encode_device_plan(d);
+  write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
   EXPECT_EQ(load_device_plan(path), d);
   std::filesystem::remove(path);
   EXPECT_THROW(load_device_plan(path), InputError);

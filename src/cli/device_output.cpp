@@ -19,8 +19,8 @@ void DeviceOutputs::add_options(CLI::App& cmd) {
       ->transform(output_file());
 }
 
-void write_device_outputs(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
-                          std::optional<std::int64_t> ram_budget_bytes) {
+std::vector<FileContents> device_output_files(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
+                                              std::optional<std::int64_t> ram_budget_bytes) {
   const LoweredPlan& lowered = fit.lowered;
   const MemoryPlan& memory = lowered.memory;
   if (const auto overlap = find_overlap(lowered.buffers, memory)) POET_CHECK(false, "static memory plan overlaps: " + *overlap);
@@ -38,12 +38,15 @@ void write_device_outputs(const Graph& g, const ArenaFit& fit, const DeviceOutpu
   if (ram_budget_bytes)
     if (const auto over = arena_over_budget(memory.arena_bytes, lowered.simulation.fixed_bytes, *ram_budget_bytes))
       fmt::print(stderr, "poet: warning: {}\n", *over);
-  if (!out.wanted()) return;
+  if (!out.wanted()) return {};
   const Plan& plan = lowered.plan;
   const auto bytes = encode_device_plan(plan, lowered.buffers, memory, g.size());
-  if (!out.device_plan.empty()) save_device_plan(bytes, out.device_plan);
-  if (!out.c_header.empty()) write_file_atomically(out.c_header, device_plan_c_header(bytes, "poet_plan"));
-  fmt::print(stderr, "device plan: {} bytes ({} instructions)\n", bytes.size(), plan.instructions.size());
+  std::vector<FileContents> files;
+  if (!out.device_plan.empty()) files.push_back({out.device_plan, std::string(bytes.begin(), bytes.end())});
+  if (!out.c_header.empty()) files.push_back({out.c_header, device_plan_c_header(bytes, "poet_plan")});
+  fmt::print(stderr, "device plan: {} bytes ({} instructions)\n", format_grouped(static_cast<double>(bytes.size())),
+             plan.instructions.size());
+  return files;
 }
 
 }  // namespace poet::cli

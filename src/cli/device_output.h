@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "poet/graph/graph.h"
 #include "poet/lower/fit_arena.h"
+#include "poet/util/atomic_file.h"
 
 namespace poet::cli {
 
@@ -22,8 +24,9 @@ struct DeviceOutputs {
 
 // Reports the lowered plan's arena on stderr (checked for overlaps) and the budget a replan
 // made its schedule for, warns if the arena with the fixed memory is over
-// `ram_budget_bytes`, and writes the files `out` names, each atomically.
-void write_device_outputs(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
-                          std::optional<std::int64_t> ram_budget_bytes);
+// `ram_budget_bytes`, and returns the files `out` names, for the caller to write with its
+// own (write_files_atomically: all or none).
+std::vector<FileContents> device_output_files(const Graph& g, const ArenaFit& fit, const DeviceOutputs& out,
+                                              std::optional<std::int64_t> ram_budget_bytes);
 
 }  // namespace poet::cli

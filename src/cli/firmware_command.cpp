@@ -79,14 +79,19 @@ void add_firmware_command(CLI::App& app) {
                                                   data::kFashionMnistPixelMean);
       make_output_folder(opts->samples_dir, "--samples-dir");
     }
-    write_file_atomically(opts->header, header);
-    fmt::print("wrote {} ({} nodes, arena {} bytes)\n", opts->header, g.size(), plan.arena_bytes);
-    if (opts->samples_dir.empty()) return;
+    // The header and its data as one output: all written, or none.
+    std::vector<FileContents> files{{opts->header, header}};
     const std::string train = (std::filesystem::path(opts->samples_dir) / "train.bin").string();
     const std::string test = (std::filesystem::path(opts->samples_dir) / "test.bin").string();
-    write_file_atomically(train, train_records);
-    write_file_atomically(test, test_records);
-    fmt::print("wrote {} ({} samples) and {} ({} samples)\n", train, opts->train_samples, test, opts->test_samples);
+    if (!opts->samples_dir.empty()) {
+      files.push_back({train, std::move(train_records)});
+      files.push_back({test, std::move(test_records)});
+    }
+    write_files_atomically(files);
+    fmt::print("wrote {} ({} nodes, arena {})\n", opts->header, g.size(),
+               format_bytes_exact(static_cast<std::int64_t>(plan.arena_bytes)));
+    if (!opts->samples_dir.empty())
+      fmt::print("wrote {} ({} samples) and {} ({} samples)\n", train, opts->train_samples, test, opts->test_samples);
   });
 }
 

@@ -64,14 +64,15 @@ void add_plan_command(CLI::App& app) {
                  t.moved_pageins, t.moved_pageouts, format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
                  format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
     }
-    if (!opts->save_schedule.empty()) save_schedule(fit.schedule, opts->save_schedule);
-    write_device_outputs(g, fit, opts->device, options.ram_budget_bytes);
-    if (opts->output.empty()) {
+    // The files as one output: all written, or none (write_files_atomically).
+    std::vector<FileContents> files = device_output_files(g, fit, opts->device, options.ram_budget_bytes);
+    if (!opts->save_schedule.empty()) files.push_back({opts->save_schedule, schedule_file_text(fit.schedule)});
+    if (!opts->output.empty()) files.push_back({opts->output, plan_to_text(plan, g)});
+    write_files_atomically(files);
+    if (opts->output.empty())
       fmt::print("{}", plan_to_text(plan, g));
-    } else {
-      save_plan_text(plan, g, opts->output);
+    else
       fmt::print("wrote {} ({} instructions)\n", opts->output, plan.instructions.size());
-    }
   });
 }
 

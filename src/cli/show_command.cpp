@@ -56,8 +56,8 @@ void add_show_command(CLI::App& app) {
                  format_bytes_exact(*options.ram_budget_bytes));
     const std::string schedule_file = opts->prefix + ".schedule.svg";
     const std::string memory_file = opts->prefix + ".memory.svg";
-    write_file_atomically(schedule_file, schedule_svg(g, s));
-    write_file_atomically(memory_file, memory_svg(g, r, options.ram_budget_bytes));
+    write_files_atomically(std::vector<FileContents>{{schedule_file, schedule_svg(g, s)},
+                                                     {memory_file, memory_svg(g, r, options.ram_budget_bytes)}});
     fmt::print("wrote {} and {}\n", schedule_file, memory_file);
   });
 }

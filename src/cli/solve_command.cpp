@@ -181,13 +181,15 @@ void add_solve_command(CLI::App& app) {
       r = solve(g, costs, o);
       stop_signal = r.stopped ? interrupt.signal_number() : 0;
     }
-    if (r.schedule && !opts->output.empty()) save_schedule(*r.schedule, opts->output);
     // The budget the simulator holds a schedule to: strict accounting's (the reference's is its MILP's).
     SimulationOptions judged = counting;
     if (o.accounting == Accounting::Strict) judged.ram_budget_bytes = o.ram_budget_bytes;
+    std::vector<FileContents> files;  // one output: all written, or none
     if (r.simulation && opts->device.wanted())
-      write_device_outputs(g, lower_to_fit_arena(g, costs, *r.schedule, {.simulation = judged}, {}), opts->device,
-                           judged.ram_budget_bytes);
+      files = device_output_files(g, lower_to_fit_arena(g, costs, *r.schedule, {.simulation = judged}, {}),
+                                  opts->device, judged.ram_budget_bytes);
+    if (r.schedule && !opts->output.empty()) files.push_back({opts->output, schedule_file_text(*r.schedule)});
+    write_files_atomically(files);
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
                           {"ram_budget_bytes", o.ram_budget_bytes},

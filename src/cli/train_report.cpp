@@ -85,11 +85,12 @@ void run_prediction_report(const ReportRequest& r) {
                                {"median_absolute_error", train::median_absolute_error(rows)},
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
-  write_file_atomically(base + ".json", json_text(json, 2) + "\n");
   std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
   if (!threads_note.empty()) table += fmt::format("\nNote: {}.\n", threads_note);
-  write_file_atomically(base + ".md", table);
-  write_file_atomically(base + ".svg", train::prediction_scatter_svg(rows, title));
+  // A report is one output: its files all from this run, or all from the last.
+  write_files_atomically(std::vector<FileContents>{{base + ".json", json_text(json, 2) + "\n"},
+                                                   {base + ".md", table},
+                                                   {base + ".svg", train::prediction_scatter_svg(rows, title)}});
   if (r.json) {
     fmt::print("{}\n", json_text(json, 2));
     return;

@@ -9,7 +9,6 @@
 #include <iterator>
 #include <limits>
 
-#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 
@@ -239,10 +238,6 @@ DevicePlan load_device_plan(const std::string& path) {
   const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   if (!binary && text.find("const uint8_t") != std::string::npos) return decode_device_plan(bytes_of_c_header(text, path), path);
   return decode_device_plan(bytes, path);
-}
-
-void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path) {
-  write_file_atomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 std::string device_plan_c_header(std::span<const std::uint8_t> bytes, std::string_view symbol) {

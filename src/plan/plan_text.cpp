@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "poet/plan/plan.h"
-#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 
@@ -67,10 +66,6 @@ Plan plan_from_text(std::string_view text, const Graph& g, std::string_view orig
 
 Plan load_plan_text(const std::string& path, const Graph& g) {
   return plan_from_text(read_input_file(path, "plan", kMaxInputFileBytes, text_inspector("plan", path)), g, path);
-}
-
-void save_plan_text(const Plan& p, const Graph& g, const std::string& path) {
-  write_file_atomically(path, plan_to_text(p, g));
 }
 
 }  // namespace poet

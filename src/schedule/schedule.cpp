@@ -137,8 +137,8 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
   return s;
 }
 
-void save_schedule(const Schedule& s, const std::string& path) {
-  write_file_atomically(path, json_text(schedule_to_json(s)) + "\n");
-}
+std::string schedule_file_text(const Schedule& s) { return json_text(schedule_to_json(s)) + "\n"; }
+
+void save_schedule(const Schedule& s, const std::string& path) { write_file_atomically(path, schedule_file_text(s)); }
 
 }  // namespace poet

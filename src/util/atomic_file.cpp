@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "poet/util/disk_room.h"
@@ -153,33 +156,85 @@ void remove_temporaries_of(const std::string& path) {
   }
 }
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
-  if (const auto fd = named_descriptor(path)) return write_to_descriptor(path, *fd, contents);
-  const std::string target = final_target(path);
-  struct stat st {};
-  const bool exists = ::stat(target.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) fail(path, EISDIR);
-  if (exists && !S_ISREG(st.st_mode)) return write_through(path, target, contents);
-
-  const std::string parent = std::filesystem::path(target).parent_path().string();
-  const std::string folder = parent.empty() ? std::string(".") : parent;
-  std::string name = target + std::string(kTemporarySuffix);
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) fail(path, errno);
-  const RemoveOnInterrupt remove_on_interrupt(name);
-  // mkostemp makes the file 0600; the result gets the mode a plain open would give it, or
-  // keeps the one it had.
-  const bool ok = ::fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) == 0 &&
-                  write_all(fd, contents.data(), contents.size()) && ::fsync(fd) == 0;
-  int err = errno;
-  const bool closed = ::close(fd) == 0;
-  if (ok && !closed) err = errno;
-  if (!ok || !closed || ::rename(name.c_str(), target.c_str()) != 0) {
-    if (ok && closed) err = errno;
-    ::unlink(name.c_str());
-    fail(path, err);
+// One file of a write: its temporary made, written and fsync'd at construction; renamed
+// over the target by commit(); removed at destruction if not committed (or on interrupt).
+// A target that is no regular file (a descriptor, a device) is written in place at commit.
+class StagedWrite {
+ public:
+  StagedWrite(const std::string& path, std::string_view contents) : path_(path) {
+    if (named_descriptor(path) || written_in_place_target(path)) {
+      in_place_.emplace(contents);
+      return;
+    }
+    target_ = final_target(path);
+    struct stat st {};
+    const bool exists = ::stat(target_.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) fail(path, EISDIR);
+    const std::string parent = std::filesystem::path(target_).parent_path().string();
+    folder_ = parent.empty() ? std::string(".") : parent;
+    temporary_ = target_ + std::string(kTemporarySuffix);
+    const int fd = ::mkostemp(temporary_.data(), O_CLOEXEC);
+    if (fd < 0) fail(path, errno);
+    remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(temporary_);
+    // mkostemp makes the file 0600; the result gets the mode a plain open would give it, or
+    // keeps the one it had.
+    const bool ok = ::fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) == 0 &&
+                    write_all(fd, contents.data(), contents.size()) && ::fsync(fd) == 0;
+    int err = errno;
+    const bool closed = ::close(fd) == 0;
+    if (ok && !closed) err = errno;
+    if (!ok || !closed) {
+      ::unlink(temporary_.c_str());
+      temporary_.clear();
+      fail(path, err);
+    }
   }
-  sync_folder(folder);
+  StagedWrite(const StagedWrite&) = delete;
+  StagedWrite& operator=(const StagedWrite&) = delete;
+  ~StagedWrite() {
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  }
+
+  void commit() {
+    if (in_place_) {
+      if (const auto fd = named_descriptor(path_)) return write_to_descriptor(path_, *fd, *in_place_);
+      return write_through(path_, final_target(path_), *in_place_);
+    }
+    if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail(path_, errno);
+    temporary_.clear();
+    sync_folder(folder_);
+  }
+
+ private:
+  static bool written_in_place_target(const std::string& path) {
+    struct stat st {};
+    return ::stat(final_target(path).c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  }
+
+  std::string path_, target_, folder_, temporary_;  // temporary_: empty once renamed or removed
+  std::optional<std::string_view> in_place_;
+  std::unique_ptr<RemoveOnInterrupt> remove_on_interrupt_;
+};
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  StagedWrite(path, contents).commit();
+}
+
+void write_files_atomically(std::span<const FileContents> files) {
+  std::vector<std::unique_ptr<StagedWrite>> staged;
+  for (const FileContents& f : files) staged.push_back(std::make_unique<StagedWrite>(f.path, f.contents));
+  const DeferInterrupts renamed_together;
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    try {
+      staged[i]->commit();
+    } catch (const IoError& e) {
+      std::vector<std::string> written;
+      for (std::size_t k = 0; k < i; ++k) written.push_back("'" + files[k].path + "'");
+      if (written.empty()) throw;
+      throw IoError(fmt::format("{}; of the files written together, {} {} written already", e.what(),
+                                fmt::join(written, ", "), written.size() == 1 ? "was" : "were"));
+    }
+  }
 }
 
 void give_stdout_to(const std::string& path) {

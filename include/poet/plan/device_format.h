@@ -46,7 +46,6 @@ DevicePlan load_device_plan(const std::string& path);
 // `origin` if it has none, a byte is not "0x" and two hex digits, a comma is missing or
 // doubled, or the `<symbol>_len` after the array is not the array's length.
 std::vector<std::uint8_t> bytes_of_c_header(std::string_view text, std::string_view origin);
-void save_device_plan(const std::vector<std::uint8_t>& bytes, const std::string& path);
 
 // A C header for firmware: `const uint8_t <symbol>[] = {...}; const unsigned int <symbol>_len`.
 std::string device_plan_c_header(std::span<const std::uint8_t> bytes, std::string_view symbol);

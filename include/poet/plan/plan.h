@@ -47,6 +47,5 @@ std::vector<std::uint64_t> paged_tensor_bytes(const Plan& p, const Graph& g);
 std::string plan_to_text(const Plan& p, const Graph& g);
 Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin);
 Plan load_plan_text(const std::string& path, const Graph& g);
-void save_plan_text(const Plan& p, const Graph& g, const std::string& path);
 
 }  // namespace poet

@@ -70,6 +70,8 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin);
 // Reads a schedule for `g`: refused before its rows are built unless it has one stage per
 // node of `g`, then held to check_schedule_shape. Errors name the file.
 Schedule load_schedule(const std::string& path, const Graph& g);
+// A schedule file's text, as save_schedule writes it.
+std::string schedule_file_text(const Schedule& s);
 void save_schedule(const Schedule& s, const std::string& path);
 
 }  // namespace poet

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,19 @@ namespace poet {
 // On failure the destination is untouched, and IoError names the path and the system's
 // reason (a missing folder, no permission, a full disk, a folder given as the path).
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+struct FileContents {
+  std::string path;
+  std::string contents;
+};
+
+// Writes the files of one output (a plan's text, device plan and header; a report's table,
+// JSON and figure) so that none is replaced unless all are: each to its temporary first,
+// then all renamed over their targets in a row, an interrupt held until the last
+// (DeferInterrupts). A failed write before the renames, or an interrupt, replaces none. Only
+// a rename failing midway (which a full disk or a missing folder does not cause) leaves some
+// written; the IoError then names them.
+void write_files_atomically(std::span<const FileContents> files);
 
 // Removes the temporaries writes of `path` left behind when their process was killed
 // outright (kill -9, the OOM killer, a power cut) between making and renaming them: files
