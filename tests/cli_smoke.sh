@@ -501,6 +501,13 @@ cmp -s "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt" || { echo "FAIL: a diverg
 expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synthetic --checkpoint "$tmp/bad.ckpt" --resume
 expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset synthetic --strategy poet,dtr
 expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy checkpoint_all,poet --ram-budget 100%,97% --report "$tmp/report" --report-steps 2 --page-file "$tmp"
+# What one mode of train reads and the other does not is refused; a report of no plan is no success.
+expect 4 "no plan ran: no --strategy made a schedule within any --ram-budget" -- train --model lenet5 --report "$tmp/no-plan" --ram-budget 10%
+expect 2 "--checkpoint is for training, and --report DIR trains no model" -- train --model lenet5 --report "$tmp/report" --checkpoint "$tmp/r.ckpt"
+expect 2 "--report-steps is for --report DIR" -- train --model lenet5 --report-steps 3
+expect 2 "--report: an empty path; give a folder's name" -- train --model lenet5 --report ''
+expect 2 "--train-samples is for the data files --samples-dir DIR writes" -- firmware --model mcu_cnn --plan "$(dirname "$0")/data/schedules/lenet5_m4_paging_95.json" --header "$tmp/none.h" --train-samples 10
+expect 2 "--schedule and --strategy cannot be given together" -- simulate --model lenet5 --schedule "$(dirname "$0")/data/schedules/lenet5_m4_paging_95.json" --strategy dtr
 [ -s "$tmp/report/prediction.svg" ] && [ -s "$tmp/report/prediction.md" ] && [ -s "$tmp/report/prediction.json" ] || { echo "FAIL: --report wrote no prediction.{svg,md,json}"; failures=$((failures + 1)); }
 
 # Bring your own model: ONNX import, fine-tuning from the file's weights, export, resume.

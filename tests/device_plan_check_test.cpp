@@ -8,7 +8,11 @@
 #include <random>
 
 #include "hand_graph.h"
+#include "poet/backward/backward.h"
+#include "poet/cost/device.h"
 #include "poet/graph/op_table.h"
+#include "poet/lower/lower.h"
+#include "poet/models/zoo.h"
 #include "poet/lower/transfer_planner.h"
 #include "poet/plan/memory_plan.h"
 #include "poet/schedule/checkpoint_all.h"
@@ -182,6 +186,25 @@ TEST(DevicePlanCheck, TheArenaWithTheFixedMemoryMustFitTheBudget) {
   const DevicePlanVerdict v = check_device_plan(c.graph, c.costs, c.plan, options);
   ASSERT_FALSE(v.valid());
   EXPECT_NE(v.error.find("take 1 B over the RAM budget"), std::string::npos) << v.error;
+}
+
+// A plan of the model at a larger batch size has as many nodes, and every one of this
+// graph's smaller tensors fits its buffer: only the arena, larger than its buffers reach,
+// tells (`poet firmware -m mcu_cnn --plan` of a plan made with -b 8, -b forgotten).
+TEST(DevicePlanCheck, APlanPlacedForLargerTensorsIsRefused) {
+  const auto device_plan_at = [](int batch) {
+    const Graph g = build_model_training_graph("mcu_cnn", {.batch_size = batch}, BackwardMode::Autodiff);
+    const GraphCosts costs = costs_for(g, builtin_platform("m4"));
+    const LoweredPlan l = lower(g, costs, checkpoint_all_schedule(g));
+    return make_device_plan(l.plan, l.buffers, l.memory, g.size());
+  };
+  const Graph one = build_model_training_graph("mcu_cnn", {.batch_size = 1}, BackwardMode::Autodiff);
+  const GraphCosts costs = costs_for(one, builtin_platform("m4"));
+  EXPECT_TRUE(check_device_plan(one, costs, device_plan_at(1)).valid());
+  const DevicePlanVerdict v = check_device_plan(one, costs, device_plan_at(8));
+  ASSERT_FALSE(v.valid());
+  EXPECT_NE(v.error.find("it was placed for larger tensors (made for another --batch-size?)"), std::string::npos)
+      << v.error;
 }
 
 TEST(DevicePlanCheck, RejectsTheKnownIllegalForgeries) {

@@ -152,7 +152,7 @@ TEST(PredictionReport, MedianAbsoluteErrorIgnoresRowsThatDidNotRun) {
   EXPECT_NEAR(train::median_absolute_error(rows), 0.2, 1e-12);  // |errors| 0.1, 0.3, 0.2
   EXPECT_EQ(train::median_absolute_error({none}), 0);
   EXPECT_EQ(train::prediction_summary(rows),
-            "median |error| 20.0% over the 3 plans that ran; the steps had 95% of a CPU");
+            "median |error| 20.0% over 3 plans that ran; the steps had 95% of a CPU");
   std::vector<train::PredictionRow> busy = rows;
   for (train::PredictionRow& r : busy) r.cpu_share = 0.5;
   EXPECT_NE(train::prediction_summary(busy).find("other processes were using this CPU"), std::string::npos);

@@ -58,6 +58,12 @@ void add_check_plan_command(CLI::App& app) {
                format_bytes_exact(verdict.simulation->peak_bytes),
                format_bytes_exact(verdict.simulation->peak_activation_bytes),
                format_bytes_exact(verdict.simulation->fixed_bytes));
+    // Without a budget the simulator's computes do not wait for page-outs, so its peak can
+    // pass the arena; the device, running in plan order, never does.
+    if (!options.ram_budget_bytes && verdict.simulation->pageouts > 0)
+      fmt::print("note        no --ram-budget: computes did not wait for page-outs to free their RAM, so the peak "
+                 "can pass the arena, which the device never does; give the budget the plan was made for to see "
+                 "its peak under it\n");
   });
 }
 

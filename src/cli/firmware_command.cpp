@@ -38,7 +38,8 @@ void add_firmware_command(CLI::App& app) {
   cmd->add_option("--lr", opts->learning_rate, "SGD's learning rate")->capture_default_str()->check(number_in(1e-9, 10));
   cmd->add_option("--samples-dir", opts->samples_dir,
                   "Also write train.bin and test.bin (a label byte, then the pixel bytes, per sample) into this "
-                  "folder (the dataset is read from --dataset-dir)");
+                  "folder (the dataset is read from --dataset-dir)")
+      ->check(output_folder());
   cmd->add_option("--train-samples", opts->train_samples, "Samples of train.bin: the first of poet train's epoch 0")
       ->capture_default_str()
       ->check(number_in(1, 60000, true));
@@ -46,7 +47,13 @@ void add_firmware_command(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(1, 10000, true));
   cmd->add_option("--dataset-dir", opts->dataset_dir, "Where Fashion-MNIST's IDX files are")->capture_default_str();
-  cmd->callback([opts] {
+  cmd->callback([opts, cmd] {
+    if (opts->samples_dir.empty())
+      for (const char* name : {"--train-samples", "--test-samples", "--dataset-dir"})
+        if (cmd->get_option(name)->count() > 0)
+          throw InputError(fmt::format("{} is for the data files --samples-dir DIR writes; add --samples-dir, or "
+                                       "leave {} out",
+                                       name, name));
     std::vector<NamedFile> inputs = opts->source.input_files();
     inputs.push_back({"--plan", opts->plan_file});
     const auto in_samples_dir = [&](const char* name) {

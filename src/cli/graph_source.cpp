@@ -85,6 +85,16 @@ CLI::Validator existing_folder() {
       "FOLDER");
 }
 
+CLI::Validator output_folder() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return "an empty path; give a folder's name";
+        if (path == "-") return "'-' (stdout) is no folder; give a folder's name";
+        return {};
+      },
+      "FOLDER");
+}
+
 CLI::Validator output_file(std::string suffix) {
   return CLI::Validator(
       [suffix](std::string& path) -> std::string {
@@ -169,15 +179,18 @@ std::vector<NamedFile> GraphSource::input_files() const {
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {
-  cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)")
-      ->transform(input_file());
+  auto* file = cmd.add_option("-s,--schedule", schedule_file, "Schedule JSON file to use (docs/FORMATS.md)")
+                   ->transform(input_file());
+  // A schedule file is used as it is: a strategy or its time limit would be ignored.
   cmd.add_option("--strategy", strategy,
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()
-      ->check(CLI::IsMember(strategy_names()));
+      ->check(CLI::IsMember(strategy_names()))
+      ->excludes(file);
   cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
       ->capture_default_str()
-      ->check(time_limit_seconds());
+      ->check(time_limit_seconds())
+      ->excludes(file);
 }
 
 Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {

@@ -48,6 +48,9 @@ CLI::Validator input_file();
 CLI::Validator existing_file();
 // A CLI11 check that the option names an existing folder.
 CLI::Validator existing_folder();
+// An option that names a folder to write files into (made if missing, when the command
+// runs): not empty (an unset shell variable) and not "-", which is no folder.
+CLI::Validator output_folder();
 
 // An option that writes a file: that one can be written at the option's value followed by
 // `suffix` (output_path_problem), checked at parse time, before the work whose result it

@@ -159,7 +159,8 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(0, 1));
   cmd->add_option("-o,--output-dir", opts->output_dir,
-                  "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)");
+                  "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)")
+      ->check(output_folder());
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
   cmd->add_flag("--resume", opts->resume,
                 "Continue an interrupted sweep: run only the tasks its progress file (OUTPUT-DIR/sweep.partial.json, "

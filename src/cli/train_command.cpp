@@ -531,14 +531,37 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--report", o->report_dir,
                   "Instead of training: time steps of every --strategy at every --ram-budget against the simulator's "
                   "prediction for --platform (a profile of this machine: 'poet profile'), and write DIR/prediction.md, "
-                  ".json and .svg");
+                  ".json and .svg")
+      ->check(output_folder());
   cmd->add_option("--report-steps", o->report_steps, "Timed steps per strategy and budget with --report")
       ->capture_default_str()
       ->check(number_in(1, 1e6, true));
   cmd->add_flag("--report-alongside", o->report_alongside,
                 "With --report: predict from node times measured between the steps (one checkpoint-all step per "
                 "round, timed node by node) instead of the --platform profile's, for machines whose speed drifts");
-  cmd->callback([o, data_dir] {
+  cmd->callback([o, data_dir, cmd] {
+    // What one mode reads and the other does not is refused, not ignored.
+    const auto given = [cmd](const char* name) { return cmd->get_option(name)->count() > 0; };
+    if (o->report_dir.empty()) {
+      for (const char* name : {"--report-steps", "--report-alongside"})
+        if (given(name))
+          throw InputError(fmt::format("{} is for --report DIR, which times steps instead of training; leave it out "
+                                       "to train, or add --report DIR",
+                                       name));
+    } else {
+      if (o->dataset != "synthetic" && given("--dataset"))
+        throw InputError(fmt::format("--dataset {}: --report DIR trains no model, and times steps on synthetic "
+                                     "batches; leave --dataset out, or drop --report to train",
+                                     o->dataset));
+      for (const char* name : {"--data-dir", "--test-folder", "--test-fraction", "--mean", "--std",
+                               "--epochs", "--max-batches", "--optimizer", "--lr", "--checkpoint", "--resume",
+                               "--export-onnx"})
+        if (given(name))
+          throw InputError(fmt::format("{} is for training, and --report DIR trains no model: it times steps on "
+                                       "synthetic batches with the momentum update; leave {} out, or drop --report "
+                                       "to train",
+                                       name, name));
+    }
     if (data_dir->count() > 0 && o->dataset != "fashion-mnist")
       throw InputError(fmt::format("--data-dir is the folder of Fashion-MNIST's files, which --dataset {} does not "
                                    "read; leave it out{}",

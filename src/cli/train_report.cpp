@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "commands.h"
 #include "graph_source.h"
 #include "poet/backward/backward.h"
 #include "poet/cost/device.h"
@@ -77,12 +79,14 @@ void run_prediction_report(const ReportRequest& r) {
           : fmt::format("{} (batch {}): step time, predicted ('{}') vs measured", g.name(), r.batch_size,
                         device.name);
   const std::string base = (std::filesystem::path(r.output_dir) / "prediction").string();
+  // The files still say why each plan did not run; the exit code says that none did.
+  const bool none_ran = std::ranges::none_of(rows, &train::PredictionRow::ran);
   const nlohmann::json json = {{"model", g.name()},
                                {"batch_size", r.batch_size},
                                {"platform", device.name},
                                {"measured_profile", measured_here},
                                {"node_times_alongside", r.time_nodes_alongside},
-                               {"median_absolute_error", train::median_absolute_error(rows)},
+                               {"median_absolute_error", none_ran ? nlohmann::json() : nlohmann::json(train::median_absolute_error(rows))},
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
   std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
@@ -91,11 +95,13 @@ void run_prediction_report(const ReportRequest& r) {
   write_files_atomically(std::vector<FileContents>{{base + ".json", json_text(json, 2) + "\n"},
                                                    {base + ".md", table},
                                                    {base + ".svg", train::prediction_scatter_svg(rows, title)}});
-  if (r.json) {
+  if (r.json)
     fmt::print("{}\n", json_text(json, 2));
-    return;
-  }
-  fmt::print("{}\n\n{}wrote {}.md, .json, .svg\n", title, table, base);
+  else
+    fmt::print("{}\n\n{}wrote {}.md, .json, .svg\n", title, table, base);
+  if (none_ran)
+    throw NoScheduleError(fmt::format("no plan ran: no --strategy made a schedule within any --ram-budget (the "
+                                      "table says why, row by row); raise the budgets, or choose other strategies"));
 }
 
 }  // namespace poet::cli

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "poet/plan/memory_plan.h"
+#include "poet/util/units.h"
 
 namespace poet {
 
@@ -10,8 +13,9 @@ DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, con
                                     const SimulationOptions& options) {
   DevicePlanVerdict verdict;
   if (plan.node_count != g.size()) {
-    verdict.error = fmt::format("the plan is for a graph of {} nodes; '{}' has {}", plan.node_count, g.name(),
-                                g.size());
+    verdict.error = fmt::format("the plan is for a graph of {} nodes, and '{}' has {}: check it against the "
+                                "graph it was made for (its --model, --batch-size and --backward)",
+                                plan.node_count, g.name(), g.size());
     return verdict;
   }
   SimulationResult r;
@@ -41,6 +45,19 @@ DevicePlanVerdict check_device_plan(const Graph& g, const GraphCosts& costs, con
     const std::size_t p = r.buffers[fault->buffer].created_by;
     verdict.error = fmt::format("instruction {} ({}): {}", p, describe(plan.plan.instructions[p], g), fault->message);
     verdict.instruction = p;
+    return verdict;
+  }
+  // poet's memory planner makes the arena exactly as large as its buffers reach. One that
+  // reaches less was placed for larger tensors: a plan of the model at a larger batch size
+  // has as many nodes, and its buffers hold this graph's smaller tensors too.
+  std::int64_t reach = 0;
+  for (std::size_t b = 0; b < r.buffers.size(); ++b)
+    reach = std::max(reach, memory.offsets[b] + align_up(r.buffers[b].bytes, plan.alignment));
+  if (reach < plan.arena_bytes) {
+    verdict.error = fmt::format(
+        "its arena is {}, but for '{}' its buffers reach only {}: it was placed for larger tensors (made for another "
+        "--batch-size?)",
+        format_bytes_exact(plan.arena_bytes), g.name(), format_bytes_exact(reach));
     return verdict;
   }
   if (options.ram_budget_bytes)

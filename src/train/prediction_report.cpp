@@ -45,8 +45,9 @@ std::string prediction_summary(const std::vector<PredictionRow>& rows) {
   const auto ran = std::ranges::count_if(rows, &PredictionRow::ran);
   if (ran == 0) return "no plan ran";
   const double share = median_over_ran(rows, [](const PredictionRow& r) { return r.cpu_share; });
-  std::string out = fmt::format("median |error| {:.1f}% over the {} plans that ran; the steps had {:.0f}% of a CPU",
-                                100 * median_absolute_error(rows), ran, 100 * share);
+  std::string out = fmt::format("median |error| {:.1f}% over {} that ran; the steps had {:.0f}% of a CPU",
+                                100 * median_absolute_error(rows), counted(static_cast<std::size_t>(ran), "plan"),
+                                100 * share);
   if (share < kBusyCpuShare)
     out += " (median): other processes were using this CPU, so the measured times include waiting for them; "
            "measure again on a quiet machine";
