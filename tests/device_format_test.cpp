@@ -153,7 +153,7 @@ TEST(DeviceFormat, MessagesSayWhatIsWrong) {
   auto outside = bytes;
   outside[outside.size() - 5] = 11;  // the last offset: 11 x 16 = 176, the arena's end
   EXPECT_EQ(rejection(resealed(outside)),
-            "device plan 'p.bin': buffer 4 (compute of node 4) has offset 11 x 16 B, outside the 176-byte arena");
+            "device plan 'p.bin': buffer 4 (compute of node 4) has offset 11 x 16 B, outside the arena of 176 B");
   auto huge_count = bytes;
   huge_count[7] = 0x7f;  // 127 instructions in 26 bytes
   EXPECT_EQ(rejection(resealed(huge_count)), "device plan 'p.bin': claims 127 instructions in 26 bytes");

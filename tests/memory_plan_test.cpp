@@ -128,7 +128,7 @@ TEST(MemoryPlan, OverlapCheckNamesBothBuffers) {
 TEST(MemoryPlan, OverlapCheckCatchesArenaOverrunsAndMisalignment) {
   const std::vector<BufferLife> b{life(32, 0, 5, 3)};
   EXPECT_EQ(find_overlap(b, {.offsets = {16}, .arena_bytes = 32, .peak_live_bytes = 32}, 16),
-            "buffer 0 (node 3, 32 B at [16, 48), live ranks [0, 5)) ends 16 B past the end of the 32-byte arena");
+            "buffer 0 (node 3, 32 B at [16, 48), live ranks [0, 5)) ends 16 B past the end of the arena of 32 B");
   EXPECT_EQ(find_overlap(b, {.offsets = {8}, .arena_bytes = 64, .peak_live_bytes = 32}, 16),
             "buffer 0 (node 3, 32 B at [8, 40), live ranks [0, 5)) is not at a non-negative multiple of the "
             "16-byte alignment");

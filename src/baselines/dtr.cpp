@@ -64,7 +64,7 @@ class DtrRuntime {
       while (used_ + bytes(k) - bytes_taken_in_place(t, k) > budget_) {
         const NodeId victim = cheapest_to_evict();
         if (victim < 0)
-          return fmt::format("dtr: stage {} ('{}') cannot compute '{}' ({}): {} of tensors its stage still reads "
+          return fmt::format("stage {} ('{}') cannot compute '{}' ({}): {} of tensors its stage still reads "
                              "are resident, {} more would exceed the activation budget {}, and nothing else is "
                              "left to evict",
                              t, g_.node(static_cast<NodeId>(t)).name, g_.node(k).name, k,
@@ -173,7 +173,7 @@ std::variant<DtrRun, std::string> run_dtr(const Graph& g, const GraphCosts& cost
 }
 
 BaselineResult dtr_for_budget(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) {
-  if (auto too_small = below_smallest_working_set(g, options)) return no_schedule("dtr: " + *too_small);
+  if (auto too_small = below_smallest_working_set(g, options)) return no_schedule(*too_small);
   const std::int64_t activation_budget = options.ram_budget_bytes
                                              ? *options.ram_budget_bytes - counted_fixed_bytes(g, options)
                                              : std::numeric_limits<std::int64_t>::max();

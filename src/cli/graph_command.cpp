@@ -25,9 +25,10 @@ void print_summary(const Graph& g, const GraphCosts& costs, const DeviceProfile&
   fmt::print("activations {} forward ({})\n", format_bytes(static_cast<double>(g.forward_activation_bytes())),
              format_bytes_exact(g.forward_activation_bytes()));
   fmt::print("parameters  {} trained, as PyTorch counts them; {} ({}) with batch-norm running statistics; "
-             "gradients as much again; optimizer state x1 (momentum), x2 (Adam)\n",
+             "gradients {} (the trained ones); optimizer state x1 (momentum), x2 (Adam) of the gradients\n",
              fmt::group_digits(trainable_parameters(g)),
-             format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes));
+             format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes),
+             format_bytes_exact(fixed.gradient_bytes));
 }
 
 }  // namespace

@@ -200,10 +200,15 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
   if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
   StrategyResult r = strategy_schedule(g, costs, options);
   if (!r.found()) {
-    // No budget helps a method that does not apply; the solver's reasons end with their own advice.
-    const std::string advice = r.status == "does not apply"                          ? ""
-                               : r.detail.find("raise the budget") != std::string::npos ? " (or choose another strategy)"
-                                                                                        : "; raise the budget or choose another strategy";
+    // No budget helps a method that does not apply, and no strategy a budget below the
+    // floor; the solver's reasons end with their own advice.
+    const std::int64_t budget = options.ram_budget_bytes.value_or(0);
+    const std::string advice =
+        r.status == "does not apply" ? ""
+        : budget < smallest_workable_budget(g, options).bytes
+            ? "; no strategy can fit this budget: raise it"
+        : r.detail.find("raise the budget") != std::string::npos ? " (or choose another strategy)"
+                                                                 : "; raise the budget or choose another strategy";
     throw NoScheduleError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}{}", strategy,
                                       format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail, advice));
   }

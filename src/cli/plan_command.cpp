@@ -60,8 +60,8 @@ void add_plan_command(CLI::App& app) {
     const Plan& plan = lowered.plan;
     if (!opts->no_transfer_planner) {
       const TransferPlanResult& t = lowered.transfers;
-      fmt::print(stderr, "transfer planner: moved {} page-ins and {} page-outs; stall {} -> {}, makespan {} -> {}\n",
-                 t.moved_pageins, t.moved_pageouts, format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
+      fmt::print(stderr, "transfer planner: moved {} and {}; stall {} -> {}, makespan {} -> {}\n",
+                 counted(t.moved_pageins, "page-in"), counted(t.moved_pageouts, "page-out"), format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
                  format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
     }
     // The files as one output: all written, or none (write_files_atomically).

@@ -252,6 +252,9 @@ void train(TrainOptions o) {
   if (o.ram_budgets.size() > 1 || o.strategies.size() > 1)
     throw InputError("--ram-budget and --strategy take one value each when training; lists are for --report DIR, "
                      "which times every strategy at every budget");
+  set_interrupt_note(fmt::format("poet: interrupted before training began (while reading the model and data, or "
+                                 "making the plan); nothing was written{}",
+                                 o.resume ? fmt::format(", and '{}' is as it was", o.checkpoint) : ""));
   TrainedModel model = load_model(o);
   o.model = model.name;
   // Before the plan is made and the data loaded: a missing or mismatched checkpoint is
@@ -341,6 +344,7 @@ void train(TrainOptions o) {
       fmt::print("note        the checkpoint has done {}, and --epochs asks for {}: nothing to train; raise "
                  "--epochs to train on\n",
                  counted(first_epoch, "epoch"), o.epochs);
+    std::fflush(stdout);  // before an interrupt, which ends the process without flushing
   }
 
   nlohmann::json epochs = nlohmann::json::array();

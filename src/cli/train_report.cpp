@@ -57,12 +57,16 @@ void run_prediction_report(const ReportRequest& r) {
   request.timing.seed = r.seed;
   std::optional<ProgressBar> bar;
   std::string phase;
-  set_interrupt_note(fmt::format("poet: interrupted while timing steps; nothing was written to '{}' (a report is "
-                                 "written whole, at the end)",
-                                 r.output_dir));
+  const auto interrupted_while = [&r](std::string_view doing) {
+    set_interrupt_note(fmt::format("poet: interrupted while {}; nothing was written to '{}' (a report is written "
+                                   "whole, at the end)",
+                                   doing, r.output_dir));
+  };
+  interrupted_while("making the plans");
   const std::vector<train::PredictionRow> rows = train::predict_and_measure(
       g, costs, request, [&](const std::string& now, int done, int total, const std::string& detail) {
         if (now != phase) {
+          interrupted_while(now == "planning" ? "making the plans" : "timing steps");
           if (bar) bar->finish();
           bar.emplace(now, now == "planning" ? "plan" : "round");
           phase = now;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "poet/util/error.h"
+#include "poet/util/units.h"
 #include "poet/util/input_file.h"
 
 namespace poet {
@@ -162,8 +163,8 @@ DevicePlan decode_device_plan(std::span<const std::uint8_t> bytes, std::string_v
     // A buffer starts inside the arena (a zero-byte one may sit at 0 of an empty arena).
     if (units > static_cast<std::uint64_t>(d.arena_bytes / d.alignment) ||
         (static_cast<std::int64_t>(units) * d.alignment >= d.arena_bytes && units != 0))
-      b.fail(fmt::format("buffer {} ({} of node {}) has offset {} x {} B, outside the {}-byte arena",
-                         d.offsets.size(), instr_name(ins.kind), ins.node, units, d.alignment, d.arena_bytes));
+      b.fail(fmt::format("buffer {} ({} of node {}) has offset {} x {} B, outside the arena of {}", d.offsets.size(),
+                         instr_name(ins.kind), ins.node, units, d.alignment, format_bytes_exact(d.arena_bytes)));
     d.offsets.push_back(static_cast<std::int64_t>(units) * d.alignment);
   }
   if (b.position() != body.size())

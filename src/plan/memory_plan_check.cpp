@@ -70,9 +70,9 @@ std::optional<ArenaFault> find_arena_fault(const std::vector<BufferLife>& buffer
                                        "apart from them",
                                        describe_buffer(buffers, plan, i), *taken)};
     if (plan.offsets[i] + buffers[i].bytes > plan.arena_bytes)
-      return ArenaFault{i, fmt::format("{} ends {} B past the end of the {}-byte arena",
-                                       describe_buffer(buffers, plan, i),
-                                       plan.offsets[i] + buffers[i].bytes - plan.arena_bytes, plan.arena_bytes)};
+      return ArenaFault{i, fmt::format("{} ends {} past the end of the arena of {}", describe_buffer(buffers, plan, i),
+                                       format_bytes_exact(plan.offsets[i] + buffers[i].bytes - plan.arena_bytes),
+                                       format_bytes_exact(plan.arena_bytes))};
   }
   // Sweep in allocation order: only buffers allocated before i's release can meet it.
   std::vector<std::size_t> order;

@@ -6,6 +6,7 @@
 
 #include "poet/train/training_plan.h"
 #include "poet/util/error.h"
+#include "poet/util/units.h"
 
 namespace poet::train {
 namespace {
@@ -58,7 +59,7 @@ std::vector<PredictionRow> predict_and_measure(const Graph& g, const GraphCosts&
         planned_rows.push_back(rows.size() - 1);
       }
     }
-  if (progress) progress("planning", total, total, fmt::format("{} plans", plans.size()));
+  if (progress) progress("planning", total, total, counted(plans.size(), "plan"));
 
   std::vector<const LoweredPlan*> executables;
   for (const TrainingPlan& p : plans) executables.push_back(&p.lowered);

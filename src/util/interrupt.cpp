@@ -76,6 +76,11 @@ void on_interrupt(int signal_number) {
     write_note(g_stop_note);
     return;
   }
+  // One clean-up: a signal another thread takes meanwhile (a pager's, with its own mask)
+  // waits for the first one's exit instead of printing the note again.
+  static std::atomic<bool> ending{false};
+  if (ending.exchange(true))
+    for (;;) ::pause();
   for (auto& child : g_children)
     if (const pid_t group = child.load(); group > 0) {
       ::kill(-group, SIGKILL);
