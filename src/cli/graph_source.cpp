@@ -1,6 +1,7 @@
 #include "graph_source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "poet/strategy/strategy.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/nearest_name.h"
 #include "poet/util/units.h"
 
 namespace poet::cli {
@@ -34,6 +36,19 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
         return fmt::format("'{}' is not {}", text_excerpt(text), range);
       },
       range);
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  return CLI::Validator(
+      [names](std::string& text) -> std::string {
+        const std::size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+        text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+        if (std::ranges::find(names, text) != names.end()) return {};
+        const auto nearest = nearest_name(text, names);
+        return fmt::format("'{}' is not one of {}{}", text_excerpt(text), fmt::join(names, ", "),
+                           nearest ? fmt::format(" (did you mean '{}'?)", *nearest) : "");
+      },
+      fmt::format("{}", fmt::join(names, "|")));
 }
 
 namespace {
@@ -134,7 +149,7 @@ void GraphSource::add_options(CLI::App& cmd) {
       cmd.add_option("--backward", backward,
                      "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
           ->capture_default_str()
-          ->check(CLI::IsMember({"autodiff", "chain"}));
+          ->check(one_of({"autodiff", "chain"}));
   // A graph file has its model, batch and backward in it: these would be ignored.
   for (CLI::Option* made_by_the_file : {model_option, batch_option, backward_option})
     graph_option->excludes(made_by_the_file);
@@ -185,7 +200,7 @@ void ScheduleSource::add_options(CLI::App& cmd) {
   cmd.add_option("--strategy", strategy,
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()
-      ->check(CLI::IsMember(strategy_names()))
+      ->check(one_of(strategy_names()))
       ->excludes(file);
   cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
       ->capture_default_str()
@@ -268,7 +283,7 @@ void BudgetOptions::add_options(CLI::App& cmd) {
 void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer) {
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
       ->capture_default_str()
-      ->check(CLI::IsMember(optimizer_names()));
+      ->check(one_of(optimizer_names()));
 }
 
 const std::vector<std::string>& optimizer_names() {

@@ -29,6 +29,11 @@ inline constexpr int kMaxBatchSize = 1 << 20;
 // if `whole`), whose message says so in those words.
 CLI::Validator number_in(double lo, double hi, bool whole = false);
 
+// A CLI11 check that an option's value (each of a list's) is one of `names`, spaces around
+// it dropped ("poet, dtr"); its message names the nearest one and lists them all, where
+// CLI11's said "--strategy:  dtr not in {...}".
+CLI::Validator one_of(std::vector<std::string> names);
+
 // The one range every --time-limit of a solve takes (solve, sweep, train, and the
 // strategies of plan, simulate and show), in seconds.
 inline CLI::Validator time_limit_seconds() { return number_in(0.001, 1e6); }
