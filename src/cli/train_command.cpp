@@ -308,6 +308,13 @@ void train(TrainOptions o) {
 
   std::unique_ptr<FilePager> pager;
   if (pages) {
+    // A --page-file given was checked before planning; the default place is checked once
+    // the plan is known to page.
+    if (o.page_file.empty())
+      if (const auto problem = new_file_problem(""))
+        throw InputError(fmt::format("the plan pages, and its page file goes in the working folder unless --page-file "
+                                     "says where, but {}: give --page-file a folder on storage you may write to",
+                                     *problem));
     FilePagerOptions po;
     po.path = o.page_file;
     po.direct_io = !o.page_cache;
@@ -380,7 +387,11 @@ void train(TrainOptions o) {
       fmt::print(
           "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({}), test accuracy {:.2f}% ({}){}\n", epoch + 1,
           o.epochs, r.mean_loss, 100 * r.accuracy, counted(static_cast<std::size_t>(r.batches), "batch", "batches"),
-          100 * test.accuracy, counted(static_cast<std::size_t>(test.samples), "sample"),
+          100 * test.accuracy,
+          // The plan is for whole batches: the test set's last part batch is left out.
+          test.samples < data.test.count()
+              ? fmt::format("{} of {} samples, in whole batches", test.samples, data.test.count())
+              : counted(static_cast<std::size_t>(test.samples), "sample"),
           o.checkpoint.empty() ? "" : fmt::format("; checkpoint '{}'", o.checkpoint));
     std::fflush(stdout);
   }
