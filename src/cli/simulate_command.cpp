@@ -101,8 +101,14 @@ void add_simulate_command(CLI::App& app) {
                                               : load_plan_text(opts->plan_file, g);
     // A plan file's own order is judged as it is (the simulator names its first instruction
     // over the budget); a schedule's error says what to change.
-    const SimulationResult r =
-        opts->plan_file.empty() ? simulate_for_budget(g, costs, plan, options) : simulate(g, costs, plan, options);
+    const SimulationResult r = [&] {
+      if (opts->plan_file.empty()) return simulate_for_budget(g, costs, plan, options);
+      try {
+        return simulate(g, costs, plan, options);
+      } catch (const InvalidPlan& e) {
+        throw InputError(fmt::format("plan '{}': {}", opts->plan_file, e.what()));
+      }
+    }();
     if (opts->plan_file.empty()) opts->schedule.require_fits(g, r, options);
     if (opts->json)
       fmt::print("{}\n", json_text(simulation_to_json(r, options), 2));

@@ -30,7 +30,9 @@ ArenaFit lower_to_fit_arena(const Graph& g, const GraphCosts& costs, const Sched
     at -= step;
     if (at <= out.lowered.simulation.fixed_bytes) return out;
     if (progress)
-      fmt::print(stderr, "the arena is {} over the RAM budget with the fixed memory; planning again at {} ({} of {})\n",
+      fmt::print(stderr,
+                 "poet: note: the arena is {} over the RAM budget with the fixed memory; planning again at {} ({} of "
+                 "{})\n",
                  format_bytes_exact(over), format_bytes_exact(at), attempt, kMaxArenaReplans);
     const std::optional<Schedule> again = replan(at);
     out.replans = attempt;

@@ -133,7 +133,11 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
                                  "graph it was made for",
                                  path, j["stages"].get<std::uint64_t>(), g.name(), g.size()));
   Schedule s = convert_json("schedule", path, [&] { return schedule_from_json(j, path); });
-  check_schedule_shape(s, g);
+  try {
+    check_schedule_shape(s, g);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("'{}': {}", path, e.what()));
+  }
   return s;
 }
 
