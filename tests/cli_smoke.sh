@@ -507,6 +507,7 @@ expect 4 "no plan ran: no --strategy made a schedule within any --ram-budget" --
 expect 2 "--checkpoint is for training, and --report DIR trains no model" -- train --model lenet5 --report "$tmp/report" --checkpoint "$tmp/r.ckpt"
 expect 2 "--report-steps is for --report DIR" -- train --model lenet5 --report-steps 3
 expect 2 "--report: an empty path; give a folder's name" -- train --model lenet5 --report ''
+expect 2 "--json: '-m' is an option, not a file name: give the file (or - for stdout) right after the option" -- graph --json -m lenet5
 expect 2 "--train-samples is for the data files --samples-dir DIR writes" -- firmware --model mcu_cnn --plan "$(dirname "$0")/data/schedules/lenet5_m4_paging_95.json" --header "$tmp/none.h" --train-samples 10
 expect 2 "--schedule and --strategy cannot be given together" -- simulate --model lenet5 --schedule "$(dirname "$0")/data/schedules/lenet5_m4_paging_95.json" --strategy dtr
 [ -s "$tmp/report/prediction.svg" ] && [ -s "$tmp/report/prediction.md" ] && [ -s "$tmp/report/prediction.json" ] || { echo "FAIL: --report wrote no prediction.{svg,md,json}"; failures=$((failures + 1)); }

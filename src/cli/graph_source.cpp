@@ -115,6 +115,11 @@ CLI::Validator output_file(std::string suffix) {
       [suffix](std::string& path) -> std::string {
         // An empty path (an unset shell variable) is no file: not "none", not the folder.
         if (path.empty()) return "an empty path; give a file name";
+        // `graph --json -m lenet5`: the option's file was forgotten and the next option taken.
+        if (path.size() > 1 && path.starts_with('-'))
+          return fmt::format("'{}' is an option, not a file name: give the file (or - for stdout) right after the "
+                             "option (a file whose name begins with '-' is ./{})",
+                             text_excerpt(path), text_excerpt(path));
         const std::string given = path;
         dash_to(path, "/dev/stdout");
         if (suffix.empty()) named_outputs().push_back(path);
