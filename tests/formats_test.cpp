@@ -164,23 +164,21 @@ TEST(DeviceJson, RejectsEveryFileInTheBadDevicesFolder) {
 }
 
 TEST(DeviceJson, UnknownPlatformListsTheValidOnes) {
-  try {
-    resolve_device("pi5");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "unknown platform 'pi5': expected one of m0, m4, a72, a72nocache, jetsontx2, or a path to a device "
-                 "profile JSON file");
-  }
+  const auto refusal = [](const std::string& platform) {
+    try {
+      resolve_device(platform);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal("pi5"),
+            "unknown platform 'pi5': expected one of m0, m4, a72, a72nocache, jetsontx2, or a path to a device "
+            "profile JSON file");
   // A path was meant: the file is missing, not the platform unknown.
-  try {
-    resolve_device("profiles/pi5.json");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "device profile 'profiles/pi5.json' does not exist; give the path of a profile file (poet profile "
-                 "writes one), or a built-in platform: m0, m4, a72, a72nocache, jetsontx2");
-  }
+  EXPECT_EQ(refusal("profiles/pi5.json"),
+            "device profile 'profiles/pi5.json' does not exist; give the path of a profile file (poet profile "
+            "writes one), or a built-in platform: m0, m4, a72, a72nocache, jetsontx2");
 }
 
 }  // namespace
