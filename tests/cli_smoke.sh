@@ -182,6 +182,7 @@ expect 4 "chen_sqrt, chen_greedy, dtr and capuchin handle DAGs" -- \
   { echo "FAIL: revolve on a DAG advised a larger budget: $last_output"; failures=$((failures + 1)); }
 expect 2 "--strategy: 'magic' is not one of checkpoint_all, chen_sqrt" -- train --model lenet5 --strategy magic
 expect 2 "--strategy: 'pot' is not one of checkpoint_all, chen_sqrt, chen_greedy, revolve, dtr, capuchin, pofo, checkmate, poet_remat, poet_paging, poet (did you mean 'poet'?)" -- train --model lenet5 --strategy ' pot'
+expect 0 "peak RAM" -- simulate --model lenet5 --strategy ' checkpoint_all'
 expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"

@@ -154,7 +154,7 @@ void GraphSource::add_options(CLI::App& cmd) {
       cmd.add_option("--backward", backward,
                      "Backward construction: autodiff (the real backward graph) or chain (the reference's)")
           ->capture_default_str()
-          ->check(one_of({"autodiff", "chain"}));
+          ->transform(one_of({"autodiff", "chain"}));
   // A graph file has its model, batch and backward in it: these would be ignored.
   for (CLI::Option* made_by_the_file : {model_option, batch_option, backward_option})
     graph_option->excludes(made_by_the_file);
@@ -205,7 +205,7 @@ void ScheduleSource::add_options(CLI::App& cmd) {
   cmd.add_option("--strategy", strategy,
                  "Strategy that makes the schedule for --ram-budget when no --schedule is given: " + strategy_list())
       ->capture_default_str()
-      ->check(one_of(strategy_names()))
+      ->transform(one_of(strategy_names()))
       ->excludes(file);
   cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
       ->capture_default_str()
@@ -230,7 +230,7 @@ Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const Sim
         : r.detail.find("raise the budget") != std::string::npos ? " (or choose another strategy)"
                                                                  : "; raise the budget or choose another strategy";
     throw NoScheduleError(fmt::format("--strategy {} found no schedule within --ram-budget {}: {}{}", strategy,
-                                      format_bytes_exact(options.ram_budget_bytes.value_or(0)), r.detail, advice));
+                                      format_bytes_exact(budget), r.detail, advice));
   }
   return std::move(*r.schedule);
 }
@@ -288,7 +288,7 @@ void BudgetOptions::add_options(CLI::App& cmd) {
 void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer) {
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
       ->capture_default_str()
-      ->check(one_of(optimizer_names()));
+      ->transform(one_of(optimizer_names()));
 }
 
 const std::vector<std::string>& optimizer_names() {

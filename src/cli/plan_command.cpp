@@ -61,8 +61,9 @@ void add_plan_command(CLI::App& app) {
     if (!opts->no_transfer_planner) {
       const TransferPlanResult& t = lowered.transfers;
       fmt::print(stderr, "transfer planner: moved {} and {}; stall {} -> {}, makespan {} -> {}\n",
-                 counted(t.moved_pageins, "page-in"), counted(t.moved_pageouts, "page-out"), format_seconds(t.stall_before_s), format_seconds(t.stall_after_s),
-                 format_seconds(t.makespan_before_s), format_seconds(t.makespan_after_s));
+                 counted(t.moved_pageins, "page-in"), counted(t.moved_pageouts, "page-out"),
+                 format_seconds(t.stall_before_s), format_seconds(t.stall_after_s), format_seconds(t.makespan_before_s),
+                 format_seconds(t.makespan_after_s));
     }
     // The files as one output: all written, or none (write_files_atomically).
     std::vector<FileContents> files = device_output_files(g, fit, opts->device, options.ram_budget_bytes);

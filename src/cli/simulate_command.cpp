@@ -79,7 +79,7 @@ void add_simulate_command(CLI::App& app) {
                   "strict (fixed memory counts) or reference (activations only, as 'solve --accounting reference' "
                   "judges its schedules)")
       ->capture_default_str()
-      ->check(one_of({"strict", "reference"}));
+      ->transform(one_of({"strict", "reference"}));
   cmd->add_flag("--json", opts->json, "Print the figures as JSON");
   cmd->callback([opts] {
     std::vector<NamedFile> inputs = opts->source.input_files();

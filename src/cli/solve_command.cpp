@@ -105,11 +105,11 @@ void add_solve_command(CLI::App& app) {
                   "profile's optimizer update is left out; none if omitted");
   cmd->add_option("--mode", opts->mode, "poet (remat + paging), remat, paging, or checkmate (remat, time objective)")
       ->capture_default_str()
-      ->check(one_of({"poet", "remat", "paging", "checkmate"}));
+      ->transform(one_of({"poet", "remat", "paging", "checkmate"}));
   cmd->add_option("--accounting", opts->accounting,
                   "strict (fixed memory, page-ins and paging time count) or reference (the reference's model)")
       ->capture_default_str()
-      ->check(one_of({"strict", "reference"}));
+      ->transform(one_of({"strict", "reference"}));
   cmd->add_flag("--count-gradients", opts->solve.count_gradients, "Strict: gradients and optimizer state are fixed memory");
   add_counted_optimizer_option(*cmd, opts->optimizer);
   cmd->add_option("--time-limit", opts->solve.time_limit_s,

@@ -511,7 +511,7 @@ void add_train_command(CLI::App& app) {
                   "How to fit the budget: " + strategy_list() + " (with --report: a comma-separated list)")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(one_of(strategy_names()));
+      ->transform(one_of(strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
       ->capture_default_str()
       ->transform(input_file());
@@ -526,7 +526,7 @@ void add_train_command(CLI::App& app) {
       ->check(number_in(0, 1e12, true));
   cmd->add_option("--optimizer", o->optimizer, "sgd, momentum or adam")
       ->capture_default_str()
-      ->check(one_of(optimizer_names()));
+      ->transform(one_of(optimizer_names()));
   cmd->add_option("--lr", o->learning_rate, "Learning rate (default: 0.05 sgd, 0.01 momentum, 0.001 adam)")
       ->check(number_in(1e-12, 1e6));
   cmd->add_option("--seed", o->seed, "Seed of the initial weights, the batch order and dropout")

@@ -90,7 +90,8 @@ void run_prediction_report(const ReportRequest& r) {
                                {"platform", device.name},
                                {"measured_profile", measured_here},
                                {"node_times_alongside", r.time_nodes_alongside},
-                               {"median_absolute_error", none_ran ? nlohmann::json() : nlohmann::json(train::median_absolute_error(rows))},
+                               {"median_absolute_error",
+                                none_ran ? nlohmann::json() : nlohmann::json(train::median_absolute_error(rows))},
                                {"summary", train::prediction_summary(rows)},
                                {"rows", train::prediction_rows_json(rows)}};
   std::string table = train::prediction_table_markdown(rows) + "\n" + train::prediction_summary(rows) + "\n";
@@ -104,8 +105,8 @@ void run_prediction_report(const ReportRequest& r) {
   else
     fmt::print("{}\n\n{}wrote {}.md, .json, .svg\n", title, table, base);
   if (none_ran)
-    throw NoScheduleError(fmt::format("no plan ran: no --strategy made a schedule within any --ram-budget (the "
-                                      "table says why, row by row); raise the budgets, or choose other strategies"));
+    throw NoScheduleError("no plan ran: no --strategy made a schedule within any --ram-budget (the table says why, "
+                          "row by row); raise the budgets, or choose other strategies");
 }
 
 }  // namespace poet::cli

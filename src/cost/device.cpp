@@ -60,7 +60,8 @@ void check_value(double v, const Field& f, std::string_view where) {
 // its default (storage.cpu_per_bytes_s for cpu_per_byte_s made paging free).
 void refuse_unknown_fields(const json& object, const std::vector<std::string>& fields, const std::string& where) {
   for (const auto& [key, value] : object.items())
-    if (std::ranges::find(fields, key) == fields.end()) throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
+    if (std::ranges::find(fields, key) == fields.end())
+      throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
 }
 
 std::vector<std::string> section_fields(std::string_view section) {

@@ -41,7 +41,8 @@ ImageFormat sniff_format(const std::string& path) {
   static constexpr std::array<unsigned char, 8> kPng = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   if (n == kPng.size() && magic == kPng) return ImageFormat::Png;
   if (n >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF) return ImageFormat::Jpeg;
-  if (n == 0) throw InputError(fmt::format("'{}' is not a PNG or JPEG picture (the file is empty); {}", path, kReencode));
+  if (n == 0)
+    throw InputError(fmt::format("'{}' is not a PNG or JPEG picture (the file is empty); {}", path, kReencode));
   throw InputError(fmt::format("'{}' is not a PNG or JPEG picture (its first bytes are {:02x}); {}", path,
                                fmt::join(magic.begin(), magic.begin() + static_cast<std::ptrdiff_t>(n), " "),
                                kReencode));

@@ -30,7 +30,10 @@ const std::vector<ZooEntry>& zoo() {
        [](const auto& o) { return transformer(o, 12, "bert"); }},
       {{"mobilenet_v2", "MobileNetV2 1.0, 224x224 RGB, 1000 classes", false}, mobilenet_v2},
       {{"lenet5", "LeNet-5, 28x28 grayscale, 10 classes", false}, lenet5},
-      {{"mcu_cnn", "CNN of five 3x3 conv8 (the first strided), max-pool, linear; 28x28 grayscale, 10 classes: trains in 256 KB (firmware/)", false},
+      {{"mcu_cnn",
+        "CNN of five 3x3 conv8 (the first strided), max-pool, linear; 28x28 grayscale, 10 classes: trains in 256 KB "
+        "(firmware/)",
+        false},
        mcu_cnn},
   };
   return entries;

@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "poet/util/error.h"
-#include "poet/util/units.h"
 #include "poet/util/input_file.h"
+#include "poet/util/units.h"
 
 namespace poet {
 namespace {

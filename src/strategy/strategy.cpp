@@ -33,7 +33,8 @@ StrategyResult checkpoint_all(const Graph& g, const GraphCosts& costs, const Str
   r.schedule = checkpoint_all_schedule(g);
   r.simulation = simulate_baseline(g, costs, *r.schedule, request.budget);
   if (!fits_budget(*r.simulation, request.budget)) {
-    r = no_schedule(fmt::format("it keeps every activation, and needs {}", format_bytes_exact(r.simulation->peak_bytes)));
+    r = no_schedule(
+        fmt::format("it keeps every activation, and needs {}", format_bytes_exact(r.simulation->peak_bytes)));
   }
   return from_baseline(std::move(r));
 }
