@@ -507,6 +507,10 @@ expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy chec
 expect 4 "no plan ran: no --strategy made a schedule within any --ram-budget" -- train --model lenet5 --report "$tmp/no-plan" --ram-budget 10%
 expect 2 "--checkpoint is for training, and --report DIR trains no model" -- train --model lenet5 --report "$tmp/report" --checkpoint "$tmp/r.ckpt"
 expect 2 "--report-steps is for --report DIR" -- train --model lenet5 --report-steps 3
+# An entry twice would run its tasks twice, in two columns or rows of one name.
+expect 2 "--methods lists 'dtr' twice; give each method once" -- sweep --model lenet5 --methods dtr,dtr --budgets 90 -o "$tmp/twice"
+expect 2 "--budgets lists 90% twice; give each value once" -- sweep --model lenet5 --methods dtr --budgets 90,90 -o "$tmp/twice"
+expect 2 "--strategy lists 'poet' twice; give each once" -- train --model lenet5 --report "$tmp/twice" --strategy poet,poet
 expect 2 "--report: an empty path; give a folder's name" -- train --model lenet5 --report ''
 expect 2 "--json: '-m' is an option, not a file name: give the file (or - for stdout) right after the option" -- graph --json -m lenet5
 expect 2 "--train-samples is for the data files --samples-dir DIR writes" -- firmware --model mcu_cnn --plan "$(dirname "$0")/data/schedules/lenet5_m4_paging_95.json" --header "$tmp/none.h" --train-samples 10

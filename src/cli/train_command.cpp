@@ -564,6 +564,11 @@ void add_train_command(CLI::App& app) {
                                        "to train, or add --report DIR",
                                        name));
     } else {
+      // An entry twice would time its plans twice, in rows of one name.
+      for (const auto& [name, list] : {std::pair{"--strategy", &o->strategies}, std::pair{"--ram-budget", &o->ram_budgets}})
+        for (auto it = list->begin(); it != list->end(); ++it)
+          if (std::find(std::next(it), list->end(), *it) != list->end())
+            throw InputError(fmt::format("{} lists '{}' twice; give each once", name, *it));
       if (o->dataset != "synthetic" && given("--dataset"))
         throw InputError(fmt::format("--dataset {}: --report DIR trains no model, and times steps on synthetic "
                                      "batches; leave --dataset out, or drop --report to train",

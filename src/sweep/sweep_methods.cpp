@@ -38,10 +38,15 @@ std::vector<std::string> parse_sweep_methods(const std::string& text) {
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string name = text.substr(begin, comma - begin);
+    std::string name = text.substr(begin, comma - begin);
+    const std::size_t first = name.find_first_not_of(' '), last = name.find_last_not_of(' ');
+    name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
     if (!is_strategy(name))
       throw InputError(fmt::format("--methods: unknown method '{}'; use 'all' or a list of: {}", text_excerpt(name),
                                    strategy_list()));
+    // A method twice would run its tasks twice, in two columns of one name.
+    if (std::ranges::find(out, name) != out.end())
+      throw InputError(fmt::format("--methods lists '{}' twice; give each method once", name));
     out.push_back(name);
     begin = comma + 1;
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -35,7 +36,12 @@ std::vector<double> parse_range(const std::string& text, const std::string& opti
   std::vector<double> values;
   if (separator == ',' || parts.size() == 1) {
     if (parts.size() > kMaxSweepRangeValues) throw too_many(static_cast<double>(parts.size()));
-    for (const auto& p : parts) values.push_back(number(p));
+    for (const auto& p : parts) {
+      const double v = number(p);
+      if (std::ranges::find(values, v) != values.end())
+        throw InputError(fmt::format("{} lists {}{} twice; give each value once", option, v, unit == "%" ? "%" : "x"));
+      values.push_back(v);
+    }
     return values;
   }
   if (parts.size() != 3)
