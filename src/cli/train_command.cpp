@@ -565,7 +565,8 @@ void add_train_command(CLI::App& app) {
                                        name));
     } else {
       // An entry twice would time its plans twice, in rows of one name.
-      for (const auto& [name, list] : {std::pair{"--strategy", &o->strategies}, std::pair{"--ram-budget", &o->ram_budgets}})
+      for (const auto& [name, list] :
+           {std::pair{"--strategy", &o->strategies}, std::pair{"--ram-budget", &o->ram_budgets}})
         for (auto it = list->begin(); it != list->end(); ++it)
           if (std::find(std::next(it), list->end(), *it) != list->end())
             throw InputError(fmt::format("{} lists '{}' twice; give each once", name, *it));
