@@ -41,8 +41,7 @@ CLI::Validator number_in(double lo, double hi, bool whole) {
 CLI::Validator one_of(std::vector<std::string> names) {
   return CLI::Validator(
       [names](std::string& text) -> std::string {
-        const std::size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
-        text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+        text = std::string(trim_spaces(text));
         if (std::ranges::find(names, text) != names.end()) return {};
         const auto nearest = nearest_name(text, names);
         return fmt::format("'{}' is not one of {}{}", text_excerpt(text), fmt::join(names, ", "),

@@ -38,9 +38,7 @@ std::vector<std::string> parse_sweep_methods(const std::string& text) {
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t comma = std::min(text.find(',', begin), text.size());
-    std::string name = text.substr(begin, comma - begin);
-    const std::size_t first = name.find_first_not_of(' '), last = name.find_last_not_of(' ');
-    name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
+    const std::string name(trim_spaces(std::string_view(text).substr(begin, comma - begin)));
     if (!is_strategy(name))
       throw InputError(fmt::format("--methods: unknown method '{}'; use 'all' or a list of: {}", text_excerpt(name),
                                    strategy_list()));

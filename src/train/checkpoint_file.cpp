@@ -77,9 +77,13 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+bool begins_as_a_checkpoint(std::string_view bytes) {
+  return bytes.size() >= sizeof(kMagic) && std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) == 0;
+}
+
 // Throws unless `bytes` (the whole file, or its first 64 KiB) begin as a checkpoint does.
 void check_header(std::string_view bytes, const std::string& path) {
-  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+  if (!begins_as_a_checkpoint(bytes))
     throw InputError(
         fmt::format("'{}' is not a poet training checkpoint (no POETCKPT header); pass the file a "
                     "'poet train --checkpoint' wrote",
@@ -156,7 +160,7 @@ void check_free_for_a_new_checkpoint(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) return;
   std::string first(sizeof(kMagic), '\0');
   std::ifstream(path, std::ios::binary).read(first.data(), static_cast<std::streamsize>(first.size()));
-  if (first != std::string_view(kMagic, sizeof(kMagic)))
+  if (!begins_as_a_checkpoint(first))
     throw InputError(fmt::format("--checkpoint '{}' is a file that is not a poet checkpoint, which training would "
                                  "replace; give another --checkpoint path, or remove the file",
                                  path));

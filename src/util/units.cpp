@@ -140,4 +140,10 @@ std::string text_excerpt(std::string_view text) {
   return text.size() <= 40 ? std::string(text) : std::string(text.substr(0, 37)) + "...";
 }
 
+std::string_view trim_spaces(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
 }  // namespace poet

@@ -39,4 +39,7 @@ double parse_percent(std::string_view text, std::string_view what);
 // `text` for an error message: whole up to 40 characters, else its start and "...".
 std::string text_excerpt(std::string_view text);
 
+// `text` without the spaces and tabs around it ("poet, dtr" split at the comma).
+std::string_view trim_spaces(std::string_view text);
+
 }  // namespace poet
