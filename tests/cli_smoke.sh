@@ -188,7 +188,10 @@ expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
 expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
 expect 2 "or more, or make a schedule for this budget" -- plan --model lenet5 --schedule "$tmp/s.json" --ram-budget 98%
-expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes" -- simulate --schedule "$tmp/s.json"
+expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes (it was made for 'lenet5')" -- simulate --schedule "$tmp/s.json"
+expect 0 "wrote" -- solve --model linear --backward chain --ram-budget 90% -o "$tmp/linear.json"
+expect 2 "is for another graph than 'lenet5' (it was made for 'linear'): they have as many nodes" -- \
+  simulate --model lenet5 --backward chain --schedule "$tmp/linear.json"
 printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"

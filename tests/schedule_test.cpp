@@ -4,9 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "hand_graph.h"
+#include "poet/backward/backward.h"
+#include "poet/models/zoo.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "poet/util/error.h"
+#include "scratch_folder.h"
 
 namespace poet {
 namespace {
@@ -73,6 +78,54 @@ TEST(Schedule, RejectsMalformedJson) {
                  "schedule 'x.json': R[1] holds 7, which is not a node id in [0, 1]; node i cannot be touched before "
                  "its own stage (matrices are lower-triangular)");
   }
+}
+
+TEST(Schedule, StructureChecksumIgnoresNamesAndBatchButNotEdges) {
+  const auto lenet5 = [](int batch) { return build_autodiff_backward(build_forward_graph("lenet5", {.batch_size = batch})); };
+  const Graph g = lenet5(1);
+  EXPECT_EQ(g.structure_checksum(), lenet5(8).structure_checksum());  // other shapes
+  Graph renamed("renamed");
+  for (Node n : g.nodes()) {
+    n.name += "_onnx";
+    renamed.add(std::move(n));
+  }
+  EXPECT_EQ(g.structure_checksum(), renamed.structure_checksum());
+  Graph rewired("rewired");
+  for (Node n : g.nodes()) {
+    if (n.op == OpKind::ReLU) n.op = OpKind::Sigmoid;
+    rewired.add(std::move(n));
+  }
+  EXPECT_NE(g.structure_checksum(), rewired.structure_checksum());
+}
+
+class ScheduleFile : public ScratchFolderTest {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_F(ScheduleFile, NamesTheGraphItWasMadeForAndIsRefusedForAnother) {
+  // Two graphs of five nodes: a schedule of one is no schedule of the other.
+  const Graph hand = testing::hand_graph();
+  const Graph chain = testing::chain_training_graph({10, 10, 10});
+  ASSERT_EQ(hand.size(), chain.size());
+  const std::string path = write("hand.json", schedule_file_text(checkpoint_all_schedule(hand), hand));
+  EXPECT_EQ(load_schedule(path, hand), checkpoint_all_schedule(hand));
+  EXPECT_EQ(error_of([&] { load_schedule(path, chain); }),
+            "schedule '" + path + "' is for another graph than 'chain3' (it was made for 'hand'): they have as many "
+            "nodes, but other operators or edges; make one for 'chain3' (poet solve or poet plan with "
+            "--save-schedule), or give the graph the schedule was made for");
+  // A file without "graph" (written before it was recorded) is held to the node count alone.
+  const std::string old = write("old.json", schedule_to_json(checkpoint_all_schedule(hand)).dump());
+  EXPECT_NO_THROW(load_schedule(old, hand));
+  const Graph lenet5 = build_autodiff_backward(build_forward_graph("lenet5", {}));
+  EXPECT_EQ(error_of([&] { load_schedule(path, lenet5); }),
+            "schedule '" + path + "' has 5 stages but graph 'lenet5' has " + std::to_string(lenet5.size()) +
+                " nodes (it was made for 'hand'): make one for 'lenet5' (poet solve or poet plan with "
+                "--save-schedule), or give the graph the schedule was made for");
 }
 
 }  // namespace

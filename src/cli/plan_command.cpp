@@ -67,7 +67,7 @@ void add_plan_command(CLI::App& app) {
     }
     // The files as one output: all written, or none (write_files_atomically).
     std::vector<FileContents> files = device_output_files(g, fit, opts->device, options.ram_budget_bytes);
-    if (!opts->save_schedule.empty()) files.push_back({opts->save_schedule, schedule_file_text(fit.schedule)});
+    if (!opts->save_schedule.empty()) files.push_back({opts->save_schedule, schedule_file_text(fit.schedule, g)});
     if (!opts->output.empty()) files.push_back({opts->output, plan_to_text(plan, g)});
     write_files_atomically(files);
     if (opts->output.empty())

@@ -188,7 +188,7 @@ void add_solve_command(CLI::App& app) {
     if (r.simulation && opts->device.wanted())
       files = device_output_files(g, lower_to_fit_arena(g, costs, *r.schedule, {.simulation = judged}, {}),
                                   opts->device, judged.ram_budget_bytes);
-    if (r.schedule && !opts->output.empty()) files.push_back({opts->output, schedule_file_text(*r.schedule)});
+    if (r.schedule && !opts->output.empty()) files.push_back({opts->output, schedule_file_text(*r.schedule, g)});
     write_files_atomically(files);
     if (opts->json) {
       nlohmann::json j = {{"status", solve_status_name(r.status)},
@@ -247,6 +247,10 @@ void add_solve_command(CLI::App& app) {
         fmt::print("search      {} windows solved, {} improved the schedule\n", r.windows_solved, r.windows_improved);
       if (!r.message.empty()) fmt::print("note        {}\n", r.message);
       if (r.stopped) fmt::print("stopped     {}\n", stop_text(stop_signal, r, o.time_limit_s));
+      std::vector<std::string_view> written;
+      for (const FileContents& f : files)
+        if (!f.path.starts_with("/dev/")) written.push_back(f.path);  // not stdout (it holds the file), nor /dev/null
+      if (!written.empty()) fmt::print("wrote       {}\n", fmt::join(written, ", "));
     } else {
       fmt::print("POET found no schedule: {}\n", r.message);
       fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),

@@ -1,6 +1,7 @@
 #include "poet/graph/graph.h"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <numeric>
@@ -163,6 +164,18 @@ std::size_t Graph::edge_count() const {
   std::size_t edges = 0;
   for (const auto& n : nodes_) edges += n.inputs.size();
   return edges;
+}
+
+std::uint32_t Graph::structure_checksum() const {
+  std::vector<std::int32_t> words;
+  for (const auto& n : nodes_) {
+    words.push_back(static_cast<std::int32_t>(n.op));
+    words.push_back(static_cast<std::int32_t>(n.role));
+    words.push_back(static_cast<std::int32_t>(n.inputs.size()));
+    words.insert(words.end(), n.inputs.begin(), n.inputs.end());
+  }
+  return static_cast<std::uint32_t>(
+      ::crc32_z(0L, reinterpret_cast<const Bytef*>(words.data()), words.size() * sizeof(words[0])));
 }
 
 std::vector<std::vector<NodeId>> Graph::users() const {

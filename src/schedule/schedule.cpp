@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/quoting.h"
 
 namespace poet {
 
@@ -125,13 +125,38 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   return s;
 }
 
+namespace {
+
+std::string structure_text(const Graph& g) { return fmt::format("{:08x}", g.structure_checksum()); }
+
+// The graph a schedule file says it was made for ("graph"; older files have none), for
+// messages; empty for older files.
+std::string made_for(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("graph") || !j["graph"].is_object()) return "";
+  const auto& name = j["graph"].value("name", nlohmann::json());
+  return name.is_string() ? fmt::format(" (it was made for '{}')", one_line(name.get<std::string>())) : "";
+}
+
+}  // namespace
+
 Schedule load_schedule(const std::string& path, const Graph& g) {
   const nlohmann::json j = read_json_file(path, "schedule");
+  const std::string refit = fmt::format("make one for '{}' (poet solve or poet plan with --save-schedule), or give the "
+                                        "graph the schedule was made for",
+                                        g.name());
   // The graph says how large the schedule can be, before the file's rows are allocated.
   if (j.is_object() && j.contains("stages") && j["stages"].is_number_unsigned() && j["stages"].get<std::uint64_t>() != g.size())
-    throw InputError(fmt::format("schedule '{}' has {} stages but graph '{}' has {} nodes; a schedule belongs to the "
-                                 "graph it was made for",
-                                 path, j["stages"].get<std::uint64_t>(), g.name(), g.size()));
+    throw InputError(fmt::format("schedule '{}' has {} stages but graph '{}' has {} nodes{}: {}", path,
+                                 j["stages"].get<std::uint64_t>(), g.name(), g.size(), made_for(j), refit));
+  // Same size is not same graph: another network of as many nodes would be simulated with
+  // this one's decisions, and fail at a confusing instruction or, worse, pass.
+  if (j.is_object() && j.contains("graph") && j["graph"].is_object()) {
+    const auto& structure = j["graph"].value("structure", nlohmann::json());
+    if (structure.is_string() && structure.get<std::string>() != structure_text(g))
+      throw InputError(fmt::format("schedule '{}' is for another graph than '{}'{}: they have as many nodes, but "
+                                   "other operators or edges; {}",
+                                   path, g.name(), made_for(j), refit));
+  }
   Schedule s = convert_json("schedule", path, [&] { return schedule_from_json(j, path); });
   try {
     check_schedule_shape(s, g);
@@ -141,8 +166,10 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
   return s;
 }
 
-std::string schedule_file_text(const Schedule& s) { return json_text(schedule_to_json(s)) + "\n"; }
-
-void save_schedule(const Schedule& s, const std::string& path) { write_file_atomically(path, schedule_file_text(s)); }
+std::string schedule_file_text(const Schedule& s, const Graph& g) {
+  nlohmann::json j = schedule_to_json(s);
+  j["graph"] = {{"name", g.name()}, {"structure", structure_text(g)}};
+  return json_text(j) + "\n";
+}
 
 }  // namespace poet

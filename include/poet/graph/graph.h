@@ -119,6 +119,10 @@ class Graph {
   std::size_t edge_count() const;            // counts repeated inputs
   std::vector<std::vector<NodeId>> users() const;  // users[v]: nodes that read v
   bool has_backward() const;
+  // A checksum of what a schedule depends on: each node's operator, role and inputs, in
+  // order. Names and shapes are left out: a schedule carries over to another batch size,
+  // and to the same network under other names (a zoo model and its ONNX export).
+  std::uint32_t structure_checksum() const;
 
   FixedMemory fixed_memory(Optimizer optimizer = Optimizer::SGD) const;
   std::int64_t forward_activation_bytes() const;  // sum over forward and loss nodes

@@ -68,10 +68,11 @@ void check_schedule_shape(const Schedule& s, const Graph& g);
 nlohmann::json schedule_to_json(const Schedule& s);
 Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin);
 // Reads a schedule for `g`: refused before its rows are built unless it has one stage per
-// node of `g`, then held to check_schedule_shape. Errors name the file.
+// node of `g` and, when the file names its graph's structure, the structure of `g`; then
+// held to check_schedule_shape. Errors name the file.
 Schedule load_schedule(const std::string& path, const Graph& g);
-// A schedule file's text, as save_schedule writes it.
-std::string schedule_file_text(const Schedule& s);
-void save_schedule(const Schedule& s, const std::string& path);
+// A schedule file's text: schedule_to_json with the graph it is for ("graph": its name and
+// structure_checksum), which load_schedule checks.
+std::string schedule_file_text(const Schedule& s, const Graph& g);
 
 }  // namespace poet
