@@ -171,7 +171,10 @@ TEST(DeviceFormat, CHeaderHoldsTheBytes) {
   ASSERT_EQ(bytes.size(), 30u);
   const std::string h = device_plan_c_header(bytes, "poet_plan");
   EXPECT_EQ(h.rfind("// poet device plan, format version 1 (30 bytes)", 0), 0u) << h;
-  EXPECT_NE(h.find("#include <stdint.h>\n"), std::string::npos);
+  // Guarded: a second #include of it in one file is harmless.
+  EXPECT_NE(h.find("\n#ifndef POET_DEVICE_PLAN_POET_PLAN_H\n#define POET_DEVICE_PLAN_POET_PLAN_H\n#include <stdint.h>\n"),
+            std::string::npos);
+  EXPECT_TRUE(h.ends_with("\n#endif  // POET_DEVICE_PLAN_POET_PLAN_H\n")) << h;
   EXPECT_NE(h.find("const uint8_t poet_plan[] = {\n    0x50, 0x4f, 0x45, 0x54, 0x01, 0x00, 0x05, 0x0a, 0x10, 0xb0, "
                    "0x01,"),
             std::string::npos)

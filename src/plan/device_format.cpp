@@ -242,13 +242,17 @@ DevicePlan load_device_plan(const std::string& path) {
 }
 
 std::string device_plan_c_header(std::span<const std::uint8_t> bytes, std::string_view symbol) {
+  // Guarded, so that a second #include in one file is harmless; the array is defined here
+  // (include it in one .c file, as xxd -i's output), not static, so one copy is linked.
+  std::string guard = fmt::format("POET_DEVICE_PLAN_{}_H", symbol);
+  std::transform(guard.begin(), guard.end(), guard.begin(), [](unsigned char c) { return std::toupper(c); });
   std::string out = fmt::format(
       "// poet device plan, format version {} ({} bytes); see docs/DEVICE_FORMAT.md.\n"
-      "#include <stdint.h>\n\nconst uint8_t {}[] = {{",
-      kDevicePlanVersion, bytes.size(), symbol);
+      "#ifndef {}\n#define {}\n#include <stdint.h>\n\nconst uint8_t {}[] = {{",
+      kDevicePlanVersion, bytes.size(), guard, guard, symbol);
   for (std::size_t i = 0; i < bytes.size(); ++i)
     out += fmt::format("{}0x{:02x}{}", i % 12 == 0 ? "\n    " : " ", bytes[i], i + 1 < bytes.size() ? "," : "");
-  out += fmt::format("\n}};\nconst unsigned int {}_len = {};\n", symbol, bytes.size());
+  out += fmt::format("\n}};\nconst unsigned int {}_len = {};\n#endif  // {}\n", symbol, bytes.size(), guard);
   return out;
 }
 
