@@ -127,7 +127,7 @@ TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
             0u);
   fs::remove(dir_ / "into-proc");
   try {
-    make_output_folder("/proc", "--report");
+    (void)make_output_folder("/proc", "--report");
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "--report: the folder '/proc' takes no new files (a virtual file system such as /proc); "
@@ -137,13 +137,13 @@ TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
 }
 
 TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {
-  make_output_folder((dir_ / "a" / "b").string(), "--report");
+  EXPECT_NE(make_output_folder((dir_ / "a" / "b").string(), "--report"), nullptr);  // made: removed on interrupt
   EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
-  make_output_folder((dir_ / "a" / "b").string(), "--report");  // already there: fine
+  EXPECT_EQ(make_output_folder((dir_ / "a" / "b").string(), "--report"), nullptr);  // already there: fine, kept
   write_file_atomically(dir_ / "file", "x");
   for (const fs::path& blocked : {dir_ / "file", dir_ / "file" / "below"}) {
     try {
-      make_output_folder(blocked.string(), "--data-dir");
+      (void)make_output_folder(blocked.string(), "--data-dir");
       ADD_FAILURE() << blocked << ": no error";
     } catch (const InputError& e) {
       const std::string message = e.what();
@@ -153,6 +153,31 @@ TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {
   }
   EXPECT_EQ(read_text(dir_ / "file"), "x");
   expect_only({"a", "file"});
+}
+
+// An interrupted `train --report` or `sweep` leaves no empty folder of its own behind: the
+// lock file in it goes first, then the folder. A folder that was there, or that holds a
+// file the run did not register, is kept.
+TEST_F(AtomicFile, AnInterruptRemovesTheEmptyFolderTheRunMade) {
+  fs::create_directories(dir_ / "there");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    install_interrupt_handlers();
+    const auto made = make_output_folder((dir_ / "made").string(), "--report");
+    const auto there = make_output_folder((dir_ / "there").string(), "--report");
+    const auto kept = make_output_folder((dir_ / "kept").string(), "--output-dir");
+    std::ofstream(dir_ / "kept" / "sweep.partial.json") << "{}";  // progress a sweep keeps
+    std::ofstream(dir_ / "made" / "poet.lock") << "";
+    const RemoveOnInterrupt lock((dir_ / "made" / "poet.lock").string());
+    ::raise(SIGTERM);
+    ::_exit(99);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  expect_only({"kept", "there"});
+  EXPECT_TRUE(fs::exists(dir_ / "kept" / "sweep.partial.json"));
 }
 
 TEST_F(AtomicFile, DevNullStaysACharacterDevice) {

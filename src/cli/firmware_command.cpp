@@ -78,13 +78,14 @@ void add_firmware_command(CLI::App& app) {
     // Everything is made before anything is written, so that a missing dataset or a folder
     // that cannot be made leaves no header behind without its data.
     std::string train_records, test_records;
+    std::unique_ptr<RemoveOnInterrupt> made_folder;
     if (!opts->samples_dir.empty()) {
       const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
       train_records = train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
                                                    data::kFashionMnistPixelMean);
       test_records = train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,
                                                   data::kFashionMnistPixelMean);
-      make_output_folder(opts->samples_dir, "--samples-dir");
+      made_folder = make_output_folder(opts->samples_dir, "--samples-dir");
     }
     // The header and its data as one output: all written, or none.
     std::vector<FileContents> files{{opts->header, header}};

@@ -191,7 +191,7 @@ void add_sweep_command(CLI::App& app) {
     for (const std::string_view name : kSweepFiles)
       outputs.push_back({"--output-dir", (std::filesystem::path(dir) / name).string()});
     check_files_apart(opts->source.input_files(), outputs);
-    make_output_folder(dir, "--output-dir");
+    const auto made_folder = make_output_folder(dir, "--output-dir");
     const ExclusiveUse one_sweep_per_folder(dir, "--output-dir", kSweepFiles);  // before reading its progress
     const std::string progress_file = dir + "/sweep.partial.json";
     const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),

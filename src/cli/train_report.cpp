@@ -40,7 +40,7 @@ void run_prediction_report(const ReportRequest& r) {
                "machine's; profile this machine first (poet profile {} -b {} --cpu-power W --storage-power W -o "
                "profile.json, then --platform profile.json), or add --report-alongside\n",
                r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
-  make_output_folder(r.output_dir, "--report");
+  const auto made_folder = make_output_folder(r.output_dir, "--report");
   constexpr std::array<std::string_view, 3> kReportFiles{"prediction.json", "prediction.md", "prediction.svg"};
   const ExclusiveUse one_report_per_folder(r.output_dir, "--report", kReportFiles);
 

@@ -308,14 +308,15 @@ void check_output_path(const std::string& path, std::string_view option) {
   if (const auto problem = output_path_problem(path)) throw InputError(fmt::format("{}: {}", option, *problem));
 }
 
-void make_output_folder(const std::string& dir, std::string_view option) {
+std::unique_ptr<RemoveOnInterrupt> make_output_folder(const std::string& dir, std::string_view option) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  const bool made = std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError(fmt::format("{}: cannot make the folder '{}' ({}); give a folder you can write to", option, dir,
                                  ec ? ec.message() : "a file of that name exists"));
   if (const auto problem = new_file_problem(dir))
     throw InputError(fmt::format("{}: {}; give a folder you can write to", option, *problem));
+  return made ? std::make_unique<RemoveOnInterrupt>(dir) : nullptr;
 }
 
 }  // namespace poet

@@ -63,7 +63,7 @@ void fill_note(Note& n, const std::string& note) {
   n.text[n.size++] = '\n';
 }
 
-// Only async-signal-safe calls: kill, stat, unlink, write, _exit.
+// Only async-signal-safe calls: kill, lstat, unlink, rmdir, write, _exit.
 void on_interrupt(int signal_number) {
   if (g_defer_depth.load() > 0) {
     int none = 0;
@@ -86,11 +86,19 @@ void on_interrupt(int signal_number) {
       ::kill(-group, SIGKILL);
       ::kill(group, SIGKILL);  // in case it has not made its own group yet
     }
-  for (auto& file : g_files) {
-    if (file.state.load() != kReady) continue;
-    struct stat st {};
-    if (::lstat(file.path, &st) == 0 && st.st_dev == file.device && st.st_ino == file.inode) ::unlink(file.path);
-  }
+  // Files first, then folders, which rmdir removes only when empty (a report's folder,
+  // once its lock file is gone).
+  for (const bool folders : {false, true})
+    for (auto& file : g_files) {
+      if (file.state.load() != kReady) continue;
+      struct stat st {};
+      if (::lstat(file.path, &st) != 0 || st.st_dev != file.device || st.st_ino != file.inode) continue;
+      if (S_ISDIR(st.st_mode) != folders) continue;
+      if (folders)
+        ::rmdir(file.path);
+      else
+        ::unlink(file.path);
+    }
   if (const int n = g_note_published.load(); n >= 0) write_note(g_notes[n]);
   ::_exit(128 + signal_number);
 }

@@ -1,10 +1,13 @@
 // Writing output files so that a reader never sees a half-written one.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "poet/util/interrupt.h"
 
 namespace poet {
 
@@ -68,7 +71,9 @@ void check_output_path(const std::string& path, std::string_view option);
 
 // Makes the folder `dir` (and its parents) for the files an option writes into it. Throws
 // InputError naming `option`, the folder and the system's reason when it cannot be made (a
-// file of that name, no permission) or takes no new file (new_file_problem).
-void make_output_folder(const std::string& dir, std::string_view option);
+// file of that name, no permission) or takes no new file (new_file_problem). If this call
+// made `dir`, the result removes it on an interrupt while it lives, when it is still empty
+// then: an interrupted run leaves no empty folder behind (null if `dir` was there before).
+[[nodiscard]] std::unique_ptr<RemoveOnInterrupt> make_output_folder(const std::string& dir, std::string_view option);
 
 }  // namespace poet

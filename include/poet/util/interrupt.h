@@ -30,8 +30,9 @@ void kill_on_interrupt(pid_t group);
 void forget_child_on_interrupt(pid_t group);
 
 // Removes `path` on interrupt while this object lives, if `path` still names the file it
-// named at construction (same device and inode: someone may have replaced it). Paths of
-// up to 4,095 bytes; a longer one is not registered.
+// named at construction (same device and inode: someone may have replaced it). A folder
+// is removed only if it is empty once the files are: never anything the run did not make.
+// Paths of up to 4,095 bytes; a longer one is not registered.
 class RemoveOnInterrupt {
  public:
   explicit RemoveOnInterrupt(const std::string& path);
