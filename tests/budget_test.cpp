@@ -59,6 +59,7 @@ TEST(Budget, AFractionOfAByteOrNoBytesIsRefusedWithTheFormMeant) {
   EXPECT_NE(message("1500.5").find("not a whole number of bytes"), std::string::npos);
   EXPECT_NE(message("0").find("a budget of 0 B holds nothing"), std::string::npos);
   EXPECT_NE(message("0KB").find("a budget of 0 B holds nothing"), std::string::npos);
+  EXPECT_EQ(message(" "), "--ram-budget is empty; give bytes (3000000, 3MB) or a percent (70%)");
   EXPECT_EQ(parse_ram_budget("2.5KiB", scale), 2560);
   EXPECT_EQ(parse_ram_budget("1e6", scale), 1'000'000);
 }

@@ -27,6 +27,9 @@ BudgetScale budget_scale(const Graph& g, const GraphCosts& costs, const Simulati
 }
 
 std::int64_t parse_ram_budget(std::string_view text, const BudgetScale& scale, std::string_view what) {
+  // An unset shell variable: neither no budget nor a size.
+  if (trim_spaces(text).empty())
+    throw InputError(fmt::format("{} is empty; give bytes (3000000, 3MB) or a percent (70%)", what));
   if (!text.empty() && text.back() == '%') return scale.bytes_at(parse_percent(text, what));
   const std::int64_t bytes = parse_bytes(text, what);
   // A bare 0.5 is more likely a share meant as 50% than half a byte.

@@ -206,14 +206,24 @@ void ScheduleSource::add_options(CLI::App& cmd) {
       ->capture_default_str()
       ->transform(one_of(strategy_names()))
       ->excludes(file);
-  cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
-      ->capture_default_str()
-      ->check(time_limit_seconds())
-      ->excludes(file);
+  time_limit_option =
+      cmd.add_option("--time-limit", time_limit_s, "Seconds a solving strategy (poet, its ablations, checkmate) may take")
+          ->capture_default_str()
+          ->check(time_limit_seconds())
+          ->excludes(file);
+}
+
+void require_a_solver_for_time_limit(bool given, const std::vector<std::string>& strategies) {
+  if (!given || std::ranges::any_of(strategies, [](const std::string& s) { return is_strategy(s, StrategyKind::Solver); }))
+    return;
+  throw InputError(fmt::format("--time-limit is for a solving strategy ({}), and --strategy {} solves nothing: leave "
+                               "--time-limit out, or choose a solving strategy",
+                               fmt::join(strategy_names(StrategyKind::Solver), ", "), fmt::join(strategies, ",")));
 }
 
 Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {
   if (!schedule_file.empty()) return load_schedule(schedule_file, g);
+  require_a_solver_for_time_limit(time_limit_option && time_limit_option->count() > 0, {strategy});
   // Checkpoint-all is one schedule at any budget: the simulator, not the strategy, says
   // whether it fits (and by how much it does not).
   if (strategy == "checkpoint_all") return checkpoint_all_schedule(g);
@@ -303,7 +313,8 @@ SimulationOptions BudgetOptions::resolve(const Graph& g, const GraphCosts& costs
   SimulationOptions options;
   options.count_gradients = count_gradients;
   options.optimizer = optimizer_named(optimizer);
-  if (!ram_budget.empty()) options.ram_budget_bytes = parse_ram_budget(ram_budget, budget_scale(g, costs, options));
+  // Given empty (an unset shell variable) is an error parse_ram_budget names, not no budget.
+  if (ram_budget) options.ram_budget_bytes = parse_ram_budget(*ram_budget, budget_scale(g, costs, options));
   return options;
 }
 

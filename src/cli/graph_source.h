@@ -92,6 +92,7 @@ struct ScheduleSource {
   std::string schedule_file;
   std::string strategy = "checkpoint_all";
   double time_limit_s = 60;  // of a solving strategy
+  const CLI::Option* time_limit_option = nullptr;  // whether --time-limit was given
 
   void add_options(CLI::App& cmd);
   // The schedule file, else the strategy's schedule for the budget `options` gives
@@ -107,6 +108,10 @@ struct ScheduleSource {
   void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;
 };
 
+// Throws InputError when --time-limit was given (`given`) and none of `strategies` solves:
+// the limit would be ignored.
+void require_a_solver_for_time_limit(bool given, const std::vector<std::string>& strategies);
+
 // The optimizers a command line can name ("sgd", "momentum", "adam"), and the one a name
 // means (names are checked by CLI11 against optimizer_names()).
 const std::vector<std::string>& optimizer_names();
@@ -115,7 +120,7 @@ Optimizer optimizer_named(const std::string& name);
 void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer);
 
 struct BudgetOptions {
-  std::string ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak
+  std::optional<std::string> ram_budget;  // bytes with a suffix, or a percent of the unconstrained peak; none: no budget
   bool count_gradients = false;
   std::string optimizer = "sgd";
 

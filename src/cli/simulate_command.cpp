@@ -92,7 +92,7 @@ void add_simulate_command(CLI::App& app) {
     if (opts->accounting == "reference") {
       // The reference's memory model charges a page-in from the stage after it starts,
       // which the simulator does not model: its budget is the MILP's to hold, not ours.
-      if (!opts->budget.ram_budget.empty() || opts->budget.count_gradients)
+      if (opts->budget.ram_budget || opts->budget.count_gradients)
         throw InputError("--accounting reference counts activations only and holds no budget (as solve judges a "
                          "reference schedule); drop --ram-budget and --count-gradients, or use --accounting strict");
       options.count_parameters = false;

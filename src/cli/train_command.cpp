@@ -583,6 +583,7 @@ void add_train_command(CLI::App& app) {
                                        "to train",
                                        name, name));
     }
+    require_a_solver_for_time_limit(given("--time-limit"), o->strategies);
     if (data_dir->count() > 0 && o->dataset != "fashion-mnist")
       throw InputError(fmt::format("--data-dir is the folder of Fashion-MNIST's files, which --dataset {} does not "
                                    "read; leave it out{}",
