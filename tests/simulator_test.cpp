@@ -10,6 +10,7 @@
 #include "poet/plan/memory_plan.h"
 #include "poet/plan/plan.h"
 #include "poet/schedule/checkpoint_all.h"
+#include "poet/util/error.h"
 #include "hand_graph.h"
 
 namespace poet {
@@ -41,6 +42,25 @@ TEST(Simulator, APlanWithANewlineInANodesNameReadsBack) {
   const std::string text = plan_to_text(plan, g);
   EXPECT_NE(text.find("compute 0  # x\\ncompute 9\n"), std::string::npos) << text;
   EXPECT_EQ(plan_from_text(text, g, "written"), plan);
+}
+
+// A plan's first line names its graph's structure: a plan of another graph of as many
+// nodes is refused for what it is, not at an instruction that happens to fail.
+TEST(Simulator, APlanTextOfAnotherGraphIsRefused) {
+  const Graph hand = hand_graph();
+  const Graph chain = testing::chain_training_graph({10, 10, 10});
+  ASSERT_EQ(hand.size(), chain.size());
+  const std::string text = plan_to_text(plan_from_schedule(checkpoint_all_schedule(hand), hand), hand);
+  EXPECT_EQ(text.rfind("# poet plan for graph 'hand', structure ", 0), 0u) << text;
+  try {
+    plan_from_text(text, chain, "p.txt");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "plan 'p.txt' is for another graph than 'chain3' (it was made for 'hand'): other operators "
+                           "or edges; make one for 'chain3' (poet plan -o), or give the graph the plan was made for");
+  }
+  // Without the line (hand-written), the instructions alone are read.
+  EXPECT_EQ(plan_from_text(text.substr(text.find('\n') + 1), hand, "p.txt"), plan_from_text(text, hand, "p.txt"));
 }
 
 TEST(Simulator, CheckpointAllFiguresByHand) {

@@ -121,7 +121,7 @@ class Graph {
   bool has_backward() const;
   // A checksum of what a schedule depends on: each node's operator, role and inputs, in
   // order. Names and shapes are left out: a schedule carries over to another batch size,
-  // and to the same network under other names (a zoo model and its ONNX export).
+  // and to the same network under other names.
   std::uint32_t structure_checksum() const;
 
   FixedMemory fixed_memory(Optimizer optimizer = Optimizer::SGD) const;

@@ -44,6 +44,9 @@ bool plan_pages(const Plan& p);
 std::vector<std::uint64_t> paged_tensor_bytes(const Plan& p, const Graph& g);
 
 // Text form, one instruction a line: "compute 3", "pageout 3", ... (for files and tests).
+// `#` starts a comment. The first line plan_to_text writes names the graph and its
+// structure_checksum; plan_from_text refuses (InputError) a plan whose first line names
+// another structure, and reads a plan without that line as it is.
 std::string plan_to_text(const Plan& p, const Graph& g);
 Plan plan_from_text(std::string_view text, const Graph& g, std::string_view origin);
 Plan load_plan_text(const std::string& path, const Graph& g);
