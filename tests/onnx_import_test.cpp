@@ -18,88 +18,13 @@
 #include "poet/onnx/onnx_import.h"
 #include "poet/train/imported_weights.h"
 #include "poet/util/error.h"
+#include "onnx_builder.h"
 #include "onnx_fixture.h"
 
 namespace poet {
 namespace {
 
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / ("poet_onnx_" + name)).string();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void add_value(::onnx::ValueInfoProto* v, const std::string& name, const Shape& dims) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(::onnx::TensorProto::FLOAT);
-  for (const std::int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-void add_initializer(::onnx::GraphProto& g, const std::string& name, const Shape& dims, float value) {
-  auto* t = g.add_initializer();
-  t->set_name(name);
-  t->set_data_type(::onnx::TensorProto::FLOAT);
-  std::int64_t n = 1;
-  for (const std::int64_t d : dims) {
-    t->add_dims(d);
-    n *= d;
-  }
-  for (std::int64_t i = 0; i < n; ++i) t->add_float_data(value + 0.01f * static_cast<float>(i));
-}
-
-::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& name, const std::string& op,
-                            std::vector<std::string> in, std::string out) {
-  auto* n = g.add_node();
-  n->set_name(name);
-  n->set_op_type(op);
-  for (auto& i : in) n->add_input(i);
-  n->add_output(std::move(out));
-  return n;
-}
-
-// Sets attribute `name` of node n to a list of integers (strides, pads, axes, ...).
-void add_ints_attribute(::onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& values) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (const std::int64_t v : values) a->add_ints(v);
-}
-
-// A model with input x of `input` dims and output y of `output` dims, whose nodes `body` adds.
-std::string write_model(const std::string& name, const Shape& input, const Shape& output,
-                        const std::function<void(::onnx::GraphProto&)>& body) {
-  ::onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  ::onnx::GraphProto& g = *m.mutable_graph();
-  g.set_name(name);
-  add_value(g.add_input(), "x", input);
-  add_value(g.add_output(), "y", output);
-  body(g);
-  const std::string path = temp_path(name + ".onnx");
-  write_bytes(path, m.SerializeAsString());
-  return path;
-}
-
-// The message of the InputError importing `path` throws; fails the test if none is thrown.
-std::string import_error(const std::string& path) {
-  try {
-    import_onnx(path, {.batch_size = 2});
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "importing " << path << " did not fail";
-  return {};
-}
+using namespace testing::onnx_builder;
 
 TEST(OnnxImport, UnsupportedOperatorIsNamedWithTheSupportedOnes) {
   const std::string path = write_model("cos", {1, 4}, {1, 4}, [](auto& g) {
@@ -231,11 +156,7 @@ TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {
 // Zeros around an image, not for an average pool: poet's pad, whose gradient crops dY.
 TEST(OnnxImport, PadOfZerosIsAnOperator) {
   const std::string path = write_model("pad", {1, 2, 3, 3}, {1, 40}, [](auto& g) {
-    auto* pads = g.add_initializer();
-    pads->set_name("pads");
-    pads->set_data_type(::onnx::TensorProto::INT64);
-    pads->add_dims(8);
-    for (const std::int64_t p : {0, 0, 1, 0, 0, 0, 1, 1}) pads->add_int64_data(p);
+    add_int64_initializer(g, "pads", {0, 0, 1, 0, 0, 0, 1, 1});
     add_node(g, "pad_image", "Pad", {"x", "pads"}, "padded");
     add_node(g, "features", "Flatten", {"padded"}, "y");
   });

@@ -337,8 +337,9 @@ ConstTensor constant_of_shape(const NodeReader& n, const std::vector<const Const
     else value = v.floats;
   }
   for (const std::int64_t d : dims)
-    if (d < 0 || d > (1 << 20)) bad(n, fmt::format("dimension {} is not a shape computation's", d));
+    if (d < 0) bad(n, fmt::format("dimension {} is not a shape computation's", d));
   out.dims = Shape(dims.begin(), dims.end());
+  check_size(n, out.dims);  // each dimension small, their product need not be
   const auto count = static_cast<std::size_t>(element_count(out.dims));
   if (out.is_float) out.floats.assign(count, value[0]);
   else out.ints.assign(count, static_cast<std::int64_t>(value[0]));
@@ -359,8 +360,7 @@ Shape broadcast(const NodeReader& n, const std::vector<Shape>& shapes) {
                            fmt::join(out, ", ")));
       if (o == 1) o = s[d];
     }
-  if (!bounded_element_count(out) || element_count(out) > (std::int64_t{1} << 24))
-    bad(n, fmt::format("it makes {}, more than 2^24 elements, beyond a shape computation's", shape_string(out)));
+  check_size(n, out);
   return out;
 }
 
