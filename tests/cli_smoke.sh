@@ -184,6 +184,16 @@ expect 2 "--strategy: 'magic' is not one of checkpoint_all, chen_sqrt" -- train 
 expect 2 "--strategy: 'pot' is not one of checkpoint_all, chen_sqrt, chen_greedy, revolve, dtr, capuchin, pofo, checkmate, poet_remat, poet_paging, poet (did you mean 'poet'?)" -- train --model lenet5 --strategy ' pot'
 expect 0 "peak RAM" -- simulate --model lenet5 --strategy ' checkpoint_all'
 expect 2 "--ram-budget: 'lots' is not a size in bytes" -- simulate --model lenet5 --ram-budget lots
+# A model whose weights are in a file beside it: no output may replace that file either.
+cp -r "$(dirname "$0")/data/onnx/external" "$tmp/external"
+expect 2 "--json '$tmp/external/tiny_mlp.weights' is the file --onnx (its weights file) reads" -- \
+  graph --onnx "$tmp/external/tiny_mlp.onnx" --json "$tmp/external/tiny_mlp.weights"
+expect 2 "--export-onnx '$tmp/external/tiny_mlp.weights' is the file --onnx (its weights file) reads" -- \
+  train --onnx "$tmp/external/tiny_mlp.onnx" --dataset synthetic --max-batches 1 --export-onnx "$tmp/external/tiny_mlp.weights"
+cmp -s "$(dirname "$0")/data/onnx/external/tiny_mlp.weights" "$tmp/external/tiny_mlp.weights" ||
+  { echo "FAIL: the weights file beside an ONNX model was replaced"; failures=$((failures + 1)); }
+expect 2 "--c-header '$tmp/lenet5.json' is the file --graph reads" -- solve --graph "$tmp/lenet5.json" --ram-budget 90% --c-header "$tmp/lenet5.json"
+expect 2 "--output and --device-plan both write stdout ('-'), which takes one file" -- solve --model linear --ram-budget 70% -o - --device-plan -
 # An unset variable ("$BUDGET") is no budget of its own choosing: refused, not read as none.
 expect 2 "--ram-budget is empty; give bytes (3000000, 3MB) or a percent (70%)" -- simulate --model lenet5 --ram-budget ''
 expect 2 "--time-limit is for a solving strategy (checkmate, poet_remat, poet_paging, poet), and --strategy dtr solves nothing" -- \

@@ -550,6 +550,11 @@ TEST(OnnxImport, WeightsInAnExternalDataFileAreReadAsIfInside) {
   ASSERT_EQ(outside.parameters.size(), inside.parameters.size());
   for (std::size_t i = 0; i < inside.parameters.size(); ++i)
     EXPECT_EQ(outside.parameters[i].values, inside.parameters[i].values) << inside.parameters[i].node;
+  // The data file, once, for the commands to keep their outputs off it.
+  const std::string model = external_data_model("listed");
+  EXPECT_EQ(onnx_external_data_files(model),
+            std::vector<std::string>{(std::filesystem::path(model).parent_path() / "weights.bin").string()});
+  EXPECT_TRUE(onnx_external_data_files(testing::onnx_fixture("tiny_cnn.onnx")).empty());
 }
 
 TEST(OnnxImport, ExternalDataOutsideTheFolderMissingOrCutShortIsNamed) {

@@ -38,6 +38,12 @@ void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<N
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const NamedFile& out = outputs[k];
     if (out.path.empty()) continue;
+    // Written through, stdout takes both files one after the other: neither can be read back.
+    for (std::size_t j = 0; j < k; ++j)
+      if (out.path == "/dev/stdout" && outputs[j].path == out.path)
+        throw InputError(fmt::format("{} and {} both write stdout ('-'), which takes one file; give one of them as a "
+                                     "file's path",
+                                     outputs[j].option, out.option));
     for (const NamedFile& in : inputs)
       if (!in.path.empty() && same_file(out.path, in.path))
         throw InputError(fmt::format("{} '{}' is the file {} reads ('{}'): writing it would replace it; write "

@@ -16,9 +16,9 @@ struct NamedFile {
 };
 
 // Throws InputError when an output names the file of an input or of another output, by
-// any path to it (a link, "./g.json"), or when two inputs read stdin ("-"), which holds one
-// file. Devices and FIFOs (/dev/null, /dev/stdout) may repeat as outputs: they are written
-// through, not replaced.
+// any path to it (a link, "./g.json"), when two inputs read stdin ("-"), which holds one
+// file, or two outputs write stdout. Other devices and FIFOs (/dev/null) may repeat as
+// outputs: they are written through, not replaced.
 void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
 
 }  // namespace poet::cli

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 
 #include "commands.h"
@@ -193,8 +194,22 @@ std::string platform_file(const std::string& platform) {
   return builtin ? std::string() : platform;
 }
 
+std::vector<NamedFile> onnx_weights_files(const std::string& onnx_file) {
+  std::vector<NamedFile> files;
+  // A file that is no model is left for the import to refuse, with the command's context;
+  // stdin is not read twice.
+  if (std::error_code e; !onnx_file.empty() && std::filesystem::is_regular_file(onnx_file, e)) try {
+      for (std::string& data : onnx_external_data_files(onnx_file))
+        files.push_back({"--onnx (its weights file)", std::move(data)});
+    } catch (const InputError&) {
+    }
+  return files;
+}
+
 std::vector<NamedFile> GraphSource::input_files() const {
-  return {{"--graph", graph_file}, {"--onnx", onnx_file}, {"--platform", platform_file(platform)}};
+  std::vector<NamedFile> files{{"--graph", graph_file}, {"--onnx", onnx_file}, {"--platform", platform_file(platform)}};
+  std::ranges::move(onnx_weights_files(onnx_file), std::back_inserter(files));
+  return files;
 }
 
 void ScheduleSource::add_options(CLI::App& cmd) {

@@ -108,6 +108,10 @@ struct ScheduleSource {
   void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;
 };
 
+// The files beside an ONNX model that hold its weights (external data), as inputs no
+// output may replace; none for no file, a stream, or a file that is no model.
+std::vector<NamedFile> onnx_weights_files(const std::string& onnx_file);
+
 // Throws InputError when --time-limit was given (`given`) and none of `strategies` solves:
 // the limit would be ignored.
 void require_a_solver_for_time_limit(bool given, const std::vector<std::string>& strategies);

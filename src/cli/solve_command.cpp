@@ -148,7 +148,9 @@ void add_solve_command(CLI::App& app) {
     inputs.push_back({"--solution", opts->solve.solution_path});
     check_files_apart(inputs, {{"--output", opts->output},
                                {"--write-model", opts->solve.write_model_path},
-                               {"--write-start", opts->solve.write_start_path}});
+                               {"--write-start", opts->solve.write_start_path},
+                               {"--device-plan", opts->device.device_plan},
+                               {"--c-header", opts->device.c_header}});
     const Graph g = opts->source.load();
     const DeviceProfile device = resolve_device(opts->source.platform);
     const GraphCosts costs = costs_for(g, device);

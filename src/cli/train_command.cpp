@@ -242,8 +242,11 @@ void train(TrainOptions o) {
         "--checkpoint {}: the checkpoint is replaced after each epoch and read back by --resume; give a file's path",
         o.checkpoint == "/dev/stdout" ? std::string("is stdout")
                                       : fmt::format("'{}' is a stream or device", o.checkpoint)));
-  // --export-onnx may be the --onnx model itself: its weights are then trained in place.
-  check_files_apart({{"--platform", platform_file(o.platform)}},
+  // --export-onnx may be the --onnx model itself: its weights are then trained in place. But
+  // not the files beside it that hold its weights (external data), which it still names.
+  std::vector<NamedFile> inputs = onnx_weights_files(o.onnx_file);
+  inputs.push_back({"--platform", platform_file(o.platform)});
+  check_files_apart(inputs,
                     {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}});
   check_files_apart({{"--platform", platform_file(o.platform)}, {"--onnx", o.onnx_file}},
                     {{"--checkpoint", o.checkpoint}});

@@ -18,12 +18,19 @@
 namespace poet::onnx_import {
 namespace {
 
+// The "location" of an initializer's external data, "" if it has none.
+std::string external_location(const ::onnx::TensorProto& t) {
+  for (const auto& entry : t.external_data())
+    if (entry.key() == "location") return entry.value();
+  return "";
+}
+
 // The external data of initializer `t` ("location", "offset", "length"), read into its
 // raw_data from the file `location` names in `folder` (the model's): ONNX keeps the weights
 // of models over protobuf's 2 GB so, and of any model saved with save_as_external_data.
 void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& folder, const std::string& path) {
   const std::string what = fmt::format("'{}': initializer '{}'", path, t.name());
-  std::string location;
+  const std::string location = external_location(t);
   std::int64_t offset = 0, length = -1;
   for (const auto& entry : t.external_data()) {
     const auto number = [&](std::int64_t& into) {
@@ -33,7 +40,6 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
         throw InputError(fmt::format("{} has external data {} '{}', not a byte count; the file is damaged", what,
                                      entry.key(), v));
     };
-    if (entry.key() == "location") location = entry.value();
     if (entry.key() == "offset") number(offset);
     if (entry.key() == "length") number(length);
   }
@@ -72,7 +78,10 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
 
 }  // namespace
 
-::onnx::ModelProto read_model_file(const std::string& path) {
+namespace {
+
+// The protobuf of `path`, its external data not read.
+::onnx::ModelProto parse_model_file(const std::string& path) {
   const auto not_onnx = [&] {
     return InputError(fmt::format("'{}' is not an ONNX model (not a protobuf ModelProto, or truncated); export one "
                                   "with torch.onnx.export",
@@ -93,6 +102,26 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
   if (!model.has_graph() || model.graph().node_size() == 0)
     throw InputError(fmt::format("'{}' holds no ONNX graph (no nodes); it is not a model torch.onnx.export wrote",
                                  path));
+  return model;
+}
+
+}  // namespace
+
+std::vector<std::string> external_data_files(const std::string& path) {
+  const ::onnx::ModelProto model = parse_model_file(path);
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::vector<std::string> files;
+  for (const auto& t : model.graph().initializer()) {
+    const std::string location = external_location(t);
+    if (t.data_location() != ::onnx::TensorProto::EXTERNAL || location.empty()) continue;
+    const std::string file = (folder / location).string();
+    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+  }
+  return files;
+}
+
+::onnx::ModelProto read_model_file(const std::string& path) {
+  ::onnx::ModelProto model = parse_model_file(path);
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   for (auto& t : *model.mutable_graph()->mutable_initializer())
     if (t.data_location() == ::onnx::TensorProto::EXTERNAL) read_external_data(t, folder, path);

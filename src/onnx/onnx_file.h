@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <string>
+#include <vector>
 
 namespace poet::onnx_import {
 
@@ -13,6 +14,10 @@ namespace poet::onnx_import {
 // read or is not an ONNX model: not protobuf, truncated, without a graph, or with external
 // data outside its folder, missing or cut short.
 ::onnx::ModelProto read_model_file(const std::string& path);
+
+// The files `path`'s initializers keep their data in (external data), each once, as paths
+// beside the model; none read. InputError as read_model_file for a file that is no model.
+std::vector<std::string> external_data_files(const std::string& path);
 
 // Runs ONNX's checker and shape inference (strict: a node whose inputs do not fit it is
 // an error) on a copy of `model` whose input has batch dimension `batch`, and returns the

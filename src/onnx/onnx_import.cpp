@@ -515,6 +515,10 @@ std::string onnx_supported_operators() {
                      fmt::join(constant_ops(), ", "));
 }
 
+std::vector<std::string> onnx_external_data_files(const std::string& path) {
+  return onnx_import::external_data_files(path);
+}
+
 OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options) {
   if (options.batch_size < 1)
     throw InputError(fmt::format("batch size {} is not valid: it must be at least 1", options.batch_size));

@@ -64,6 +64,11 @@ struct OnnxModel {
 // message lists the supported operators).
 OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options = {});
 
+// The files beside `path` that hold its weights (ONNX's external data), each once: inputs
+// a command's outputs must not replace. Throws InputError, as import_onnx, for a file that
+// is not an ONNX model.
+std::vector<std::string> onnx_external_data_files(const std::string& path);
+
 // "Add, AveragePool, ...": the ONNX operators the importer maps, for messages and docs.
 std::string onnx_supported_operators();
 
