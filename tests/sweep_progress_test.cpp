@@ -8,11 +8,13 @@
 #include "poet/sweep/sweep_progress.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "hand_graph.h"
+#include "poet/cost/cost_model.h"
 
 namespace poet {
 namespace {
 
-const SweepIdentity kIdentity{"g, 10 nodes, activation peak 1000 B", "m4", 60, 1e-4};
+const SweepIdentity kIdentity{"g, 10 nodes, activation peak 1000 B", "m4", 60, 1e-4, "0123abcd"};
 
 std::vector<SweepTask> some_tasks() {
   std::vector<SweepTask> tasks;
@@ -69,7 +71,7 @@ TEST(SweepProgress, FinishedTasksThisSweepDoesNotRunAreNotDropped) {
 // A --platform path may hold any bytes; the file holds JSON, whose text is UTF-8. The sweep
 // ended in an internal error once all its tasks had run (nlohmann's dump threw).
 TEST(SweepProgress, APlatformPathThatIsNotUtf8IsWrittenAndResumed) {
-  const SweepIdentity identity{"g, 10 nodes, activation peak 1000 B", "/tmp/\xff\xfe-dev.json", 60, 1e-4};
+  const SweepIdentity identity{"g, 10 nodes, activation peak 1000 B", "/tmp/\xff\xfe-dev.json", 60, 1e-4, ""};
   SweepRowsSoFar saved(some_tasks().size());
   const std::string text = json_text(sweep_progress_to_json(identity, saved));
   EXPECT_NE(text.find("/tmp/\xEF\xBF\xBD\xEF\xBF\xBD-dev.json"), std::string::npos) << "U+FFFD for each byte";
@@ -95,6 +97,17 @@ TEST(SweepProgress, AnotherSweepsProgressIsRefusedByWhatDiffers) {
   other = kIdentity;
   other.relative_gap = 0.01;
   EXPECT_NE(refusal(progress, other).find("--gap"), std::string::npos);
+  // The same names and options, but a device profile or graph file edited in between: its
+  // rows would have mixed with this sweep's (negative overheads in one table).
+  other = kIdentity;
+  other.costs = "4567ef01";
+  EXPECT_NE(refusal(progress, other).find("made with other costs of the graph on --platform (checksum 0123abcd, now "
+                                          "4567ef01): the device profile or the graph file changed since"),
+            std::string::npos)
+      << refusal(progress, other);
+  nlohmann::json older = progress;  // written before costs were recorded: not checked
+  older.erase("costs");
+  EXPECT_EQ(refusal(older, other), "");
 
   EXPECT_NE(refusal(nlohmann::json::array(), kIdentity).find("not a sweep's progress file"), std::string::npos);
   nlohmann::json damaged = progress;
@@ -103,6 +116,18 @@ TEST(SweepProgress, AnotherSweepsProgressIsRefusedByWhatDiffers) {
   damaged = progress;
   damaged.erase("platform");
   EXPECT_NE(refusal(damaged, kIdentity).find("damaged"), std::string::npos);
+}
+
+TEST(SweepProgress, CostsChecksumFollowsTheDeviceAndTheGraph) {
+  const Graph g = testing::hand_graph();
+  const GraphCosts costs = estimate_costs(g, testing::hand_device());
+  EXPECT_EQ(costs_checksum(g, costs), costs_checksum(g, estimate_costs(g, testing::hand_device())));
+  DeviceProfile faster = testing::hand_device();
+  faster.flops_per_second *= 2;
+  EXPECT_NE(costs_checksum(g, costs), costs_checksum(g, estimate_costs(g, faster)));
+  GraphCosts edited = costs;
+  edited.nodes[1].pagein_energy_j += 1e-9;
+  EXPECT_NE(costs_checksum(g, costs), costs_checksum(g, edited));
 }
 
 }  // namespace

@@ -196,7 +196,8 @@ void add_sweep_command(CLI::App& app) {
     const std::string progress_file = dir + "/sweep.partial.json";
     const SweepIdentity identity{fmt::format("{}, {} nodes, activation peak {} B", g.name(), g.size(),
                                              scale.activation_peak_bytes),
-                                 opts->source.platform, opts->settings.time_limit_s, opts->settings.relative_gap};
+                                 opts->source.platform, opts->settings.time_limit_s, opts->settings.relative_gap,
+                                 fmt::format("{:08x}", costs_checksum(g, costs))};
     const SweepRowsSoFar finished = rows_to_resume(progress_file, opts->resume, identity, tasks);
     fmt::print(stderr,
                "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "

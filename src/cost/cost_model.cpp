@@ -1,8 +1,20 @@
 #include "poet/cost/cost_model.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 
 namespace poet {
+
+std::uint32_t costs_checksum(const Graph& graph, const GraphCosts& costs) {
+  std::vector<double> figures{static_cast<double>(graph.structure_checksum())};
+  for (const NodeCost& c : costs.nodes)
+    figures.insert(figures.end(), {c.compute_time_s, c.compute_energy_j, c.pageout_time_s, c.pagein_time_s,
+                                   c.pageout_energy_j, c.pagein_energy_j, c.paging_cpu_s, c.paging_overhead_s,
+                                   static_cast<double>(c.bytes)});
+  return static_cast<std::uint32_t>(
+      ::crc32_z(0L, reinterpret_cast<const Bytef*>(figures.data()), figures.size() * sizeof(double)));
+}
 
 GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device) {
   GraphCosts costs;

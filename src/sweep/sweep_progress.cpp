@@ -34,10 +34,12 @@ nlohmann::json sweep_progress_to_json(const SweepIdentity& identity, const Sweep
   for (const auto& row : rows)
     if (row) finished.push_back(sweep_row_to_json(*row));
   return {{"format", kFormat},
+          {"version", 1},
           {"graph", identity.graph},
           {"platform", identity.platform},
           {"time_limit_s", identity.time_limit_s},
           {"relative_gap", identity.relative_gap},
+          {"costs", identity.costs},
           {"rows", finished}};
 }
 
@@ -55,7 +57,9 @@ SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::s
   };
   SweepIdentity then;
   try {
-    then = {progress.at("graph"), progress.at("platform"), progress.at("time_limit_s"), progress.at("relative_gap")};
+    // Files of older poets have neither version nor costs: their costs go unchecked.
+    then = {progress.at("graph"), progress.at("platform"), progress.at("time_limit_s"), progress.at("relative_gap"),
+            progress.value("costs", identity.costs)};
   } catch (const nlohmann::json::exception&) {
     throw refuse("it is damaged (a field is missing or of the wrong type); remove it to start afresh");
   }
@@ -65,6 +69,11 @@ SweepRowsSoFar sweep_rows_to_resume(const nlohmann::json& progress, const std::s
     throw differs("--time-limit", fmt::format("{:g}", then.time_limit_s), fmt::format("{:g}", identity.time_limit_s));
   if (then.relative_gap != identity.relative_gap)
     throw differs("--gap", fmt::format("{:g}", then.relative_gap), fmt::format("{:g}", identity.relative_gap));
+  if (then.costs != identity.costs)
+    throw refuse(fmt::format("it was made with other costs of the graph on --platform (checksum {}, now {}): the "
+                             "device profile or the graph file changed since, and its rows would mix with this "
+                             "sweep's; remove it to start afresh, or restore the files it was made with",
+                             then.costs, identity.costs));
 
   SweepRowsSoFar rows(tasks.size());
   std::vector<SweepTask> not_run;  // finished tasks this sweep does not have: resuming would lose them

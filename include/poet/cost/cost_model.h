@@ -35,6 +35,11 @@ struct GraphCosts {
   double total_compute_energy_j = 0;
 };
 
+// A CRC-32 of the graph's structure (Graph::structure_checksum) and of every figure in
+// `costs`: what a result depends on beyond the options, so that one made with an edited
+// device profile or graph file is told apart from this one's.
+std::uint32_t costs_checksum(const Graph& graph, const GraphCosts& costs);
+
 // The reference's FLOP-based model: time = FLOPs / FLOPS, energy = FLOPs / (FLOP/J).
 GraphCosts estimate_costs(const Graph& graph, const DeviceProfile& device);
 

@@ -19,6 +19,7 @@ struct SweepIdentity {
   std::string platform;  // as given
   double time_limit_s = 0;
   double relative_gap = 0;
+  std::string costs;  // costs_checksum in hex: an edited device profile or graph file changes it
 };
 
 // How many of the tasks have a row.
