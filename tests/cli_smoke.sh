@@ -143,12 +143,15 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -lt 64 ]; then
     sweep --model lenet5 --platform m4 --methods checkpoint_all --budgets 100% --jobs 64 -o "$tmp/sweep-jobs"
 fi
 # A figure comparing POET with Capuchin or POFO is drawn only when both ran; one an earlier
-# sweep left in the folder would be taken for this sweep's, so it goes.
-mkdir -p "$tmp/sweep-figures" && echo "an earlier sweep's" > "$tmp/sweep-figures/poet_vs_pofo.md"
-expect 0 "wrote $tmp/sweep-figures/sweep.json, sweep.csv, energy_vs_budget.svg, overhead.md" -- \
+# sweep left in the folder would be taken for this sweep's, so it goes. A file of the user's
+# that shares a figure's name is left as it was (it was deleted).
+expect 0 "wrote $tmp/sweep-figures/sweep.json, sweep.csv, energy_vs_budget.svg, poet_vs_capuchin.svg, poet_vs_pofo.md" -- \
+  sweep --model lenet5 --platform m4 --methods poet,capuchin,pofo --budgets 100% --time-limit 5 -o "$tmp/sweep-figures"
+echo "my notes" > "$tmp/sweep-figures/poet_vs_pofo.md"
+expect 0 "in '$tmp/sweep-figures', left poet_vs_pofo.md as it was: not written by a sweep, nor by this one" -- \
   sweep --model lenet5 --platform m4 --methods checkpoint_all,dtr --budgets 100% -o "$tmp/sweep-figures"
-[ ! -e "$tmp/sweep-figures/poet_vs_pofo.md" ] && [ ! -e "$tmp/sweep-figures/poet_vs_capuchin.svg" ] ||
-  { echo "FAIL: a sweep without POET kept or drew its comparisons: $(ls "$tmp/sweep-figures")"; failures=$((failures + 1)); }
+[ "$(cat "$tmp/sweep-figures/poet_vs_pofo.md")" = "my notes" ] && [ ! -e "$tmp/sweep-figures/poet_vs_capuchin.svg" ] ||
+  { echo "FAIL: a sweep without POET kept its comparison or lost a user's file: $(ls "$tmp/sweep-figures")"; failures=$((failures + 1)); }
 expect 0 "wrote " -- graph --model lenet5 --json "$tmp/lenet5.json"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"
 # What a command reads and what it writes are different files, by any path to them.

@@ -10,7 +10,7 @@
 
 namespace poet::cli {
 
-// Exit codes (documented in docs/CLI.md).
+// Exit codes (documented in README.md and per command in docs/JSON.md).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // a runtime failure: I/O, a solve that failed
 inline constexpr int kExitBadInput = 2;  // bad usage, unknown names, invalid files

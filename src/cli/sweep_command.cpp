@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -86,12 +87,24 @@ constexpr std::array<std::string_view, 8> kSweepFiles{"sweep.partial.json",   "s
 struct SweepFiles {
   std::string summary;              // the overhead table, as overhead.md holds it
   std::vector<std::string> written;  // the names of the files written, in kSweepFiles' order
+  std::vector<std::string> removed;  // an earlier sweep's figures this one does not draw
+  std::vector<std::string> kept;     // files of those names a sweep did not write: left alone
 };
+
+// The first line of `text`, or of the file `path` (empty if it cannot be read).
+std::string first_line(std::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
+std::string first_line_of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
 
 // The sweep's files in `dir` (the first memory_tasks rows are the budgets', the rest the
 // ablation's). A figure that compares methods is drawn only when both ran, and the
 // ablation's only with its rows; a file of that name left in the folder by an earlier sweep
-// (the folder is the sweep's: ExclusiveUse) would be taken for this one's, so it goes.
+// would be taken for this one's, so it goes, if it begins as this sweep would have written
+// it: a file of the user's that only shares its name is kept, and named.
 SweepFiles write_sweep_files(const std::string& dir, const Graph& g, const GraphCosts& costs, const SweepCliOptions& o,
                              const std::vector<std::string>& methods, const std::vector<SweepRow>& rows,
                              std::size_t memory_tasks) {
@@ -105,7 +118,10 @@ SweepFiles write_sweep_files(const std::string& dir, const Graph& g, const Graph
   const auto write = [&](const char* file, bool wanted, const auto& text) {
     const std::string path = dir + "/" + file;
     if (!wanted) {
-      std::filesystem::remove(path);
+      if (!std::filesystem::exists(path)) return;
+      const bool a_sweeps = first_line_of_file(path) == first_line(text());
+      if (a_sweeps) std::filesystem::remove(path);
+      (a_sweeps ? out.removed : out.kept).emplace_back(file);
       return;
     }
     write_file_atomically(path, text());
@@ -239,6 +255,12 @@ void add_sweep_command(CLI::App& app) {
       fmt::print("{}", files.summary);
       fmt::print("wrote {}/{}\n", dir, fmt::join(files.written, ", "));
     }
+    if (!files.removed.empty())
+      fmt::print(stderr, "poet: note: in '{}', removed {}: an earlier sweep's, which this one does not draw\n", dir,
+                 fmt::join(files.removed, ", "));
+    if (!files.kept.empty())
+      fmt::print(stderr, "poet: note: in '{}', left {} as it was: not written by a sweep, nor by this one\n", dir,
+                 fmt::join(files.kept, ", "));
     // The files hold every row; a script must still learn that some are failures, not figures.
     const auto failed = std::ranges::count_if(rows, [](const SweepRow& r) { return r.status == "error"; });
     for (const SweepRow& r : rows)
