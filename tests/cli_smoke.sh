@@ -91,6 +91,12 @@ expect 2 "'-' is stdout, and this option names files by adding to it ('-.schedul
 out=$("$poet" solve --graph - --platform m4 --ram-budget 90% -o - < "$tmp/lenet5.json" 2> "$tmp/said"); got=$?
 [ "$got" -eq 0 ] && [[ "$out" == '{"'*'}' ]] && [[ "$out" != *"POET found"* ]] && grep -q "POET found" "$tmp/said" ||
   { echo "FAIL: solve --graph - -o - -> exit $got: ${out:0:200}"; failures=$((failures + 1)); }
+expect 2 "--write-model and --heuristic cannot be given together" -- solve --model lenet5 --ram-budget 90% --heuristic --write-model "$tmp/h.lp"
+# CBC's own log is a diagnostic: on stderr, so that --json's stdout stays JSON.
+out=$("$poet" solve --model mcu_cnn --platform m4 --ram-budget 60% --accounting reference --time-limit 3 --log-level 1 \
+  --json 2> "$tmp/said"); got=$?
+[ "$got" -eq 0 ] && [[ "$out" == '{'*'}' ]] && grep -q "Welcome to the CBC MILP Solver" "$tmp/said" ||
+  { echo "FAIL: solve --json --log-level 1 -> exit $got: ${out:0:200}"; failures=$((failures + 1)); }
 # ... once parsing is done: --help still answers on stdout.
 "$poet" solve -o - --help 2> /dev/null | grep -q "^Usage:" || { echo "FAIL: solve -o - --help"; failures=$((failures + 1)); }
 out=$("$poet" simulate --graph - --schedule - < "$tmp/lenet5.json" 2>&1); got=$?

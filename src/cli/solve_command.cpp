@@ -133,14 +133,17 @@ void add_solve_command(CLI::App& app) {
                   "Also write poet's schedule as a solution of the --write-model model ('name value' lines): a MIP "
                   "start for that solver, and a file --solution reads back")
       ->needs("--write-model");
-  cmd->add_flag("--heuristic", opts->solve.heuristic_only,
+  auto* heuristic = cmd->add_flag("--heuristic", opts->solve.heuristic_only,
                 "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "
                 "cheap lower bound (compute-once or covering): 0.1-22 s on the zoo (the most on resnet50 at 30%; "
                 "docs/BENCHMARKS.md), where a full solve takes its whole time limit");
   cmd->add_option("--solution", opts->solve.solution_path,
                   "Instead of CBC, read another solver's solution (Gurobi .sol, HiGHS, SCIP) of the model "
                   "--write-model wrote with the same options")
-      ->transform(existing_file());
+      ->transform(existing_file())
+      ->excludes(heuristic);
+  // The heuristic builds no MILP: there is no model to write, nor a solution of one to read.
+  heuristic->excludes("--write-model");
   opts->device.add_options(*cmd);
   cmd->add_flag("--json", opts->json, "Print the result as JSON");
   cmd->callback([opts] {

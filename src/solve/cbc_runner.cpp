@@ -185,6 +185,9 @@ CbcOutcome run_cbc(const MilpModel& model, const SolveOptions& options, const st
   CbcModel cbc(solver);
   CbcMain0(cbc);
   cbc.setLogLevel(options.log_level);
+  // CBC's log (--log-level) is a diagnostic: stdout is for poet's answer (solve --json).
+  cbc.messageHandler()->setFilePointer(stderr);
+  cbc.solver()->messageHandler()->setFilePointer(stderr);
   if (start != nullptr) {
     std::vector<std::pair<std::string, double>> mip_start;
     for (int c = 0; c < model.columns(); ++c)
