@@ -15,7 +15,9 @@
 #include "poet/lower/lower.h"
 #include "poet/runtime/parameters.h"
 #include "poet/schedule/checkpoint_all.h"
+#include "poet/train/imported_weights.h"
 #include "poet/util/error.h"
+#include "onnx_builder.h"
 
 namespace poet {
 namespace {
@@ -38,6 +40,36 @@ TEST(FirmwareExport, HeaderHoldsEveryNodeTheArenaAndTheExactInitialWeights) {
   const runtime::ParameterStore p(g, 0, 3);
   EXPECT_NE(h.find(fmt::format("  {:a}f,", p.all_values().front())), std::string::npos);
   EXPECT_NE(h.find(fmt::format(" {:a}f \\\n}}", p.all_values().back())), std::string::npos);
+}
+
+// `firmware --onnx` starts from the file's weights, as `train --onnx` does (it started from
+// the seed's, without a word).
+TEST(FirmwareExport, AnImportedModelStartsFromItsOwnWeights) {
+  using namespace testing::onnx_builder;
+  // conv 3x3 -> relu -> flatten -> linear: operators the firmware has kernels for.
+  const std::string path = write_model("firmware_cnn", {1, 1, 4, 4}, {1, 3}, [](auto& g) {
+    add_initializer(g, "w", {2, 1, 3, 3}, 0.25f);
+    add_initializer(g, "fc_w", {3, 32}, -0.125f);
+    add_initializer(g, "fc_b", {3}, 0.5f);
+    add_ints_attribute(add_node(g, "conv", "Conv", {"x", "w"}, "c"), "pads", {1, 1, 1, 1});
+    add_node(g, "relu", "Relu", {"c"}, "r");
+    add_node(g, "flat", "Flatten", {"r"}, "f");
+    auto* fc = add_node(g, "fc", "Gemm", {"f", "fc_w", "fc_b"}, "y");
+    auto* transposed = fc->add_attribute();
+    transposed->set_name("transB");
+    transposed->set_type(::onnx::AttributeProto::INT);
+    transposed->set_i(1);
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  const std::string h =
+      train::firmware_model_header(g, device_plan_of(g), {.seed = 3, .imported = &m.parameters, .weights_from = path});
+  EXPECT_NE(h.find("its initial parameters\n   (the weights of '" + path + "')"), std::string::npos) << h.substr(0, 300);
+  runtime::ParameterStore expected(g, 0, 3);
+  train::load_imported_weights(expected, g, m.parameters);
+  ASSERT_NE(expected.all_values().front(), runtime::ParameterStore(g, 0, 3).all_values().front());
+  EXPECT_NE(h.find(fmt::format("  {:a}f,", expected.all_values().front())), std::string::npos);
+  EXPECT_NE(h.find(fmt::format(" {:a}f \\\n}}", expected.all_values().back())), std::string::npos);
 }
 
 // Names come from files of any origin (an ONNX model's nodes): none may end the comment or

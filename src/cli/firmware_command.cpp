@@ -62,7 +62,8 @@ void add_firmware_command(CLI::App& app) {
     check_files_apart(inputs, {{"--header", opts->header},
                                {"--samples-dir", in_samples_dir("train.bin")},
                                {"--samples-dir", in_samples_dir("test.bin")}});
-    const Graph g = opts->source.load();
+    OnnxModel imported;
+    const Graph g = opts->source.load(&imported);
     const DevicePlan plan = load_device_plan(opts->plan_file);
     // A plan made for another batch size has as many nodes but larger tensors: the firmware
     // would refuse it at boot. Replayed against this graph as check-plan does, it is refused here.
@@ -72,8 +73,14 @@ void add_firmware_command(CLI::App& app) {
       throw InputError(fmt::format("--plan '{}' is not a plan of '{}' as given here: {}; make the plan and the "
                                    "firmware header from the same --model and --batch-size",
                                    opts->plan_file, g.name(), verdict.error));
-    const train::FirmwareModelOptions model{
-        .seed = opts->seed, .learning_rate = opts->learning_rate, .pixel_mean = data::kFashionMnistPixelMean};
+    // An ONNX model starts from its own weights, as `train --onnx` does; a structure-only
+    // file has none, and starts from the seed's.
+    const bool file_weights = !opts->source.onnx_file.empty() && imported.has_weights;
+    const train::FirmwareModelOptions model{.seed = opts->seed,
+                                            .imported = file_weights ? &imported.parameters : nullptr,
+                                            .weights_from = opts->source.onnx_file,
+                                            .learning_rate = opts->learning_rate,
+                                            .pixel_mean = data::kFashionMnistPixelMean};
     const std::string header = train::firmware_model_header(g, plan, model);
     // Everything is made before anything is written, so that a missing dataset or a folder
     // that cannot be made leaves no header behind without its data.

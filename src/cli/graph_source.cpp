@@ -169,7 +169,7 @@ void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI:
   if (graph_option) onnx->excludes(graph_option);
 }
 
-Graph GraphSource::load() const {
+Graph GraphSource::load(OnnxModel* imported) const {
   if (!graph_file.empty()) return load_graph(graph_file);
   const auto mode = backward_mode_from_name(backward);
   POET_CHECK(mode.has_value(), "--backward is checked by CLI11");
@@ -177,8 +177,10 @@ Graph GraphSource::load() const {
     if (*mode != BackwardMode::Autodiff)
       throw InputError("--backward chain reproduces the reference implementation's zoo models; an ONNX model takes "
                        "--backward autodiff");
-    Graph g = build_training_graph(import_onnx(onnx_file, {.batch_size = batch_size}).forward, *mode);
+    OnnxModel m = import_onnx(onnx_file, {.batch_size = batch_size});
+    Graph g = build_training_graph(m.forward, *mode);
     g.validate();
+    if (imported) *imported = std::move(m);
     return g;
   }
   return build_model_training_graph(model, {.batch_size = batch_size}, *mode);

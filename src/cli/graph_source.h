@@ -14,6 +14,7 @@
 #include "poet/budget/budget.h"
 #include "poet/cost/cost_model.h"
 #include "poet/graph/graph.h"
+#include "poet/onnx/onnx_import.h"
 #include "poet/lower/fit_arena.h"
 #include "poet/schedule/schedule.h"
 #include "poet/simulate/simulator.h"
@@ -81,7 +82,9 @@ struct GraphSource {
   void add_options(CLI::App& cmd);
   // --onnx FILE, which excludes the model option `model_option` (and --graph, if given).
   void add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI::Option* graph_option = nullptr);
-  Graph load() const;  // the zoo model's training graph, the ONNX model's, or the file's graph
+  // The zoo model's training graph, the ONNX model's, or the file's graph. For --onnx, the
+  // import (its weights) goes to `imported` too, if given.
+  Graph load(OnnxModel* imported = nullptr) const;
   // What the graph is called in messages and file names: the model, or the ONNX file's stem.
   std::string label() const;
   // The files it reads: --graph, --onnx, and --platform when that names no built-in platform.

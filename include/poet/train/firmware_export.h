@@ -5,22 +5,28 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "poet/data/dataset.h"
 #include "poet/graph/graph.h"
+#include "poet/onnx/onnx_import.h"
 #include "poet/plan/device_format.h"
 
 namespace poet::train {
 
 struct FirmwareModelOptions {
   std::uint64_t seed = 0;        // of the initial parameters, as ExecutorOptions::seed
+  // An imported model's weights, which replace the seeded ones (load_imported_weights);
+  // null: the seed's. `weights_from` names them in the header's comment.
+  const std::vector<ImportedParameters>* imported = nullptr;
+  std::string weights_from = "";
   float learning_rate = 0.01f;   // SGD's
   float pixel_mean = 0;          // subtracted from each pixel / 255 (data/fashion_mnist.h)
 };
 
 // A C header (firmware/model_types.h's types) holding every node of `g` (operator, inputs,
-// output shape, attributes, parameter slice), the parameters ParameterStore initialises
-// from the seed as exact hex floats, the learning rate, and `plan`'s arena size, which
+// output shape, attributes, parameter slice), the parameters (ParameterStore's from the
+// seed, or the imported ones) as exact hex floats, the learning rate, and `plan`'s arena size, which
 // the firmware's static arena is sized to. Throws InputError naming the node when `g`
 // uses an operator the firmware has no kernel for, or when `plan` is for another graph.
 std::string firmware_model_header(const Graph& g, const DevicePlan& plan, const FirmwareModelOptions& options);
