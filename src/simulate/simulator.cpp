@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 
 #include "poet/graph/op_table.h"
@@ -296,11 +297,30 @@ SimulationResult simulate_for_budget(const Graph& g, const GraphCosts& costs, co
   SimulationResult r = simulate(g, costs, plan, unbounded);
   // Where it fits without waiting, nothing waits under the budget either: the same result.
   if (!options.ram_budget_bytes || r.peak_bytes <= *options.ram_budget_bytes) return r;
-  try {
-    return simulate(g, costs, plan, options);  // validity does not depend on timing: only the budget can fail
-  } catch (const InvalidPlan&) {
-    return r;
+  // Validity does not depend on timing: under a budget only the budget can fail, and a
+  // larger one waits no more. `fits` holds the result at the least budget that fits so far.
+  const auto under = [&](std::int64_t budget) -> std::optional<SimulationResult> {
+    SimulationOptions at = options;
+    at.ram_budget_bytes = budget;
+    try {
+      return simulate(g, costs, plan, at);
+    } catch (const InvalidPlan&) {
+      return std::nullopt;
+    }
+  };
+  if (auto within = under(*options.ram_budget_bytes)) return *within;
+  std::int64_t misses = *options.ram_budget_bytes, least = r.peak_bytes;
+  SimulationResult fits = r;
+  while (least - misses > 1) {
+    const std::int64_t middle = misses + (least - misses) / 2;
+    if (auto at = under(middle)) {
+      least = middle;
+      fits = std::move(*at);
+    } else {
+      misses = middle;
+    }
   }
+  return fits;
 }
 
 }  // namespace poet

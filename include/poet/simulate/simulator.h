@@ -76,8 +76,11 @@ SimulationResult simulate(const Graph& g, const GraphCosts& costs, const Plan& p
                           const SimulationOptions& options = {});
 
 // The plan judged against options' budget without throwing for the budget: the simulation
-// under the budget where the plan fits it, else the one without, whose peak says by how much
-// it misses (compare peak_bytes with the budget). Other invalidity throws InvalidPlan.
+// under the budget where the plan fits it, else the one under the least budget it fits,
+// whose peak says by how much it misses (compare peak_bytes with the budget). That least
+// budget is found by bisection, as a plan needs less where its computes wait for page-outs
+// to end than where nothing waits (the budget's peak without a budget). Other invalidity
+// throws InvalidPlan.
 SimulationResult simulate_for_budget(const Graph& g, const GraphCosts& costs, const Plan& plan,
                                      const SimulationOptions& options);
 
