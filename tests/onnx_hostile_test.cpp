@@ -35,5 +35,50 @@ TEST(OnnxHostile, AConstantOfShapeBeyondWhatPoetFoldsIsNamed) {
   }
 }
 
+// ONNX's checker calls a missing input "Nodes in a graph must be topologically sorted",
+// with literal "\n"s: the input is named as what it is, missing or made later.
+TEST(OnnxHostile, AnInputNoNodeMakesIsNamedAsMissingOrMadeLater) {
+  const std::string missing = write_model("missing", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "mm", "MatMul", {"x", "W"}, "y");
+  });
+  EXPECT_NE(import_error(missing).find("node 'mm' (MatMul) reads 'W', which is defined nowhere (no graph input, "
+                                       "initializer or node makes it)"),
+            std::string::npos)
+      << import_error(missing);
+  const std::string cycle = write_model("cycle", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "first", "Add", {"x", "b"}, "a");
+    add_node(g, "second", "Relu", {"a"}, "b");
+    add_node(g, "out", "Relu", {"b"}, "y");
+  });
+  EXPECT_NE(import_error(cycle).find("node 'first' (Add) reads 'b', which node 'second' makes after it: the nodes are "
+                                     "out of order or in a cycle"),
+            std::string::npos)
+      << import_error(cycle);
+}
+
+// torch.onnx.export without dynamic axes writes x.view(x.size(0), -1) with the export's
+// batch as a constant: at another --batch-size the error says so, and what to do.
+TEST(OnnxHostile, ABatchFixedAtExportIsNamedWithTheFix) {
+  const auto reshaped_to = [](const std::string& name, std::vector<std::int64_t> target) {
+    return write_model(name, {1, 2, 4}, {1, 8}, [&](auto& g) {
+      add_int64_initializer(g, "target", target);
+      add_node(g, "flatten", "Reshape", {"x", "target"}, "y");
+    });
+  };
+  // A whole target shape: ONNX keeps the export's batch, poet makes --batch-size's.
+  const std::string whole = import_error(reshaped_to("fixed_whole", {1, 8}));
+  EXPECT_NE(whole.find("node 'flatten' (Reshape): ONNX makes 1x8 of it where poet makes 2x8 for --batch-size 2: the "
+                       "file was exported with a fixed batch of 1"),
+            std::string::npos)
+      << whole;
+  // A batch and -1: ONNX folds the rows into the columns, which its shape inference finds
+  // against the output's shape.
+  const std::string folded = import_error(reshaped_to("fixed_rows", {1, -1}));
+  EXPECT_NE(folded.find("(the file was exported for batch 1: a batch fixed at export, as x.view(x.size(0), -1) makes "
+                        "it, fails at another; give --batch-size 1, or export with dynamic_axes"),
+            std::string::npos)
+      << folded;
+}
+
 }  // namespace
 }  // namespace poet

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "poet/util/error.h"
@@ -153,16 +155,75 @@ void check_window_attributes(const ::onnx::GraphProto& g, const std::string& pat
 
 }  // namespace
 
+namespace {
+
+// ONNX's checker reports an input no node makes as "Nodes in a graph must be topologically
+// sorted", whatever the cause: here an input is named as missing, or as made later.
+void check_every_input_defined(const ::onnx::GraphProto& g, const std::string& path) {
+  std::unordered_set<std::string> defined;
+  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  std::unordered_map<std::string, const ::onnx::NodeProto*> maker;
+  for (const auto& n : g.node())
+    for (const auto& out : n.output()) maker.emplace(out, &n);
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) {
+      if (in.empty() || defined.contains(in)) continue;
+      const auto later = maker.find(in);
+      throw InputError(
+          later == maker.end()
+              ? fmt::format("'{}' is not a valid ONNX model: node '{}' ({}) reads '{}', which is defined nowhere (no "
+                            "graph input, initializer or node makes it); the file is damaged or was not exported "
+                            "whole",
+                            path, n.name(), n.op_type(), in)
+              : fmt::format("'{}' is not a valid ONNX model: node '{}' ({}) reads '{}', which node '{}' makes after "
+                            "it: the nodes are out of order or in a cycle; export the model again",
+                            path, n.name(), n.op_type(), in, later->second->name()));
+    }
+    for (const auto& out : n.output()) defined.insert(out);
+  }
+}
+
+// ONNX's messages on one line: they hold newlines, some written as the two characters "\n".
+std::string one_line_of(std::string text) {
+  for (std::size_t at; (at = text.find("\\n")) != std::string::npos;) text.replace(at, 2, "; ");
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  while (!text.empty() && (text.back() == ' ' || text.back() == ';')) text.pop_back();
+  return text;
+}
+
+// What a checker's or shape inference's failure most likely comes from, when the file says:
+// an opset newer than this poet's ONNX knows, or a batch fixed at export.
+std::string likely_cause(const ::onnx::ModelProto& m, std::int64_t file_batch, int batch) {
+  const int known = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(::onnx::ONNX_DOMAIN).second;
+  for (const auto& o : m.opset_import())
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > known)
+      return fmt::format(" (the file uses opset {}, and this poet knows operators up to opset {}: export with "
+                         "opset_version={})",
+                         o.version(), known, known);
+  if (file_batch > 0 && file_batch != batch)
+    return fmt::format(" (the file was exported for batch {}: a batch fixed at export, as x.view(x.size(0), -1) "
+                       "makes it, fails at another; give --batch-size {}, or export with dynamic_axes={{'<input>': "
+                       "{{0: 'batch'}}}})",
+                       file_batch, file_batch);
+  return "";
+}
+
+}  // namespace
+
 ::onnx::ModelProto checked_with_shapes(const ::onnx::ModelProto& model, const std::string& input, int batch,
                                        const std::string& path) {
   ::onnx::ModelProto m = model;
   ::onnx::GraphProto& g = *m.mutable_graph();
   // Shapes the exporter recorded for its own batch would contradict the new batch.
   g.clear_value_info();
+  std::int64_t file_batch = 0;  // the batch the file was exported for; 0 if symbolic
   for (auto& v : *g.mutable_input()) {
     if (v.name() != input || !v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
     auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
-    if (shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_value(batch);
+    if (shape->dim_size() == 0) continue;
+    file_batch = shape->dim(0).dim_value();
+    shape->mutable_dim(0)->set_dim_value(batch);
   }
   for (auto& v : *g.mutable_output()) {  // a symbolic batch merges with the one inferred
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
@@ -190,12 +251,14 @@ void check_window_attributes(const ::onnx::GraphProto& g, const std::string& pat
                                  "older exporter (or opset_version), or convert it with "
                                  "onnx.version_converter.convert_version",
                                  path, m.ir_version(), static_cast<int>(::onnx::IR_VERSION)));
+  check_every_input_defined(g, path);
   try {
     ::onnx::checker::check_model(m);
     ::onnx::shape_inference::InferShapes(m, ::onnx::OpSchemaRegistry::Instance(),
                                          ::onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
   } catch (const std::exception& e) {
-    throw InputError(fmt::format("'{}' is not a valid ONNX model: {}", path, e.what()));
+    throw InputError(fmt::format("'{}' is not a valid ONNX model: {}{}", path, one_line_of(e.what()),
+                                 likely_cause(m, file_batch, batch)));
   }
   return m;
 }

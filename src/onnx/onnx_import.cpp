@@ -318,6 +318,14 @@ void Importer::bind_elementwise(const NodeReader& n, NodeId id) { bind(n, id, va
 void Importer::bind_output(const NodeReader& n, const std::string& output, NodeId id, std::optional<Shape> onnx_shape) {
   const Shape seen = onnx_shape ? *onnx_shape : g_.node(id).shape;
   const auto it = inferred_.find(output);
+  // `x.view(x.size(0), -1)` exported without dynamic axes: the export's batch is a constant
+  // of the target shape, which poet takes as the batch and ONNX as it is.
+  if (it != inferred_.end() && it->second != seen && !seen.empty() && seen[0] == batch_ &&
+      it->second.size() == seen.size() && it->second[0] != batch_)
+    fail(n, fmt::format("ONNX makes {} of it where poet makes {} for --batch-size {}: the file was exported with a "
+                        "fixed batch of {} (a constant in its target shape, as x.view(x.size(0), -1) exports); export "
+                        "it again with dynamic_axes={{'<input>': {{0: 'batch'}}}}, or give --batch-size {}",
+                        shape_string(it->second), shape_string(seen), batch_, it->second[0], it->second[0]));
   if (it != inferred_.end() && it->second != seen)
     unsupported(n, fmt::format("poet's {} makes {} of it where ONNX infers {}: an attribute poet does not model",
                                op_name(g_.node(id).op), shape_string(seen), shape_string(it->second)));
