@@ -16,24 +16,30 @@ std::int64_t batch_size_of(const Graph& graph) {
   return 0;
 }
 
+// What to do, whatever the graph came from: the cost module does not know whether a zoo
+// model, an ONNX file (named after the file) or a graph file.
 std::string profile_fix(const Graph& graph) {
-  return fmt::format("re-profile this graph with `poet profile --model {} --batch-size {}` (or --graph FILE) on the "
-                     "target machine, or plan with a FLOP-model platform",
-                     graph.name(), batch_size_of(graph));
+  // `poet profile` has no --backward: it measures the autodiff graph.
+  if (std::ranges::any_of(graph.nodes(), [](const Node& n) { return n.op == OpKind::ChainGradient; }))
+    return "poet profile measures the --backward autodiff graph: plan with --backward autodiff (the default), or "
+           "with a FLOP-model platform";
+  return fmt::format("re-profile this graph on the target machine with `poet profile` and the --model, --onnx or "
+                     "--graph it came from, at --batch-size {}, or plan with a FLOP-model platform",
+                     batch_size_of(graph));
 }
 
 }  // namespace
 
 void check_profile_matches(const Graph& graph, const MeasuredNodes& measured, std::string_view device_name) {
   const auto mismatch = [&](const std::string& what) {
-    return InputError(fmt::format("device profile '{}' does not fit graph '{}': {}; {}", device_name, graph.name(),
-                                  what, profile_fix(graph)));
+    const std::string why = measured.graph == graph.name()
+                                ? what
+                                : fmt::format("it was measured for graph '{}' ({})", measured.graph, what);
+    return InputError(fmt::format("device profile '{}' does not fit graph '{}': {}; {}", device_name, graph.name(), why,
+                                  profile_fix(graph)));
   };
-  if (measured.graph != graph.name())
-    throw mismatch(fmt::format("it was measured for graph '{}'", measured.graph));
   if (measured.batch_size != batch_size_of(graph))
-    throw mismatch(fmt::format("it was measured at batch size {}, the graph has batch size {}", measured.batch_size,
-                               batch_size_of(graph)));
+    throw mismatch(fmt::format("its batch size is {}, the graph's {}", measured.batch_size, batch_size_of(graph)));
   const std::size_t common = std::min(measured.nodes.size(), graph.size());
   for (std::size_t i = 0; i < common; ++i) {
     const MeasuredNode& m = measured.nodes[i];
@@ -56,6 +62,8 @@ void check_profile_matches(const Graph& graph, const MeasuredNodes& measured, st
   if (measured.nodes.size() > graph.size())
     throw mismatch(fmt::format("the profile has {} nodes, the graph {}; profile node {} '{}' is not in the graph",
                                measured.nodes.size(), graph.size(), common, measured.nodes[common].name));
+  // Every node the same, by name, operator and shape: the costs are this graph's, whatever
+  // the graph is called (an ONNX model is named after its file, which may be renamed).
 }
 
 GraphCosts costs_from_profile(const Graph& graph, const DeviceProfile& device) {
