@@ -148,6 +148,10 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -lt 64 ]; then
   expect 0 "note: --jobs 64 runs more tasks at once than this machine's $(getconf _NPROCESSORS_ONLN) cores" -- \
     sweep --model lenet5 --platform m4 --methods checkpoint_all --budgets 100% --jobs 64 -o "$tmp/sweep-jobs"
 fi
+# The default folder is named by the graph's and the device's names, not their files' paths.
+(cd "$tmp" && "$poet" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&
+  "$poet" sweep --graph "$tmp/sub-graph.json" --platform m4 --methods checkpoint_all --budgets 100% > /dev/null 2>&1) &&
+  [ -d "$tmp/sweep-linear-m4" ] || { echo "FAIL: sweep's default folder: $(ls "$tmp" | grep sweep-)"; failures=$((failures + 1)); }
 # A figure comparing POET with Capuchin or POFO is drawn only when both ran; one an earlier
 # sweep left in the folder would be taken for this sweep's, so it goes. A file of the user's
 # that shares a figure's name is left as it was (it was deleted).

@@ -186,11 +186,6 @@ Graph GraphSource::load(OnnxModel* imported) const {
   return build_model_training_graph(model, {.batch_size = batch_size}, *mode);
 }
 
-std::string GraphSource::label() const {
-  if (!onnx_file.empty()) return std::filesystem::path(onnx_file).stem().string();
-  return graph_file.empty() ? model : "graph";
-}
-
 std::string platform_file(const std::string& platform) {
   const bool builtin = std::ranges::any_of(builtin_platforms(), [&](const auto& d) { return d.name == platform; });
   return builtin ? std::string() : platform;

@@ -85,8 +85,6 @@ struct GraphSource {
   // The zoo model's training graph, the ONNX model's, or the file's graph. For --onnx, the
   // import (its weights) goes to `imported` too, if given.
   Graph load(OnnxModel* imported = nullptr) const;
-  // What the graph is called in messages and file names: the model, or the ONNX file's stem.
-  std::string label() const;
   // The files it reads: --graph, --onnx, and --platform when that names no built-in platform.
   std::vector<NamedFile> input_files() const;
 };

@@ -175,7 +175,7 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(number_in(0, 1));
   cmd->add_option("-o,--output-dir", opts->output_dir,
-                  "Folder for sweep.csv, sweep.json and the figures (default: sweep-<model>-<platform>)")
+                  "Folder for sweep.csv, sweep.json and the figures (default: sweep-<graph>-<device>, by their names)")
       ->check(output_folder());
   cmd->add_flag("--json", opts->json, "Print the rows as JSON instead of the summary table");
   cmd->add_flag("--resume", opts->resume,
@@ -183,7 +183,8 @@ void add_sweep_command(CLI::App& app) {
                 "saved after each task) does not hold");
   cmd->callback([opts] {
     const Graph g = opts->source.load();
-    const GraphCosts costs = costs_for(g, resolve_device(opts->source.platform));
+    const DeviceProfile device = resolve_device(opts->source.platform);
+    const GraphCosts costs = costs_for(g, device);
     const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
     const double deadline = opts->runtime_budget.empty() ? 0 : parse_one_value(opts->runtime_budget, "--runtime-budget", "");
     const SimulationOptions counting;  // the parameters count against every budget
@@ -199,10 +200,14 @@ void add_sweep_command(CLI::App& app) {
       for (const double d : parse_range(opts->ablation_deadlines, "--ablation-deadlines", ""))
         for (const char* m : {"poet_remat", "poet_paging", "poet"}) tasks.push_back({m, percent, bytes_for(percent), d});
     }
-    const std::string dir = opts->output_dir.empty()
-                                ? fmt::format("sweep-{}-{}", opts->source.label(),
-                                              opts->source.platform)
-                                : opts->output_dir;
+    // By the graph's and the device's names, not the paths of their files: `-p ../dev.json`
+    // made a folder "sweep-linear-.." holding "dev.json/", and every --graph file shared one.
+    const auto part = [](std::string name) {
+      std::ranges::replace_if(name, [](char c) { return c == '/' || c == '\\' || c == ' '; }, '_');
+      return name;
+    };
+    const std::string dir =
+        opts->output_dir.empty() ? fmt::format("sweep-{}-{}", part(g.name()), part(device.name)) : opts->output_dir;
     std::vector<NamedFile> outputs;
     for (const std::string_view name : kSweepFiles)
       outputs.push_back({"--output-dir", (std::filesystem::path(dir) / name).string()});
