@@ -149,8 +149,9 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -lt 64 ]; then
     sweep --model lenet5 --platform m4 --methods checkpoint_all --budgets 100% --jobs 64 -o "$tmp/sweep-jobs"
 fi
 # The default folder is named by the graph's and the device's names, not their files' paths.
-(cd "$tmp" && "$poet" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&
-  "$poet" sweep --graph "$tmp/sub-graph.json" --platform m4 --methods checkpoint_all --budgets 100% > /dev/null 2>&1) &&
+poet_path=$(realpath "$poet")
+(cd "$tmp" && "$poet_path" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&
+  "$poet_path" sweep --graph "$tmp/sub-graph.json" --platform m4 --methods checkpoint_all --budgets 100% > /dev/null 2>&1) &&
   [ -d "$tmp/sweep-linear-m4" ] || { echo "FAIL: sweep's default folder: $(ls "$tmp" | grep sweep-)"; failures=$((failures + 1)); }
 # A figure comparing POET with Capuchin or POFO is drawn only when both ran; one an earlier
 # sweep left in the folder would be taken for this sweep's, so it goes. A file of the user's
