@@ -91,6 +91,11 @@ expect 2 "'-' is stdout, and this option names files by adding to it ('-.schedul
 out=$("$poet" solve --graph - --platform m4 --ram-budget 90% -o - < "$tmp/lenet5.json" 2> "$tmp/said"); got=$?
 [ "$got" -eq 0 ] && [[ "$out" == '{"'*'}' ]] && [[ "$out" != *"POET found"* ]] && grep -q "POET found" "$tmp/said" ||
   { echo "FAIL: solve --graph - -o - -> exit $got: ${out:0:200}"; failures=$((failures + 1)); }
+# A gap asked larger than the default is named as such, not called optimal.
+expect 0 "% of optimal (as --gap asked) with a memory budget" -- \
+  solve --model resnet18_cifar --platform m4 --ram-budget 25% --mode remat --time-limit 30 --gap 0.5
+expect 0 "which the makespan is over: --accounting reference holds the deadline as the reference's MILP does" -- \
+  solve --model mcu_cnn --platform m4 --ram-budget 50% --accounting reference --runtime-budget 1.0 --time-limit 10
 expect 2 "--write-model and --heuristic cannot be given together" -- solve --model lenet5 --ram-budget 90% --heuristic --write-model "$tmp/h.lp"
 # CBC's own log is a diagnostic: on stderr, so that --json's stdout stays JSON.
 out=$("$poet" solve --model mcu_cnn --platform m4 --ram-budget 60% --accounting reference --time-limit 3 --log-level 1 \

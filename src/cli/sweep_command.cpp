@@ -221,9 +221,9 @@ void add_sweep_command(CLI::App& app) {
                                  fmt::format("{:08x}", costs_checksum(g, costs))};
     const SweepRowsSoFar finished = rows_to_resume(progress_file, opts->resume, identity, tasks);
     fmt::print(stderr,
-               "sweep: {} tasks ({} methods x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "
+               "sweep: {} ({} x budgets{}), {} at a time, up to {:.0f} s per solve, stopping at a "
                "{:.2g}% gap\n",
-               tasks.size(), methods.size(), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
+               counted(tasks.size(), "task"), counted(methods.size(), "method"), memory_tasks < tasks.size() ? " + ablation" : "", opts->settings.jobs,
                opts->settings.time_limit_s, 100 * opts->settings.relative_gap);
     // Each solve's limit is wall-clock time: solves sharing a core get less work done in it.
     if (const unsigned cores = std::thread::hardware_concurrency();

@@ -294,7 +294,9 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       }
       if (cbc.proven_infeasible && !guarded.timed_out && starts.empty()) {
         result.status = SolveStatus::Infeasible;
-        result.message = "CBC proved that no schedule meets the budget and the deadline" + deadline_counted(o);
+        result.message = o.deadline_s
+                             ? "CBC proved that no schedule meets the budget and the deadline" + deadline_counted(o)
+                             : std::string("CBC proved that no schedule fits the budget; raise the budget");
         return result;
       }
     }
