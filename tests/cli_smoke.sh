@@ -153,6 +153,9 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -lt 64 ]; then
   expect 0 "note: --jobs 64 runs more tasks at once than this machine's $(getconf _NPROCESSORS_ONLN) cores" -- \
     sweep --model lenet5 --platform m4 --methods checkpoint_all --budgets 100% --jobs 64 -o "$tmp/sweep-jobs"
 fi
+mkdir -p "$tmp/sweep-cut" && printf '{"format": "poet-sweep-progress", "rows": [{"method": "dt' > "$tmp/sweep-cut/sweep.partial.json"
+expect 2 "is not valid JSON: parse error" -- sweep --model lenet5 --methods dtr --budgets 90% -o "$tmp/sweep-cut" --resume
+expect 2 "; remove it to start afresh (its tasks run again)" -- sweep --model lenet5 --methods dtr --budgets 90% -o "$tmp/sweep-cut" --resume
 # The default folder is named by the graph's and the device's names, not their files' paths.
 poet_path=$(realpath "$poet")
 (cd "$tmp" && "$poet_path" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&

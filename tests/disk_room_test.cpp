@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 
 #include <fstream>
@@ -86,6 +87,16 @@ TEST_F(DiskRoom, AFileBeyondTheFileSizeLimitIsRefusedWithTheLimit) {
                          "it (ulimit -f unlimited) and run again");
   EXPECT_EQ(advice, "; it passed this shell's file-size limit, 200 KiB (ulimit -f 200): raise it (ulimit -f "
                     "unlimited) and run again");
+}
+
+// Paging to /dev/shm spares no RAM: train and profile warn. A path not made yet is judged
+// by its folder's file system.
+TEST(DiskRoom, APlaceInRamIsToldFromStorage) {
+  struct statfs shm {};
+  if (::statfs("/dev/shm", &shm) != 0 || shm.f_type != 0x01021994) GTEST_SKIP() << "no tmpfs at /dev/shm here";
+  EXPECT_TRUE(in_memory_file_system("/dev/shm"));
+  EXPECT_TRUE(in_memory_file_system("/dev/shm/not/made/yet.pages"));
+  EXPECT_FALSE(in_memory_file_system("/proc/not-here"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "poet/cost/device.h"
 #include "poet/paging/file_pager.h"
 #include "poet/profile/measure_device.h"
+#include "poet/util/disk_room.h"
 #include "poet/util/error.h"
 #include "poet/util/exclusive_use.h"
 #include "poet/util/interrupt.h"
@@ -75,6 +76,11 @@ void add_profile_command(CLI::App& app) {
     measure.use_rapl = !opts->no_rapl;
     // Before the nodes' minutes of measuring, not after them, where the storage's turn comes.
     check_page_file_location(measure.storage.directory, "--page-dir");
+    if (in_memory_file_system(measure.storage.directory))
+      fmt::print(stderr, "poet: warning: --page-dir '{}' is on a file system kept in RAM (tmpfs): its storage "
+                         "figures are memory's, not the device's storage's; give a folder on the storage the device "
+                         "pages to\n",
+                 measure.storage.directory.empty() ? "." : measure.storage.directory);
     check_files_apart(opts->source.input_files(), {{"--output", opts->output}});
     // Two profiles into one file would each run minutes for one to be replaced by the other.
     const ExclusiveUse one_profile_per_file(opts->output, "--output");

@@ -54,8 +54,13 @@ SweepRowsSoFar rows_to_resume(const std::string& progress_file, bool resume, con
     fmt::print(stderr, "sweep: nothing to resume ('{}' does not exist): running every task\n", progress_file);
     return SweepRowsSoFar(tasks.size());
   }
-  SweepRowsSoFar rows =
-      sweep_rows_to_resume(read_json_file(progress_file, "sweep progress"), progress_file, identity, tasks);
+  nlohmann::json progress;
+  try {
+    progress = read_json_file(progress_file, "sweep progress");
+  } catch (const InputError& e) {  // cut short by a full disk, or edited
+    throw InputError(fmt::format("{}; remove it to start afresh (its tasks run again)", e.what()));
+  }
+  SweepRowsSoFar rows = sweep_rows_to_resume(progress, progress_file, identity, tasks);
   fmt::print(stderr, "sweep: resuming with {} of {} tasks done (from '{}')\n", rows_finished(rows), tasks.size(),
              progress_file);
   return rows;

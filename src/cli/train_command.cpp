@@ -322,6 +322,11 @@ void train(TrainOptions o) {
     po.path = o.page_file;
     po.direct_io = !o.page_cache;
     pager = std::make_unique<FilePager>(po);
+    if (in_memory_file_system(pager->path()))
+      fmt::print(stderr, "poet: warning: the page file '{}' is on a file system kept in RAM (tmpfs): the pages stay "
+                         "in this machine's memory, so paging spares none of it; give --page-file a folder on "
+                         "storage (a disk, an SD card)\n",
+                 pager->path());
   }
   runtime::ExecutorOptions eo;
   eo.seed = o.seed;

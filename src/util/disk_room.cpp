@@ -45,6 +45,8 @@ std::optional<std::uint64_t> file_size_limit() {
 constexpr std::uint64_t kFatLargestFile = (std::uint64_t{1} << 32) - 1;
 constexpr long kFatMagic = 0x4d44;  // MSDOS_SUPER_MAGIC, statfs(2)
 
+constexpr long kTmpfsMagic = 0x01021994, kRamfsMagic = 0x858458f6;  // statfs(2)
+
 std::string ulimit_text(std::uint64_t bytes) {
   return fmt::format("{} (ulimit -f {})", format_bytes(static_cast<double>(bytes)), bytes / 1024);
 }
@@ -98,6 +100,16 @@ void check_room_for(std::span<const PlannedWrite> writes) {
                               "put some of them on a disk with room",
                               listed(f.writes), format_bytes(static_cast<double>(f.needed)), free_text));
   }
+}
+
+bool in_memory_file_system(const std::string& path) {
+  std::filesystem::path at = std::filesystem::absolute(path.empty() ? "." : path);
+  struct statfs type {};
+  while (::statfs(at.c_str(), &type) != 0) {  // not made yet: its folder's file system
+    if (at == at.parent_path()) return false;
+    at = at.parent_path();
+  }
+  return type.f_type == kTmpfsMagic || type.f_type == kRamfsMagic;
 }
 
 }  // namespace poet

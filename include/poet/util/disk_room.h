@@ -20,6 +20,11 @@ struct PlannedWrite {
 // be told (statvfs fails) is left to its writes to report.
 void check_room_for(std::span<const PlannedWrite> writes);
 
+// Whether `path` (a file or folder, or where it would be made) is on a file system kept in
+// RAM (tmpfs, ramfs: /dev/shm, and /tmp on some systems): pages written there stay in this
+// machine's memory, which a RAM budget is to spare.
+bool in_memory_file_system(const std::string& path);
+
 // What to do about a write that failed with EFBIG, for an error message: "; ..." naming the
 // file-size limit it passed.
 std::string file_too_large_advice();
