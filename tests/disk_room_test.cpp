@@ -91,7 +91,7 @@ TEST_F(DiskRoom, AFileBeyondTheFileSizeLimitIsRefusedWithTheLimit) {
 
 // Paging to /dev/shm spares no RAM: train and profile warn. A path not made yet is judged
 // by its folder's file system.
-TEST(DiskRoom, APlaceInRamIsToldFromStorage) {
+TEST(InMemoryFileSystem, APlaceInRamIsToldFromStorage) {
   struct statfs shm {};
   if (::statfs("/dev/shm", &shm) != 0 || shm.f_type != 0x01021994) GTEST_SKIP() << "no tmpfs at /dev/shm here";
   EXPECT_TRUE(in_memory_file_system("/dev/shm"));
