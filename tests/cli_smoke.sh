@@ -223,6 +223,11 @@ expect 2 "--time-limit is for a solving strategy (checkmate, poet_remat, poet_pa
 expect 2 "--time-limit is for a solving strategy" -- train --model lenet5 --ram-budget 90% --strategy capuchin --time-limit 5 --max-batches 1
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
+# The other files poet writes, given to the wrong option, are named with where they go.
+expect 2 "is JSON, not a plan's text: a schedule goes to --schedule" -- simulate --model lenet5 --plan "$tmp/s.json"
+expect 2 "is a device plan (poet plan --device-plan), not a plan's text: check it with poet check-plan" -- \
+  simulate --model lenet5 --plan "$tmp/p.bin"
+expect 2 "it is a plan's text: give it to --plan" -- simulate --model lenet5 --schedule "$tmp/plan.txt"
 expect 0 "peak RAM" -- simulate --model lenet5 --schedule "$tmp/s.json"
 expect 2 "or more, or make a schedule for this budget" -- plan --model lenet5 --schedule "$tmp/s.json" --ram-budget 98%
 expect 2 "s.json' has 37 stages but graph 'resnet18_cifar' has 208 nodes (it was made for 'lenet5')" -- simulate --schedule "$tmp/s.json"
@@ -233,6 +238,7 @@ printf 'compute 0\nfree 0\ncompute 1\n' > "$tmp/bad.plan"
 expect 2 "input 'input' (0) is not in RAM: freed by instruction 1" -- simulate --model lenet5 --plan "$tmp/bad.plan"
 expect 0 "wrote $tmp/r.schedule.svg and $tmp/r.memory.svg" -- show --model lenet5 -o "$tmp/r"
 expect 0 "wrote $tmp/f.schedule.svg and $tmp/f.memory.svg" -- show --model lenet5 -o "$tmp/f.svg"
+expect 0 "wrote $tmp/g.schedule.svg and $tmp/g.memory.svg" -- show --model lenet5 -o "$tmp/g.schedule.svg"
 expect 0 "wrote $tmp/poet.schedule.svg and $tmp/poet.memory.svg" -- show --model lenet5 -o "$tmp/"
 mkdir -p "$tmp/d.schedule.svg"  # checked as the file written, after the .svg is dropped
 expect 2 "--output: '$tmp/d.schedule.svg' is a folder" -- show --model lenet5 -o "$tmp/d.svg"

@@ -26,8 +26,8 @@ void add_show_command(CLI::App& app) {
   opts->schedule.add_options(*cmd);
   opts->budget.add_options(*cmd);
   cmd->add_option("-o,--output", opts->prefix,
-                  "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg (a trailing .svg is dropped; "
-                  "a folder writes FOLDER/poet.*.svg)")
+                  "Output prefix: writes PREFIX.schedule.svg and PREFIX.memory.svg (a trailing .svg, .schedule.svg "
+                  "or .memory.svg is dropped; a folder writes FOLDER/poet.*.svg)")
       ->capture_default_str()
       // `-o figure.svg` means the figure files, not figure.svg.schedule.svg, and `-o figures/`
       // the files in that folder, not the hidden figures/.schedule.svg; both settled before the
@@ -35,7 +35,12 @@ void add_show_command(CLI::App& app) {
       ->transform([](std::string prefix) {
         if (prefix.ends_with('/') || std::filesystem::is_directory(prefix))
           return (std::filesystem::path(prefix) / "poet").string();
-        if (prefix.size() > 4 && prefix.ends_with(".svg")) prefix.resize(prefix.size() - 4);
+        // One of the two files' names (`-o d/lin.schedule.svg` made lin.schedule.schedule.svg).
+        for (const std::string_view suffix : {".schedule.svg", ".memory.svg", ".svg"})
+          if (prefix.size() > suffix.size() && prefix.ends_with(suffix)) {
+            prefix.resize(prefix.size() - suffix.size());
+            break;
+          }
         return prefix;
       })
       // Both files, before anything is drawn: not one written and the other refused.

@@ -85,7 +85,21 @@ Plan plan_from_text(std::string_view text, const Graph& g, std::string_view orig
 }
 
 Plan load_plan_text(const std::string& path, const Graph& g) {
-  return plan_from_text(read_input_file(path, "plan", kMaxInputFileBytes, text_inspector("plan", path)), g, path);
+  // The other files poet writes, given here by mistake, are named with where they go.
+  InputInspector text = text_inspector("plan", path);
+  bool first = true;
+  const auto inspect = [&](std::string_view piece) {
+    if (std::exchange(first, false)) {
+      if (piece.starts_with("POET"))
+        throw InputError(fmt::format("plan '{}' is a device plan (poet plan --device-plan), not a plan's text: check "
+                                     "it with poet check-plan, or give the file poet plan -o wrote",
+                                     path));
+      if (const auto start = piece.find_first_not_of(" \t\r\n"); start != std::string_view::npos && piece[start] == '{')
+        throw InputError(fmt::format("plan '{}' is JSON, not a plan's text: a schedule goes to --schedule", path));
+    }
+    text(piece);
+  };
+  return plan_from_text(read_input_file(path, "plan", kMaxInputFileBytes, inspect), g, path);
 }
 
 }  // namespace poet

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/error.h"
@@ -89,7 +90,9 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   if (!j.is_object() || !j.contains("format") || j["format"] != "poet-schedule")
     throw bad("not a poet schedule (expected \"format\": \"poet-schedule\")");
   if (!j.contains("version") || j["version"] != 1) throw bad("unsupported version; this poet reads version 1");
-  if (!j.contains("stages") || !j["stages"].is_number_unsigned()) throw bad("missing \"stages\" (a count)");
+  if (!j.contains("stages")) throw bad("missing \"stages\" (a count)");
+  if (!j["stages"].is_number_unsigned())
+    throw bad(fmt::format("\"stages\" must be a count, not {}", json_excerpt(j["stages"])));
   if (j.contains("method") && !j["method"].is_string())
     throw bad(fmt::format("\"method\" must be a string, not {}", json_excerpt(j["method"])));
   const auto stages = j["stages"].get<std::uint64_t>();
@@ -140,7 +143,18 @@ std::string made_for(const nlohmann::json& j) {
 }  // namespace
 
 Schedule load_schedule(const std::string& path, const Graph& g) {
-  const nlohmann::json j = read_json_file(path, "schedule");
+  const nlohmann::json j = [&] {
+    try {
+      return read_json_file(path, "schedule");
+    } catch (const InputError& e) {
+      // A plan's text (poet plan -o), given here by mistake, is named with where it goes.
+      std::string start(16, '\0');
+      std::ifstream(path, std::ios::binary).read(start.data(), static_cast<std::streamsize>(start.size()));
+      for (const char* word : {"# poet plan", "compute ", "pageout ", "pagein ", "free "})
+        if (start.starts_with(word)) throw InputError(fmt::format("{}; it is a plan's text: give it to --plan", e.what()));
+      throw;
+    }
+  }();
   const std::string refit = fmt::format("make one for '{}' (poet solve or poet plan with --save-schedule), or give the "
                                         "graph the schedule was made for",
                                         g.name());
