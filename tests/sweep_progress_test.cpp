@@ -38,6 +38,7 @@ TEST(SweepProgress, SavedRowsComeBackForTheirTasks) {
   for (const std::size_t k : {1, 4}) {
     saved[k].emplace();
     saved[k]->task = tasks[k];
+    saved[k]->found = true;  // a row without a schedule has no energy (null)
     saved[k]->energy_j = static_cast<double>(k);
   }
   const SweepRowsSoFar resumed =
@@ -128,6 +129,31 @@ TEST(SweepProgress, CostsChecksumFollowsTheDeviceAndTheGraph) {
   GraphCosts edited = costs;
   edited.nodes[1].pagein_energy_j += 1e-9;
   EXPECT_NE(costs_checksum(g, costs), costs_checksum(g, edited));
+}
+
+// A row without a schedule had energy 0 and peak 0 (a script's cheapest point), a baseline a
+// gap of 0 (read as proven optimal), no deadline a multiple of 0: each is null now, in
+// sweep.json and the progress file, and an empty CSV field; read back as the row's 0.
+TEST(SweepRows, WhatARowDoesNotHaveIsNull) {
+  SweepRow none;
+  none.task = {"capuchin", 30, 300, 0};
+  none.status = "no schedule";
+  const nlohmann::json j = sweep_row_to_json(none);
+  for (const char* key : {"energy_j", "peak_bytes", "makespan_s", "recomputes", "pageins", "gap", "deadline_multiple"})
+    EXPECT_TRUE(j.at(key).is_null()) << key;
+  EXPECT_EQ(sweep_row_from_json(j).energy_j, 0);
+  SweepRow baseline = none;
+  baseline.found = true;
+  baseline.energy_j = 2;
+  EXPECT_EQ(sweep_row_to_json(baseline).at("energy_j"), 2);
+  EXPECT_TRUE(sweep_row_to_json(baseline).at("gap").is_null());
+  SweepRow solver = baseline;
+  solver.task = {"poet", 30, 300, 1.2};
+  solver.gap = 0.01;
+  EXPECT_EQ(sweep_row_to_json(solver).at("gap"), 0.01);
+  EXPECT_EQ(sweep_row_to_json(solver).at("deadline_multiple"), 1.2);
+  EXPECT_NE(sweep_csv({none}).find("\ncapuchin,30,300,,0,no schedule,,,,,,,,,,,0.000,"), std::string::npos)
+      << sweep_csv({none});
 }
 
 }  // namespace
