@@ -204,7 +204,9 @@ void add_solve_command(CLI::App& app) {
                           {"objective", r.simulation ? nlohmann::json(r.objective) : nlohmann::json(nullptr)},
                           {"best_bound", r.status == SolveStatus::Infeasible ? nlohmann::json(nullptr)
                                                                              : nlohmann::json(r.best_bound)},
-                          {"bound_source", bound_source_name(r.bound_source)},
+                          {"bound_source", r.status == SolveStatus::Infeasible
+                                               ? nlohmann::json(nullptr)
+                                               : nlohmann::json(bound_source_name(r.bound_source))},
                           {"gap", r.simulation ? nlohmann::json(r.gap) : nlohmann::json(nullptr)},
                           {"solve_time_s", r.solve_time_s},
                           {"times_s", times_json(r)},
