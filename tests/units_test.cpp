@@ -42,6 +42,8 @@ TEST(Units, ParsesByteSizes) {
   EXPECT_EQ(parse_bytes("2.5 MiB", "--ram-budget"), 2621440);
   EXPECT_EQ(parse_bytes("64KiB", "--ram-budget"), 65536);
   EXPECT_EQ(parse_bytes("1e6", "--ram-budget"), 1000000);
+  EXPECT_EQ(parse_bytes("2TiB", "--ram-budget"), std::int64_t{2} << 40);  // the limit is said in TiB: TiB are read
+  EXPECT_EQ(parse_bytes("1.5TB", "--ram-budget"), 1500000000000);
 }
 
 TEST(Units, RejectsBadSizesNamingTheOption) {

@@ -116,7 +116,8 @@ std::int64_t parse_bytes(std::string_view text, std::string_view what) {
       std::pair{"", 1.0},          std::pair{"b", 1.0},          std::pair{"kb", 1e3},
       std::pair{"mb", 1e6},        std::pair{"gb", 1e9},         std::pair{"kib", 1024.0},
       std::pair{"mib", 1048576.0}, std::pair{"gib", 1073741824.0}, std::pair{"k", 1e3},
-      std::pair{"m", 1e6},         std::pair{"g", 1e9}};
+      std::pair{"m", 1e6},         std::pair{"g", 1e9},          std::pair{"tb", 1e12},
+      std::pair{"tib", 1099511627776.0}, std::pair{"t", 1e12}};  // the limit is said in TiB
   for (const auto& [name, scale] : units) {
     if (suffix == name) {
       const double bytes = *number * scale;
