@@ -156,6 +156,8 @@ fi
 mkdir -p "$tmp/sweep-cut" && printf '{"format": "poet-sweep-progress", "rows": [{"method": "dt' > "$tmp/sweep-cut/sweep.partial.json"
 expect 2 "is not valid JSON: parse error" -- sweep --model lenet5 --methods dtr --budgets 90% -o "$tmp/sweep-cut" --resume
 expect 2 "; remove it to start afresh (its tasks run again)" -- sweep --model lenet5 --methods dtr --budgets 90% -o "$tmp/sweep-cut" --resume
+expect 0 '"deadline_multiple": 1.5' -- sweep --model lenet5 --methods dtr --budgets 90% --runtime-budget 1.5x -o "$tmp/sweep-x" --json
+expect 0 "deadline    makespan within" -- solve --model lenet5 --ram-budget 90% --runtime-budget 2X
 # The default folder is named by the graph's and the device's names, not their files' paths.
 poet_path=$(realpath "$poet")
 (cd "$tmp" && "$poet_path" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&

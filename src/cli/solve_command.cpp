@@ -46,7 +46,8 @@ struct Deadline {
 // the schedule the rest.
 Deadline parse_deadline(const std::string& text, double compute_once_s, double update_s) {
   const std::size_t unit_at = text.find_first_not_of("0123456789.eE+-");
-  const std::string unit = unit_at == std::string::npos ? "" : text.substr(unit_at);
+  std::string unit = unit_at == std::string::npos ? "" : text.substr(unit_at);
+  std::ranges::transform(unit, unit.begin(), [](unsigned char c) { return std::tolower(c); });  // 2X, 250MS
   const std::optional<double> value = parse_decimal(std::string_view(text).substr(0, unit_at));
   if (value && *value > 0 && *value <= 1e9) {
     if (unit.empty() || unit == "x") return {*value * compute_once_s};

@@ -191,7 +191,10 @@ void add_sweep_command(CLI::App& app) {
     const DeviceProfile device = resolve_device(opts->source.platform);
     const GraphCosts costs = costs_for(g, device);
     const std::vector<std::string> methods = parse_sweep_methods(opts->methods);
-    const double deadline = opts->runtime_budget.empty() ? 0 : parse_one_value(opts->runtime_budget, "--runtime-budget", "");
+    // "1.5x" as solve takes it: a multiple of the compute-once time.
+    std::string multiple = opts->runtime_budget;
+    if (multiple.ends_with('x') || multiple.ends_with('X')) multiple.pop_back();
+    const double deadline = opts->runtime_budget.empty() ? 0 : parse_one_value(multiple, "--runtime-budget", "");
     const SimulationOptions counting;  // the parameters count against every budget
     const BudgetScale scale = budget_scale(g, costs, counting);
     const auto bytes_for = [&](double percent) { return scale.bytes_at(percent); };
