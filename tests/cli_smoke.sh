@@ -158,6 +158,7 @@ expect 2 "is not valid JSON: parse error" -- sweep --model lenet5 --methods dtr 
 expect 2 "; remove it to start afresh (its tasks run again)" -- sweep --model lenet5 --methods dtr --budgets 90% -o "$tmp/sweep-cut" --resume
 expect 0 '"deadline_multiple": 1.5' -- sweep --model lenet5 --methods dtr --budgets 90% --runtime-budget 1.5x -o "$tmp/sweep-x" --json
 expect 0 "deadline    makespan within" -- solve --model lenet5 --ram-budget 90% --runtime-budget 2X
+expect 2 "--optimizer needs --count-gradients: give it too" -- simulate --model lenet5 --optimizer adam
 # The default folder is named by the graph's and the device's names, not their files' paths.
 poet_path=$(realpath "$poet")
 (cd "$tmp" && "$poet_path" graph --model linear --json "$tmp/sub-graph.json" > /dev/null &&

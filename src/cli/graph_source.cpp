@@ -309,7 +309,8 @@ void BudgetOptions::add_options(CLI::App& cmd) {
 void add_counted_optimizer_option(CLI::App& cmd, std::string& optimizer) {
   cmd.add_option("--optimizer", optimizer, "Optimizer whose state --count-gradients counts")
       ->capture_default_str()
-      ->transform(one_of(optimizer_names()));
+      ->transform(one_of(optimizer_names()))
+      ->needs("--count-gradients");  // alone it counts nothing: ignored, it would mislead
 }
 
 const std::vector<std::string>& optimizer_names() {
