@@ -226,6 +226,7 @@ expect 2 "--time-limit is for a solving strategy (checkmate, poet_remat, poet_pa
 expect 2 "--time-limit is for a solving strategy" -- train --model lenet5 --ram-budget 90% --strategy capuchin --time-limit 5 --max-batches 1
 expect 0 "wrote $tmp/plan.txt" -- plan --model lenet5 -o "$tmp/plan.txt" --save-schedule "$tmp/s.json" --device-plan "$tmp/p.bin" --c-header "$tmp/p.h"
 expect 0 "peak RAM" -- simulate --model lenet5 --plan "$tmp/plan.txt"
+expect 2 "--time-limit and --plan cannot be given together" -- simulate --model lenet5 --plan "$tmp/plan.txt" --time-limit 5
 # The other files poet writes, given to the wrong option, are named with where they go.
 expect 2 "is JSON, not a plan's text: a schedule goes to --schedule" -- simulate --model lenet5 --plan "$tmp/s.json"
 expect 2 "is a device plan (poet plan --device-plan), not a plan's text: check it with poet check-plan" -- \

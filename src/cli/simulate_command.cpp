@@ -74,7 +74,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--plan", opts->plan_file, "Plan text file (one 'compute|pageout|pagein|free <node>' a line)")
       ->transform(input_file())
       ->excludes(cmd->get_option("--schedule"))
-      ->excludes(cmd->get_option("--strategy"));
+      ->excludes(cmd->get_option("--strategy"))
+      ->excludes(cmd->get_option("--time-limit"));  // a plan file is run as it is: nothing solves
   cmd->add_option("--accounting", opts->accounting,
                   "strict (fixed memory counts) or reference (activations only, as 'solve --accounting reference' "
                   "judges its schedules)")
