@@ -80,5 +80,18 @@ TEST(OnnxHostile, ABatchFixedAtExportIsNamedWithTheFix) {
       << folded;
 }
 
+// torch.onnx.export(..., export_params=False) makes the weights graph inputs: the error
+// says so, and how to export.
+TEST(OnnxHostile, WeightsGivenAsInputsAreNamedWithTheExportOption) {
+  const std::string path = write_model("weights_as_inputs", {1, 4}, {1, 3}, [](auto& g) {
+    add_value(g.add_input(), "fc.weight", {4, 3});
+    add_node(g, "fc", "MatMul", {"x", "fc.weight"}, "y");
+  });
+  EXPECT_NE(import_error(path).find("has several inputs ('x', 'fc.weight'); poet trains models with one input, the "
+                                    "batch of samples: if the others are the model's weights"),
+            std::string::npos)
+      << import_error(path);
+}
+
 }  // namespace
 }  // namespace poet

@@ -91,7 +91,9 @@ OnnxModel Importer::run() {
     inputs += (inputs.empty() ? "'" : ", '") + v.name() + "'";
     if (input)
       throw InputError(fmt::format("'{}' has several inputs ({}); poet trains models with one input, the batch of "
-                                   "samples",
+                                   "samples: if the others are the model's weights (torch.onnx.export with "
+                                   "export_params=False makes them inputs), export with export_params=True, the "
+                                   "default",
                                    path_, inputs));
     input = &v;
   }
