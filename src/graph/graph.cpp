@@ -1,6 +1,7 @@
 #include "poet/graph/graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -167,15 +168,12 @@ std::size_t Graph::edge_count() const {
 }
 
 std::uint32_t Graph::structure_checksum() const {
-  std::vector<std::int32_t> words;
-  for (const auto& n : nodes_) {
-    words.push_back(static_cast<std::int32_t>(n.op));
-    words.push_back(static_cast<std::int32_t>(n.role));
-    words.push_back(static_cast<std::int32_t>(n.inputs.size()));
-    words.insert(words.end(), n.inputs.begin(), n.inputs.end());
-  }
-  return static_cast<std::uint32_t>(
-      ::crc32_z(0L, reinterpret_cast<const Bytef*>(words.data()), words.size() * sizeof(words[0])));
+  // Of names ("conv2d forward 0,3"), not enum values: a checksum a file keeps must not change
+  // when an operator is added to the enum, nor with the machine's byte order.
+  std::string text;
+  for (const auto& n : nodes_)
+    text += fmt::format("{} {} {}\n", op_name(n.op), role_name(n.role), fmt::join(n.inputs, ","));
+  return static_cast<std::uint32_t>(::crc32_z(0L, reinterpret_cast<const Bytef*>(text.data()), text.size()));
 }
 
 std::vector<std::vector<NodeId>> Graph::users() const {
