@@ -3,8 +3,10 @@
 #include "poet/util/atomic_file.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +180,24 @@ TEST_F(AtomicFile, AnInterruptRemovesTheEmptyFolderTheRunMade) {
   EXPECT_EQ(WEXITSTATUS(status), 143);
   expect_only({"kept", "there"});
   EXPECT_TRUE(fs::exists(dir_ / "kept" / "sweep.partial.json"));
+}
+
+// A profile's output onto an immutable file failed after minutes of measuring, blaming the
+// folder: the file is named, with its flag, before anything runs.
+TEST_F(AtomicFile, AnImmutableFileIsNamedBeforeTheWork) {
+  const fs::path file = dir_ / "profile.json";
+  write_file_atomically(file, "{}");
+  const auto set_flags = [&](int flags) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool done = fd >= 0 && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+    if (fd >= 0) ::close(fd);
+    return done;
+  };
+  if (!set_flags(FS_IMMUTABLE_FL)) GTEST_SKIP() << "cannot set the immutable flag here (no CAP_LINUX_IMMUTABLE, or a file system without it)";
+  const std::optional<std::string> problem = output_path_problem(file.string());
+  ASSERT_TRUE(set_flags(0));  // before any assertion can end the test: the folder must go
+  EXPECT_EQ(problem.value_or(""), "'" + file.string() + "' is immutable (chattr +i), and cannot be replaced; clear the "
+                                  "flag (chattr -i) or write elsewhere");
 }
 
 TEST_F(AtomicFile, DevNullStaysACharacterDevice) {

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -276,6 +278,19 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   const std::filesystem::file_status status = std::filesystem::status(target, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return std::nullopt;
   if (const auto problem = new_file_problem(folder.string())) return *problem + "; write elsewhere";
+  // An immutable or append-only file (chattr +i, +a) cannot be replaced, even by root: the
+  // write would fail after the work (a profile's minutes), blaming the folder.
+  if (std::filesystem::exists(status)) {
+    int flags = 0;
+    const int fd = ::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    const bool got = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    if (fd >= 0) ::close(fd);
+    if (got && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0)
+      return fmt::format("'{}' is {} (chattr +{}), and cannot be replaced; clear the flag (chattr -{}) or write "
+                         "elsewhere",
+                         target, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only",
+                         flags & FS_IMMUTABLE_FL ? 'i' : 'a', flags & FS_IMMUTABLE_FL ? 'i' : 'a');
+  }
   const std::string name = std::filesystem::path(target).filename().string();
   const long name_max = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);
   if (name_max > 0 && name.size() + kTemporarySuffix.size() > static_cast<std::size_t>(name_max))
