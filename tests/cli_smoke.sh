@@ -189,6 +189,8 @@ expect 2 "node 'input\\x1b]0;pwned\\x07' (0): flops is -1" -- graph --graph "$tm
 echo '{"format":"poet-graph","version":1,"nodes":[' > "$tmp/broken.json"
 expect 2 "broken.json" -- graph --graph "$tmp/broken.json"
 expect 0 "Usage" -- graph --help
+# An option's value is shown by what it is, with its default in words (not CLI11's "TEXT:FILE=a72").
+expect 0 "-p,--platform PLATFORM|FILE (default a72)" -- solve --help
 
 # Schedules, plans and the simulator.
 expect 0 "peak RAM" -- simulate --model lenet5 --platform m4

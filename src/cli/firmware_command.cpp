@@ -46,7 +46,9 @@ void add_firmware_command(CLI::App& app) {
   cmd->add_option("--test-samples", opts->test_samples, "Samples of test.bin: the first test images in order")
       ->capture_default_str()
       ->check(number_in(1, 10000, true));
-  cmd->add_option("--dataset-dir", opts->dataset_dir, "Where Fashion-MNIST's IDX files are")->capture_default_str();
+  cmd->add_option("--dataset-dir", opts->dataset_dir, "Where Fashion-MNIST's IDX files are")
+      ->type_name("FOLDER")
+      ->capture_default_str();
   cmd->callback([opts, cmd] {
     if (opts->samples_dir.empty())
       for (const char* name : {"--train-samples", "--test-samples", "--dataset-dir"})

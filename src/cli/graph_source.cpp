@@ -139,14 +139,16 @@ void give_stdout_to_its_file() {
 void GraphSource::add_options(CLI::App& cmd) {
   model = kDefaultModel;
   platform = kDefaultPlatform;
-  auto* model_option = cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")->capture_default_str();
+  auto* model_option = cmd.add_option("-m,--model", model, "Zoo model (see 'poet models')")
+                           ->capture_default_str()
+                           ->type_name("MODEL");
   auto* graph_option =
       cmd.add_option("-g,--graph", graph_file, "Load a training graph JSON file instead of a zoo model")
           ->transform(input_file());
   add_onnx_option(cmd, model_option, graph_option);
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
       ->capture_default_str()
-      ->transform(input_file());
+      ->transform(input_file().description("PLATFORM|FILE"));
   auto* batch_option = cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
                            ->capture_default_str()
                            ->check(number_in(1, kMaxBatchSize, true));
@@ -300,7 +302,8 @@ void ScheduleSource::require_fits(const Graph& g, const SimulationResult& r, con
 
 void BudgetOptions::add_options(CLI::App& cmd) {
   cmd.add_option("--ram-budget", ram_budget,
-                 "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak");
+                 "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak")
+      ->type_name("BYTES|PERCENT");
   cmd.add_flag("--count-gradients", count_gradients,
                "Count gradients and optimizer state as fixed memory (the reference counts parameters only)");
   add_counted_optimizer_option(cmd, optimizer);

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "graph_source.h"
+#include "help_format.h"
 #include "parse_errors.h"
 #include "poet/kernels/thread_setting.h"
 #include "poet/util/disk_room.h"
@@ -87,6 +88,7 @@ int run(int argc, char** argv) {
       "poet: energy-optimal training under a memory budget, by rematerialization and paging.\n"
       "Run 'poet <command> --help' for a command's options."};
   app.set_version_flag("--version", "poet 0.1.0");
+  app.formatter(std::make_shared<HelpFormatter>());  // before the commands: they take it from here
   app.require_subcommand(1);
   add_models_command(app);
   add_platforms_command(app);

@@ -33,7 +33,9 @@ void add_profile_command(CLI::App& app) {
       "profile", "Measure this machine's per-node compute and storage costs for a model; write a device profile");
   opts->source.model = kDefaultModel;
   auto* model_option =
-      cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")->capture_default_str();
+      cmd->add_option("-m,--model", opts->source.model, "Zoo model (see 'poet models')")
+          ->capture_default_str()
+          ->type_name("MODEL");
   auto* graph_option =
       cmd->add_option("-g,--graph", opts->source.graph_file,
                       "Profile a training graph JSON file instead of a zoo model")

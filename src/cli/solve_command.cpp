@@ -100,10 +100,11 @@ void add_solve_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   cmd->add_option("--ram-budget", opts->ram_budget,
                   "RAM budget: bytes (3000000, 3MB, 2.5MiB), or 70%: fixed memory + 70% of the unconstrained activation peak")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("BYTES|PERCENT");
   cmd->add_option("--runtime-budget", opts->runtime_budget,
                   "Deadline: a multiple of the compute-once time (1.5), or a training step's time (250ms), of which a "
-                  "profile's optimizer update is left out; none if omitted");
+                  "profile's optimizer update is left out; none if omitted")->type_name("MULTIPLE|TIME");
   cmd->add_option("--mode", opts->mode, "poet (remat + paging), remat, paging, or checkmate (remat, time objective)")
       ->capture_default_str()
       ->transform(one_of({"poet", "remat", "paging", "checkmate"}));
@@ -129,10 +130,11 @@ void add_solve_command(CLI::App& app) {
       ->check(number_in(0, 63, true));  // CBC's own range for its log level
   cmd->add_option("-o,--output", opts->output, "Write the schedule as JSON")->transform(output_file());
   cmd->add_option("--write-model", opts->solve.write_model_path,
-                  "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)");
+                  "Also write the MILP as MPS or LP (by extension) for another solver (Gurobi, HiGHS, SCIP)")
+      ->type_name("FILE");
   cmd->add_option("--write-start", opts->solve.write_start_path,
                   "Also write poet's schedule as a solution of the --write-model model ('name value' lines): a MIP "
-                  "start for that solver, and a file --solution reads back")
+                  "start for that solver, and a file --solution reads back")->type_name("FILE")
       ->needs("--write-model");
   auto* heuristic = cmd->add_flag("--heuristic", opts->solve.heuristic_only,
                 "Skip CBC and the window search: the best of the eviction heuristic, Capuchin and DTR, with the "

@@ -157,18 +157,21 @@ void add_sweep_command(CLI::App& app) {
   opts->source.add_options(*cmd);
   cmd->add_option("--methods", opts->methods,
                   "'all' or a comma-separated list of: checkpoint_all, chen_sqrt, chen_greedy, revolve, dtr, capuchin, "
-                  "pofo, checkmate, poet_remat, poet_paging, poet")
+                  "pofo, checkmate, poet_remat, poet_paging, poet")->type_name("LIST")
       ->capture_default_str();
   cmd->add_option("--budgets", opts->budgets,
                   "RAM budgets in % of the checkpoint-all activation peak (on top of the parameters): first:last:step "
-                  "or a list")
+                  "or a list")->type_name("RANGE")
       ->capture_default_str();
   cmd->add_option("--runtime-budget", opts->runtime_budget,
-                  "Deadline for every method, a multiple of the compute-once time (none if omitted)");
+                  "Deadline for every method, a multiple of the compute-once time (none if omitted)")
+      ->type_name("MULTIPLE");
   cmd->add_option("--ablation-deadlines", opts->ablation_deadlines,
                   "Also run POET, remat only and paging only over these deadlines (e.g. 1:2:0.1) for the ablation "
-                  "figure");
-  cmd->add_option("--ablation-budget", opts->ablation_budget, "RAM budget of the ablation, in %")->capture_default_str();
+                  "figure")->type_name("RANGE");
+  cmd->add_option("--ablation-budget", opts->ablation_budget, "RAM budget of the ablation, in %")
+      ->type_name("PERCENT")
+      ->capture_default_str();
   cmd->add_option("--jobs,-j", opts->settings.jobs, "Methods run at once, each in its own process")
       ->capture_default_str()
       ->check(number_in(1, 64, true));

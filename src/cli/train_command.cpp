@@ -471,7 +471,9 @@ void train(TrainOptions o) {
 void add_train_command(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   auto* cmd = app.add_subcommand("train", "Train a model for real under a RAM budget, by recomputation and paging");
-  auto* model_option = cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")->capture_default_str();
+  auto* model_option = cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")
+                           ->capture_default_str()
+                           ->type_name("MODEL");
   cmd->add_option("--onnx", o->onnx_file,
                   "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead of a zoo model")
       ->excludes(model_option)
@@ -493,7 +495,7 @@ void add_train_command(CLI::App& app) {
           "fashion-mnist|synthetic|folder:PATH"));
   cmd->add_option("--test-folder", o->test_folder,
                   "With --dataset folder:PATH: a folder of the same classes to test on (default: hold out "
-                  "--test-fraction of PATH)");
+                  "--test-fraction of PATH)")->type_name("FOLDER");
   cmd->add_option("--test-fraction", o->test_fraction,
                   "With --dataset folder:PATH and no --test-folder: the share of each class's pictures held out for "
                   "testing, evenly spread in name order (default 0.2)")
@@ -509,12 +511,14 @@ void add_train_command(CLI::App& app) {
       ->delimiter(',')
       ->check(number_in(0, 1e3));
   auto* data_dir = cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")
+                       ->type_name("FOLDER")
                        ->capture_default_str();
   cmd->add_option("--ram-budget", o->ram_budgets,
                   "RAM budget: bytes (3MB, 2.5MiB), or 70%: the parameters + 70% of the unconstrained activation peak "
                   "(with --report: a comma-separated list)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("BYTES|PERCENT");
   cmd->add_option("--strategy", o->strategies,
                   "How to fit the budget: " + strategy_list() + " (with --report: a comma-separated list)")
       ->delimiter(',')
@@ -522,7 +526,7 @@ void add_train_command(CLI::App& app) {
       ->transform(one_of(strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
       ->capture_default_str()
-      ->transform(input_file());
+      ->transform(input_file().description("PLATFORM|FILE"));
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")
       ->capture_default_str()
       ->check(number_in(1, 1e6, true));
@@ -541,7 +545,8 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(seed_values());
   cmd->add_option("--page-file", o->page_file,
-                  "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)");
+                  "Where paged tensors go: a new file, or a folder for a temporary one (default: the working folder)")
+      ->type_name("FILE|FOLDER");
   cmd->add_flag("--page-cache", o->page_cache,
                 "Page through the kernel's page cache instead of O_DIRECT (the cache's RAM is outside the budget)");
   cmd->add_option("--checkpoint", o->checkpoint, "Write the model to this file after each epoch (atomically)")
