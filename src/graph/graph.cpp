@@ -176,6 +176,8 @@ std::uint32_t Graph::structure_checksum() const {
   return static_cast<std::uint32_t>(::crc32_z(0L, reinterpret_cast<const Bytef*>(text.data()), text.size()));
 }
 
+std::string Graph::structure_checksum_text() const { return fmt::format("{:08x}", structure_checksum()); }
+
 std::vector<std::vector<NodeId>> Graph::users() const {
   std::vector<std::vector<NodeId>> users(nodes_.size());
   for (NodeId id = 0; id < static_cast<NodeId>(nodes_.size()); ++id)

@@ -78,9 +78,6 @@ void read_external_data(::onnx::TensorProto& t, const std::filesystem::path& fol
   t.set_data_location(::onnx::TensorProto::DEFAULT);
 }
 
-}  // namespace
-
-namespace {
 
 // The protobuf of `path`, its external data not read.
 ::onnx::ModelProto parse_model_file(const std::string& path) {
@@ -153,9 +150,6 @@ void check_window_attributes(const ::onnx::GraphProto& g, const std::string& pat
   }
 }
 
-}  // namespace
-
-namespace {
 
 // ONNX's checker reports an input no node makes as "Nodes in a graph must be topologically
 // sorted", whatever the cause: here an input is named as missing, or as made later.

@@ -17,6 +17,21 @@ constexpr std::array<std::pair<InstrKind, std::string_view>, 4> kNames{
     std::pair{InstrKind::Compute, "compute"}, std::pair{InstrKind::PageOut, "pageout"},
     std::pair{InstrKind::PageIn, "pagein"}, std::pair{InstrKind::Free, "free"}};
 
+// The first line plan_to_text writes, a comment to any other reader: the graph the plan
+// was made for, by name and Graph::structure_checksum.
+constexpr std::string_view kGraphLine = "# poet plan for graph ";
+constexpr std::string_view kStructure = ", structure ";
+
+// Throws InputError when `line` is kGraphLine with a structure other than that of `g`.
+void check_made_for(std::string_view line, const Graph& g, std::string_view origin) {
+  const std::size_t at = line.rfind(kStructure);
+  if (!line.starts_with(kGraphLine) || at == std::string_view::npos) return;
+  if (line.substr(at + kStructure.size()) == g.structure_checksum_text()) return;
+  throw InputError(fmt::format("plan '{}' is for another graph than '{}' (it was made for {}): other operators or "
+                               "edges; make one for '{}' (poet plan -o), or give the graph the plan was made for",
+                               origin, g.name(), line.substr(kGraphLine.size(), at - kGraphLine.size()), g.name()));
+}
+
 }  // namespace
 
 std::string_view instr_name(InstrKind kind) {
@@ -30,27 +45,8 @@ std::string describe(const Instruction& ins, const Graph& g) {
   return fmt::format("{} '{}' ({})", instr_name(ins.kind), known ? g.node(ins.node).name : "?", ins.node);
 }
 
-namespace {
-
-// The first line plan_to_text writes, a comment to any other reader: the graph the plan
-// was made for, by name and Graph::structure_checksum.
-constexpr std::string_view kGraphLine = "# poet plan for graph ";
-constexpr std::string_view kStructure = ", structure ";
-
-// Throws InputError when `line` is kGraphLine with a structure other than that of `g`.
-void check_made_for(std::string_view line, const Graph& g, std::string_view origin) {
-  const std::size_t at = line.rfind(kStructure);
-  if (!line.starts_with(kGraphLine) || at == std::string_view::npos) return;
-  if (line.substr(at + kStructure.size()) == fmt::format("{:08x}", g.structure_checksum())) return;
-  throw InputError(fmt::format("plan '{}' is for another graph than '{}' (it was made for {}): other operators or "
-                               "edges; make one for '{}' (poet plan -o), or give the graph the plan was made for",
-                               origin, g.name(), line.substr(kGraphLine.size(), at - kGraphLine.size()), g.name()));
-}
-
-}  // namespace
-
 std::string plan_to_text(const Plan& p, const Graph& g) {
-  std::string out = fmt::format("{}'{}'{}{:08x}\n", kGraphLine, g.name(), kStructure, g.structure_checksum());
+  std::string out = fmt::format("{}'{}'{}{}\n", kGraphLine, g.name(), kStructure, g.structure_checksum_text());
   for (const auto& ins : p.instructions)
     out += fmt::format("{} {}  # {}\n", instr_name(ins.kind), ins.node, g.node(ins.node).name);
   return out;

@@ -130,8 +130,6 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
 
 namespace {
 
-std::string structure_text(const Graph& g) { return fmt::format("{:08x}", g.structure_checksum()); }
-
 // The graph a schedule file says it was made for ("graph"; older files have none), for
 // messages; empty for older files.
 std::string made_for(const nlohmann::json& j) {
@@ -166,7 +164,7 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
   // this one's decisions, and fail at a confusing instruction or, worse, pass.
   if (j.is_object() && j.contains("graph") && j["graph"].is_object()) {
     const auto& structure = j["graph"].value("structure", nlohmann::json());
-    if (structure.is_string() && structure.get<std::string>() != structure_text(g))
+    if (structure.is_string() && structure.get<std::string>() != g.structure_checksum_text())
       throw InputError(fmt::format("schedule '{}' is for another graph than '{}'{}: they have as many nodes, but "
                                    "other operators or edges; {}",
                                    path, g.name(), made_for(j), refit));
@@ -182,7 +180,7 @@ Schedule load_schedule(const std::string& path, const Graph& g) {
 
 std::string schedule_file_text(const Schedule& s, const Graph& g) {
   nlohmann::json j = schedule_to_json(s);
-  j["graph"] = {{"name", g.name()}, {"structure", structure_text(g)}};
+  j["graph"] = {{"name", g.name()}, {"structure", g.structure_checksum_text()}};
   return json_text(j) + "\n";
 }
 

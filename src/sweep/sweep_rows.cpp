@@ -84,13 +84,14 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   for (const SweepRow& r : rows) {
     std::string reason;  // CSV: quoted, inner quotes doubled
     for (const char c : r.reason) reason += c == '"' ? std::string("\"\"") : std::string(1, c);
-    const std::string figures =
-        csv_figure(r.found, fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}", r.energy_j, r.compute_energy_j,
-                                        r.paging_energy_j, r.makespan_s, r.compute_time_s, r.peak_bytes, r.recomputes,
-                                        r.pageouts, r.pageins));
+    const std::string figures =  // empty fields without a schedule
+        r.found ? fmt::format("{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}", r.energy_j, r.compute_energy_j,
+                              r.paging_energy_j, r.makespan_s, r.compute_time_s, r.peak_bytes, r.recomputes, r.pageouts,
+                              r.pageins)
+                : std::string(8, ',');
     out += fmt::format("{},{},{},{},{},{},{},{},{:.3f},\"{}\"\n", r.task.method, r.task.budget_percent,
                        r.task.budget_bytes, csv_figure(r.task.deadline_multiple > 0, fmt::format("{}", r.task.deadline_multiple)),
-                       r.found ? 1 : 0, r.status, r.found ? figures : std::string(",,,,,,,,"),
+                       r.found ? 1 : 0, r.status, figures,
                        csv_figure(has_gap(r), fmt::format("{:.6g}", r.gap)), r.method_seconds, reason);
   }
   return out;

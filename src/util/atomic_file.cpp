@@ -285,11 +285,12 @@ std::optional<std::string> output_path_problem(const std::string& path) {
     const int fd = ::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     const bool got = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
     if (fd >= 0) ::close(fd);
-    if (got && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0)
+    if (got && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) != 0) {
+      const bool immutable = (flags & FS_IMMUTABLE_FL) != 0;
       return fmt::format("'{}' is {} (chattr +{}), and cannot be replaced; clear the flag (chattr -{}) or write "
                          "elsewhere",
-                         target, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only",
-                         flags & FS_IMMUTABLE_FL ? 'i' : 'a', flags & FS_IMMUTABLE_FL ? 'i' : 'a');
+                         target, immutable ? "immutable" : "append-only", immutable ? 'i' : 'a', immutable ? 'i' : 'a');
+    }
   }
   const std::string name = std::filesystem::path(target).filename().string();
   const long name_max = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);

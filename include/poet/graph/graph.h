@@ -123,6 +123,8 @@ class Graph {
   // order. Names and shapes are left out: a schedule carries over to another batch size,
   // and to the same network under other names.
   std::uint32_t structure_checksum() const;
+  // The checksum as schedule and plan files keep it: 8 hex digits.
+  std::string structure_checksum_text() const;
 
   FixedMemory fixed_memory(Optimizer optimizer = Optimizer::SGD) const;
   std::int64_t forward_activation_bytes() const;  // sum over forward and loss nodes
