@@ -1,5 +1,6 @@
 // The memory timeline of one simulated step against the budget.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "poet/report/svg.h"
@@ -19,11 +20,27 @@ constexpr const char* kOver = "#f4a3a3";
 // otherwise a 170 KiB parameter band flattens 4 KiB of activations into one pixel.
 constexpr double kCutAxisAbove = 0.5;
 
-// Step in bytes that is round in the binary unit the axis is labelled in (KiB, MiB, ...).
-double byte_step(double span, int count) {
+// The y axis's ticks, labelled in one unit, the top's, with steps round in it: "0.6 MiB, 0.8 MiB,
+// 1.0 MiB", where each tick in its own unit read "614 KiB, 819 KiB, 1 MiB".
+struct ByteTicks {
   double unit = 1;
-  while (span / unit >= 1024) unit *= 1024;
-  return unit * report::nice_step(span / unit, count);
+  const char* unit_name = "B";
+  double step = 1;
+
+  std::string label(double bytes) const {
+    const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step / unit) + 1e-9)));
+    return fmt::format("{:.{}f} {}", bytes / unit, decimals, unit_name);
+  }
+};
+
+ByteTicks byte_ticks(double top, double span, int count) {
+  static constexpr std::array kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
+  ByteTicks ticks;
+  std::size_t k = 0;
+  for (; top / ticks.unit >= 1024 && k + 1 < kUnits.size(); ++k) ticks.unit *= 1024;
+  ticks.unit_name = kUnits[k];
+  ticks.step = ticks.unit * report::nice_step(span / ticks.unit, count);
+  return ticks;
 }
 
 }  // namespace
@@ -50,11 +67,10 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   const auto peak = static_cast<double>(r.peak_bytes);
   const double high = std::max({peak, static_cast<double>(budget_bytes.value_or(0)), 1.0});
   double y_min = 0;
-  if (fixed > kCutAxisAbove * high) {
-    const double room = std::max(high - fixed, 1.0);
-    const double step = byte_step(room, 4);
-    y_min = std::max(0.0, std::floor((fixed - 0.4 * room) / step) * step);
-  }
+  if (fixed > kCutAxisAbove * high) y_min = std::max(0.0, fixed - 0.4 * std::max(high - fixed, 1.0));
+  // The axis starts at a tick, so that its first label and the note below say the same.
+  const ByteTicks ticks = byte_ticks(high, 1.12 * (high - y_min), 6);
+  y_min = std::floor(y_min / ticks.step) * ticks.step;
   const double y_top = high + 0.12 * (high - y_min);
   const auto y = [&](double bytes) { return top + plot_h * (1 - (bytes - y_min) / (y_top - y_min)); };
 
@@ -85,10 +101,11 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   if (budget_bytes && r.peak_bytes > *budget_bytes) legend(kOver, "over budget");
 
   // Grid and y ticks.
-  const double b_step = byte_step(y_top - y_min, 6);
-  for (double b = std::ceil(y_min / b_step) * b_step; b <= y_top; b += b_step) {
+  for (auto k = static_cast<long long>(std::ceil(y_min / ticks.step - 1e-9));; ++k) {
+    const double b = static_cast<double>(k) * ticks.step;
+    if (b > y_top) break;
     svg.line(left, y(b), left + plot_w, y(b), "#ececec");
-    svg.text(left - 8, y(b) + 4, format_bytes(b), 11, "end");
+    svg.text(left - 8, y(b) + 4, ticks.label(b), 11, "end");
   }
 
   // The fixed band, then activations stacked on it: one closed step path, filled.
@@ -111,7 +128,7 @@ std::string memory_svg(const SimulationResult& r, std::optional<std::int64_t> bu
   svg.path(line, kLine, 1.4);
   if (y_min > 0) {
     svg.text(left + 6, y(base) + 15,
-             fmt::format("fixed {} (axis starts at {})", format_bytes(fixed), format_bytes(y_min)), 11, "start",
+             fmt::format("fixed {} (axis starts at {})", format_bytes(fixed), ticks.label(y_min)), 11, "start",
              "fill=\"#444\"");
   } else if (fixed > 0) {
     svg.text(left + 6, y(base) + 15, "fixed " + format_bytes(fixed), 11, "start", "fill=\"#444\"");
