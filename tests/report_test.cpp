@@ -6,6 +6,7 @@
 
 #include "hand_graph.h"
 #include "poet/plan/plan.h"
+#include "poet/report/chart.h"
 #include "poet/schedule/checkpoint_all.h"
 #include "random_graphs.h"
 
@@ -176,6 +177,19 @@ TEST(Report, MemoryAxisLabelsItsTicksInOneUnitFromWhereItStarts) {
   for (const char* tick : {">0.6 MiB</text>", ">0.8 MiB</text>", ">1.0 MiB</text>", ">1.6 MiB</text>"})
     EXPECT_TRUE(contains(svg, tick)) << tick;
   EXPECT_FALSE(contains(svg, "KiB</text>"));
+}
+
+TEST(Report, ALineChartsLegendNamesTheSeriesThatCoversAnother) {
+  LineChart chart;
+  chart.title = "overheads";
+  chart.series = {{"checkmate", {{40, 5.05}, {60, 0.23}}},
+                  {"dtr", {{40, 12.8}, {60, 0.23}}},  // meets poet at one budget only
+                  {"poet", {{40, 5.05}, {60, 0.23}, {80, 0.06}}}};
+  const std::string svg = line_chart_svg(chart);
+  EXPECT_TRUE(well_formed(svg));
+  EXPECT_TRUE(contains(svg, ">checkmate (= poet)</text>"));
+  EXPECT_TRUE(contains(svg, ">dtr</text>"));
+  EXPECT_TRUE(contains(svg, ">poet</text>"));
 }
 
 TEST(Report, LargeSchedulesStaySmall) {

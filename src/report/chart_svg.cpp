@@ -21,6 +21,27 @@ std::string tick_label(double v) {
   return fmt::format("{:g}", v);
 }
 
+// A series whose every point a later one draws over (Checkmate's, POET remat's and POET's
+// optima are often the same) would be in the legend and nowhere in the plot: the legend
+// says which series covers it, "checkmate (= poet)".
+template <typename ToPixelX, typename ToPixelY>
+std::string legend_name(const LineChart& chart, std::size_t k, const ToPixelX& px, const ToPixelY& py) {
+  const auto drawn = [&](const std::pair<double, double>& p) { return !chart.log_y || p.second > 0; };
+  const auto covers = [&](const ChartSeries& over, const std::pair<double, double>& p) {
+    return std::any_of(over.points.begin(), over.points.end(), [&](const auto& q) {
+      return drawn(q) && std::fabs(px(q.first) - px(p.first)) < 0.5 && std::fabs(py(q.second) - py(p.second)) < 0.5;
+    });
+  };
+  const ChartSeries& s = chart.series[k];
+  if (std::none_of(s.points.begin(), s.points.end(), drawn)) return s.name;
+  for (std::size_t j = chart.series.size(); j-- > k + 1;) {
+    const ChartSeries& over = chart.series[j];
+    if (std::all_of(s.points.begin(), s.points.end(), [&](const auto& p) { return !drawn(p) || covers(over, p); }))
+      return fmt::format("{} (= {})", s.name, over.name);
+  }
+  return s.name;
+}
+
 }  // namespace
 
 std::string line_chart_svg(const LineChart& chart) {
@@ -105,7 +126,7 @@ std::string line_chart_svg(const LineChart& chart) {
     else
       svg.line(left + plot_w + 20, ly, left + plot_w + 44, ly, color, s.style == SeriesStyle::Dashed ? 1.5 : 3,
                s.style == SeriesStyle::Dashed ? "6 4" : "");
-    svg.text(left + plot_w + 50, ly + 4, s.name, 12);
+    svg.text(left + plot_w + 50, ly + 4, legend_name(chart, k, px, py), 12);
   }
   return svg.finish();
 }
