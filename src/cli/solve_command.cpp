@@ -245,9 +245,9 @@ void add_solve_command(CLI::App& app) {
       fmt::print("status      {} (gap {:.3f}%, bound {}) in {:.2f} s; {}\n", status, 100 * r.gap,
                  bound, r.solve_time_s,
                  r.variables == 0    ? std::string("eviction heuristic, no MILP")
-                 : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", r.variables)
-                                      : fmt::format("{} nodes; {} variables, {} constraints", r.nodes, r.variables,
-                                                    r.constraints));
+                 : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", format_grouped(r.variables))
+                                      : fmt::format("{} nodes; {} variables, {} constraints", format_grouped(r.nodes),
+                                                    format_grouped(r.variables), format_grouped(r.constraints)));
       fmt::print("schedule    {}, {}, {}; peak RAM {}; makespan {} ({} stalled)\n",
                  counted(s.recomputes, "recomputation"), counted(s.pageouts, "page-out"), counted(s.pageins, "page-in"),
                  format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s), format_seconds(s.stall_s));
@@ -278,7 +278,7 @@ void add_solve_command(CLI::App& app) {
     } else {
       fmt::print("POET found no schedule: {}\n", r.message);
       fmt::print("status      {} after {:.2f} s; {} variables, {} constraints\n", solve_status_name(r.status),
-                 r.solve_time_s, r.variables, r.constraints);
+                 r.solve_time_s, format_grouped(r.variables), format_grouped(r.constraints));
       if (r.stopped) fmt::print("stopped     {}\n", stop_text(stop_signal, r, o.time_limit_s));
       // A file of an earlier run under the same name is as it was: say so, lest it be taken for this one.
       std::vector<std::string> unwritten;

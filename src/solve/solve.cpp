@@ -248,7 +248,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
     } else if (too_large) {
       result.message = fmt::format("CBC not run: its root LP of {} variables takes longer than the {} limit "
                                    "here; {} (--time-limit {:.0f} lets CBC try)",
-                                   columns, format_seconds(o.time_limit_s),
+                                   format_grouped(columns), format_seconds(o.time_limit_s),
                                    starts.empty() ? std::string("no start was found either")
                                                   : "the best start (" + starts.front().schedule.method + ") stands",
                                    std::ceil(static_cast<double>(columns) / kCbcColumnsPerSecond));
@@ -351,7 +351,7 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       }
       if (result.windows_improved > 0)
         result.message = fmt::format("{}; its windows improved the starts in {} of {} solved",
-                                     too_large ? fmt::format("CBC not run on the whole model ({} variables)", columns)
+                                     too_large ? fmt::format("CBC not run on the whole model ({} variables)", format_grouped(columns))
                                                : "CBC did not prove its schedule optimal",
                                      result.windows_improved, result.windows_solved);
     }
