@@ -98,6 +98,7 @@ TEST(CheckpointResume, VersionOneIsStillRead) {
   EXPECT_EQ(c.steps_done, 300u);
   EXPECT_EQ(c.batch_size, 0u);
   EXPECT_EQ(c.data, "");
+  EXPECT_EQ(c.learning_rate, 0.0f);  // not recorded: the run's --lr, or the optimizer's usual rate
   EXPECT_EQ(refusal([&] { train::check_resumable(c, {.model = "lenet5", .optimizer = Optimizer::Momentum, .seed = 7,
                                                      .batch_size = 64}); }),
             "accepted");

@@ -505,6 +505,14 @@ expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware
 expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
 expect 2 "--samples-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
+# A model of 100 inputs: Fashion-MNIST's 784-value records would be read out of step.
+"$poet" graph --model linear --json "$tmp/linear.json" > /dev/null
+sed -e '0,/^    784$/s//    100/' -e 's/"param_count": 7850/"param_count": 1010/' -e 's/: 174360/: 147000/' \
+  "$tmp/linear.json" > "$tmp/linear100.json"
+"$poet" plan --graph "$tmp/linear100.json" --device-plan "$tmp/linear100.bin" > /dev/null 2>&1
+expect 2 "--samples-dir writes Fashion-MNIST's pictures, and a sample of the dataset has 784 values but model 'linear' takes 100" -- \
+  firmware --graph "$tmp/linear100.json" --plan "$tmp/linear100.bin" --header "$tmp/l100.h" --samples-dir "$tmp/l100"
+[ ! -e "$tmp/l100.h" ] && [ ! -e "$tmp/l100" ] || { echo "FAIL: firmware wrote for a model of 100 inputs"; failures=$((failures + 1)); }
 # A plan made at batch 1 (as many nodes, smaller tensors) for a header at batch 2.
 expect 2 "--plan '$tmp/p.bin' is not a plan of 'lenet5' as given here: instruction" -- \
   firmware --model lenet5 --batch-size 2 --plan "$tmp/p.bin" --header "$tmp/fw.h"
@@ -547,6 +555,11 @@ expect 2 "--storage-power: '-1' is not a number from 0 to 1000000" -- profile --
 expect 2 "--mean: 'abc' is not a number from -1000 to 1000" -- train --model lenet5 --dataset synthetic --mean abc,0,0
 expect 0 "measured    peak of activations" -- train --model lenet5 --dataset synthetic --ram-budget 97% --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt"
 expect 0 "resume      from '$tmp/lenet5.ckpt' after epoch 1" -- train --model lenet5 --dataset synthetic --ram-budget 97% --epochs 2 --max-batches 5 --page-file "$tmp" --checkpoint "$tmp/lenet5.ckpt" --resume
+# A resumed run goes on at the rate its checkpoint was trained at, or says it does not.
+expect 0 "checkpoint '$tmp/rate.ckpt'" -- train --model lenet5 --dataset synthetic --max-batches 2 --lr 0.1 --checkpoint "$tmp/rate.ckpt"
+expect 0 "at --lr 0.1 as it was trained" -- train --model lenet5 --dataset synthetic --max-batches 2 --epochs 2 --checkpoint "$tmp/rate.ckpt" --resume
+expect 2 "so give the --max-batches it was trained with" -- train --model lenet5 --dataset synthetic --max-batches 3 --epochs 3 --checkpoint "$tmp/rate.ckpt" --resume
+expect 0 "at --lr 0.05, where it was trained at 0.1" -- train --model lenet5 --dataset synthetic --max-batches 2 --epochs 3 --checkpoint "$tmp/rate.ckpt" --resume --lr 0.05
 echo "damaged" > "$tmp/bad.ckpt"
 # A learning rate that makes the loss NaN stops the run at that batch; the checkpoint keeps epoch 2's model.
 cp "$tmp/lenet5.ckpt" "$tmp/before-diverging.ckpt"
@@ -598,6 +611,11 @@ for split in train t10k; do
   head -c $((8 * 784)) /dev/urandom >> "$fm/$split-images-idx3-ubyte"
   printf '\x00\x00\x08\x01\x00\x00\x00\x08\x00\x01\x02\x03\x04\x05\x06\x07' > "$fm/$split-labels-idx1-ubyte"
 done
+# An output onto a dataset file would replace the data the next run reads.
+expect 2 "--export-onnx '$fm/train-labels-idx1-ubyte' is the file --data-dir reads" -- \
+  train --data-dir "$fm" --onnx "$onnx/tiny_fashion.onnx" --export-onnx "$fm/train-labels-idx1-ubyte"
+expect 2 "--header '$fm/t10k-labels-idx1-ubyte' is the file --dataset-dir reads" -- \
+  firmware --model lenet5 --plan "$tmp/p.bin" --header "$fm/t10k-labels-idx1-ubyte" --samples-dir "$tmp/fw" --dataset-dir "$fm"
 fashion=(train --data-dir "$fm" --batch-size 4 --epochs 2 --onnx "$tmp/fashion.onnx" --export-onnx)
 cp "$onnx/tiny_fashion.onnx" "$tmp/fashion.onnx"
 expect 0 "exported" -- "${fashion[@]}" "$tmp/undisturbed.onnx"
@@ -621,7 +639,9 @@ cmp -s "$tmp/undisturbed.onnx" "$tmp/rescued.onnx" || { echo "FAIL: the rescued 
 images=$(dirname "$0")/data/images/folder
 expect 0 "data        folder:$images: 10 training and 2 test samples" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --batch-size 2 --max-batches 2 --page-file "$tmp" --export-onnx "$tmp/tuned_cnn.onnx"
 [[ "$last_output" == *"exported    the trained weights into '$tmp/tuned_cnn.onnx'"* ]] || { echo "FAIL: train on an image folder did not export"; failures=$((failures + 1)); }
-expect 0 "test accuracy" -- train --model lenet5 --dataset "folder:$images" --test-folder "$images" --mean 0.5 --std 0.25 --batch-size 4 --max-batches 1
+expect 0 "--test-folder is the folder --dataset trains on" -- train --model lenet5 --dataset "folder:$images" --test-folder "$images" --mean 0.5 --std 0.25 --batch-size 4 --max-batches 1
+[[ "$last_output" == *"test accuracy"* ]] || { echo "FAIL: train with --test-folder did not test"; failures=$((failures + 1)); }
+expect 2 "give one of them" -- train --model lenet5 --dataset "folder:$images" --test-folder "$images" --test-fraction 0.5
 expect 2 "is not fashion-mnist, synthetic or folder:PATH" -- train --dataset imagenet
 expect 2 "--mean and --std describe an image folder" -- train --model lenet5 --dataset synthetic --mean 0.5
 expect 2 "--mean has 1 values but the model's pictures have 3 channels" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --mean 0.5
@@ -636,6 +656,8 @@ echo "not a picture" > "$tmp/spoilt/disc/notes.txt"
 expect 2 "'$tmp/spoilt/disc/notes.txt' is not a PNG or JPEG picture" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt"
 rm "$tmp/spoilt/disc/notes.txt"
 spoilt=(train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/spoilt" --batch-size 2)
+expect 2 "--checkpoint '$tmp/spoilt/disc/c.ckpt' is in a class folder of --dataset '$tmp/spoilt'" -- \
+  "${spoilt[@]}" --checkpoint "$tmp/spoilt/disc/c.ckpt"
 expect 0 "checkpoint '$tmp/spoilt.ckpt'" -- "${spoilt[@]}" --checkpoint "$tmp/spoilt.ckpt"
 head -c 300 "$images/stripes/002.png" > "$tmp/spoilt/stripes/002.png"  # cut in its header: found as the folder is read
 expect 2 "picture '$tmp/spoilt/stripes/002.png' is not a readable PNG" -- "${spoilt[@]}"

@@ -61,6 +61,18 @@ TEST_F(DiskRoom, WritesOnOneFileSystemAreCountedTogether) {
   EXPECT_NE(message.find("in all on one file system"), std::string::npos) << message;
 }
 
+// A checkpoint saved again is written beside the last: the first epoch's save fits where
+// the second's does not.
+TEST_F(DiskRoom, AFileReplacedByACopyBesideItNeedsRoomForBoth) {
+  const std::uint64_t each = free_bytes() / 5 * 3;
+  ASSERT_GT(each, 0u);
+  const std::string checkpoint = (dir_ / "c.ckpt").string();
+  EXPECT_EQ(io_error_of(std::vector<PlannedWrite>{{checkpoint, each, "--checkpoint"}}), "no error");
+  const std::string message = io_error_of(std::vector<PlannedWrite>{{checkpoint, each, "--checkpoint", 2}});
+  EXPECT_NE(message.find("--checkpoint '" + checkpoint + "' needs up to "), std::string::npos) << message;
+  EXPECT_NE(message.find(" (2 copies of "), std::string::npos) << message;
+}
+
 TEST_F(DiskRoom, APathWhoseFileSystemCannotBeToldIsLeftToItsWrites) {
   const std::vector<PlannedWrite> nowhere{{"/no/such/folder/c.ckpt", std::uint64_t{1} << 60, "--checkpoint"}};
   EXPECT_EQ(io_error_of(nowhere), "no error");
@@ -76,7 +88,7 @@ TEST_F(DiskRoom, AFileBeyondTheFileSizeLimitIsRefusedWithTheLimit) {
   lowered.rlim_cur = 200 * 1024;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lowered), 0);
   const std::string checkpoint = (dir_ / "c.ckpt").string();
-  const std::vector<PlannedWrite> fits{{checkpoint, 200 * 1024, "--checkpoint"}};
+  const std::vector<PlannedWrite> fits{{checkpoint, 200 * 1024, "--checkpoint", 2}};  // the limit is per file
   const std::vector<PlannedWrite> too_large{{checkpoint, 200 * 1024 + 1, "--checkpoint"}};
   const std::string fits_verdict = io_error_of(fits), refusal = io_error_of(too_large);
   const std::string advice = file_too_large_advice();

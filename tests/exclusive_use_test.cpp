@@ -32,6 +32,18 @@ TEST_F(ExclusiveUseTest, ASecondUseIsRefusedByOptionPathAndHolderUntilTheFirstEn
   EXPECT_EQ(error_of([&] { ExclusiveUse again(checkpoint, "--checkpoint"); }), "no error");
 }
 
+// A link to the checkpoint another run holds names the same file: its writes would replace
+// the other run's epochs.
+TEST_F(ExclusiveUseTest, ALinkToAHeldFileIsRefused) {
+  const std::string checkpoint = (dir_ / "c.ckpt").string(), link = (dir_ / "link.ckpt").string();
+  std::ofstream(checkpoint) << "x";
+  std::filesystem::create_symlink("c.ckpt", link);
+  const ExclusiveUse first(checkpoint, "--checkpoint");
+  EXPECT_NE(error_of([&] { ExclusiveUse second(link, "--checkpoint"); }).find("is in use by another poet run"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(link + ".lock"));
+}
+
 TEST_F(ExclusiveUseTest, ALockFileLeftByAnEndedRunBlocksNothing) {
   const std::string checkpoint = (dir_ / "c.ckpt").string();
   std::ofstream(checkpoint + ".lock") << "99999999";  // as a killed run leaves it

@@ -132,6 +132,7 @@ TEST(Train, CheckpointRoundTripsExactly) {
                                     .optimizer = 2,
                                     .batch_size = 32,
                                     .data = "synthetic, 10 classes, 512 training samples",
+                                    .learning_rate = 0.1f,
                                     .parameters = {1.5f, -0.0f, 3e-38f},
                                     .optimizer_state = {0.25f}};
   const train::TrainingCheckpoint back = train::decode_checkpoint(train::encode_checkpoint(c), "memory");
@@ -142,6 +143,7 @@ TEST(Train, CheckpointRoundTripsExactly) {
   EXPECT_EQ(back.optimizer, 2u);
   EXPECT_EQ(back.batch_size, 32u);
   EXPECT_EQ(back.data, c.data);
+  EXPECT_EQ(back.learning_rate, 0.1f);
   EXPECT_TRUE(same_bits(back.parameters, c.parameters));
   EXPECT_TRUE(same_bits(back.optimizer_state, c.optimizer_state));
 }

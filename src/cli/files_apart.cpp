@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "poet/util/error.h"
@@ -23,7 +24,35 @@ bool same_file(const std::string& a, const std::string& b) {
   return !ea && !eb && ca == cb;
 }
 
+// The path with every link and "." or ".." resolved, as far as it exists.
+fs::path resolved(const std::string& path) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error);
+  const fs::path canonical = fs::weakly_canonical(absolute, error);
+  return error ? absolute.lexically_normal() : canonical;
+}
+
+bool is_inside(const fs::path& file, const fs::path& folder) {
+  const auto [f, _] = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end());
+  return f == folder.end();
+}
+
 }  // namespace
+
+void check_outside_class_folders(const std::vector<NamedFile>& image_folders, const std::vector<NamedFile>& outputs) {
+  for (const NamedFile& folder : image_folders) {
+    if (folder.path.empty()) continue;
+    const fs::path read = resolved(folder.path);
+    for (const NamedFile& out : outputs) {
+      if (out.path.empty() || out.path.starts_with("/dev/")) continue;
+      const fs::path written = resolved(out.path);
+      if (is_inside(written, read) && written.parent_path() != read)
+        throw InputError(fmt::format("{} '{}' is in a class folder of {} '{}', where the next run would take it for a "
+                                     "picture; write it elsewhere (beside the class folders is fine)",
+                                     out.option, out.path, folder.option, folder.path));
+    }
+  }
+}
 
 void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
   const NamedFile* reads_stdin = nullptr;

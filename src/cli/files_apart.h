@@ -21,4 +21,9 @@ struct NamedFile {
 // outputs: they are written through, not replaced.
 void check_files_apart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
 
+// Throws InputError when an output lies in a class folder of an image folder (a sub-folder,
+// at any depth), by any path to it: the next run would take it for a picture of that class.
+// Beside the class folders, where no picture is looked for, outputs may go.
+void check_outside_class_folders(const std::vector<NamedFile>& image_folders, const std::vector<NamedFile>& outputs);
+
 }  // namespace poet::cli

@@ -10,6 +10,7 @@
 #include "graph_source.h"
 #include "poet/data/fashion_mnist.h"
 #include "poet/train/firmware_export.h"
+#include "poet/train/trainer.h"
 #include "poet/util/atomic_file.h"
 
 namespace poet::cli {
@@ -58,6 +59,9 @@ void add_firmware_command(CLI::App& app) {
                                        name, name));
     std::vector<NamedFile> inputs = opts->source.input_files();
     inputs.push_back({"--plan", opts->plan_file});
+    if (!opts->samples_dir.empty())
+      for (std::string& file : data::fashion_mnist_files(opts->dataset_dir))
+        inputs.push_back({"--dataset-dir", std::move(file)});
     const auto in_samples_dir = [&](const char* name) {
       return opts->samples_dir.empty() ? std::string() : (std::filesystem::path(opts->samples_dir) / name).string();
     };
@@ -90,6 +94,12 @@ void add_firmware_command(CLI::App& app) {
     std::unique_ptr<RemoveOnInterrupt> made_folder;
     if (!opts->samples_dir.empty()) {
       const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
+      // The firmware reads records of the header's sample size and classes: a model of
+      // another input would read Fashion-MNIST's records out of step.
+      extending_errors([&] { train::check_dataset_fits(g, d.train); }, [](const std::string& what) {
+        return fmt::format("--samples-dir writes Fashion-MNIST's pictures, and {}; or leave --samples-dir out",
+                           what);
+      });
       train_records = train::firmware_data_records(d.train, opts->train_samples, true, opts->seed,
                                                    data::kFashionMnistPixelMean);
       test_records = train::firmware_data_records(d.test, opts->test_samples, false, opts->seed,

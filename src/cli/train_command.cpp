@@ -104,13 +104,22 @@ data::DatasetSplits load_dataset(const TrainOptions& o, const Graph& g) {
                                  "--dataset {} does not hold: train it on --dataset synthetic (token sequences)",
                                  vocabulary, o.dataset));
   if (o.dataset == "fashion-mnist") return data::load_fashion_mnist(o.data_dir);
-  if (is_image_folder(o.dataset))
-    return data::load_image_folder({.folder = o.dataset.substr(kFolderPrefix.size()),
+  if (is_image_folder(o.dataset)) {
+    if (!o.test_folder.empty() && o.test_fraction)
+      throw InputError("--test-fraction holds out a share of --dataset's pictures for the test, and --test-folder "
+                       "gives the test its own pictures instead; give one of them");
+    const std::string folder = o.dataset.substr(kFolderPrefix.size());
+    std::error_code error;
+    if (!o.test_folder.empty() && std::filesystem::equivalent(folder, o.test_folder, error))
+      fmt::print(stderr, "poet: note: --test-folder is the folder --dataset trains on, so the test accuracy is on "
+                         "pictures the model was trained on\n");
+    return data::load_image_folder({.folder = folder,
                                     .test_folder = o.test_folder,
                                     .test_fraction = o.test_fraction.value_or(0.2),
                                     .sample_shape = sample_shape(g),
                                     .mean = o.mean,
                                     .std = o.std});
+  }
   data::SyntheticOptions s;
   const std::int64_t per_batch = train::labels_per_batch(g);
   s.sample_shape = sample_shape(g);
@@ -177,9 +186,12 @@ std::vector<PlannedWrite> planned_writes(const TrainOptions& o, const TrainedMod
                                          std::span<const std::uint64_t> paged_tensors) {
   std::vector<PlannedWrite> writes;
   if (pager) writes.push_back({pager->path(), FilePager::file_bytes_for(paged_tensors), "--page-file"});
-  if (!o.checkpoint.empty())
-    writes.push_back(
-        {o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, o.data, 0)).size(), "--checkpoint"});
+  if (!o.checkpoint.empty()) {
+    // A new checkpoint saved after more than one epoch is, at its second save, two files
+    // (the first and its replacement); a resumed one already takes its room.
+    writes.push_back({o.checkpoint, train::encode_checkpoint(trainer.checkpoint(o.model, o.data, 0)).size(),
+                      "--checkpoint", !o.resume && o.epochs > 1 ? 2u : 1u});
+  }
   if (!o.export_onnx.empty())
     writes.push_back({o.export_onnx, model.onnx->bytes, "--export-onnx"});
   return writes;
@@ -246,8 +258,14 @@ void train(TrainOptions o) {
   // not the files beside it that hold its weights (external data), which it still names.
   std::vector<NamedFile> inputs = onnx_weights_files(o.onnx_file);
   inputs.push_back({"--platform", platform_file(o.platform)});
-  check_files_apart(inputs,
-                    {{"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}});
+  if (o.dataset == "fashion-mnist")
+    for (std::string& file : data::fashion_mnist_files(o.data_dir)) inputs.push_back({"--data-dir", std::move(file)});
+  const std::vector<NamedFile> outputs = {
+      {"--checkpoint", o.checkpoint}, {"--export-onnx", o.export_onnx}, {"--page-file", o.page_file}};
+  check_files_apart(inputs, outputs);
+  if (is_image_folder(o.dataset))
+    check_outside_class_folders(
+        {{"--dataset", o.dataset.substr(kFolderPrefix.size())}, {"--test-folder", o.test_folder}}, outputs);
   check_files_apart({{"--platform", platform_file(o.platform)}, {"--onnx", o.onnx_file}},
                     {{"--checkpoint", o.checkpoint}});
   std::optional<ExclusiveUse> one_run_per_checkpoint;
@@ -279,7 +297,13 @@ void train(TrainOptions o) {
     fmt::print(stderr, "poet: note: {}\n", note);
   const data::DatasetSplits data = load_dataset(o, g);
   o.data = data::identity(data);
-  if (resumed) train::check_same_data(*resumed, o.data);
+  if (resumed)
+    extending_errors([&] { train::check_same_data(*resumed, o.data); }, [&](const std::string& what) {
+      // A short run's synthetic data are as many samples as its batches take.
+      return o.dataset == "synthetic" ? what + "; synthetic data are as many samples as --max-batches batches take, "
+                                               "so give the --max-batches it was trained with"
+                                      : what;
+    });
 
   const std::int64_t smallest_split = std::min(data.train.count(), data.test.count());
   if (train::labels_per_batch(g) > smallest_split)
@@ -331,10 +355,13 @@ void train(TrainOptions o) {
   runtime::ExecutorOptions eo;
   eo.seed = o.seed;
   eo.optimizer.kind = optimizer_named(o.optimizer);
-  // Rates that train lenet5 on Fashion-MNIST well in an epoch or two.
-  eo.optimizer.learning_rate = o.learning_rate.value_or(eo.optimizer.kind == Optimizer::Adam  ? 1e-3f
-                                                        : eo.optimizer.kind == Optimizer::SGD ? 0.05f
-                                                                                              : 0.01f);
+  // Rates that train lenet5 on Fashion-MNIST well in an epoch or two; a resumed run goes on
+  // at its checkpoint's, unless --lr says otherwise (a rate lowered for the last epochs).
+  const float usual_rate = eo.optimizer.kind == Optimizer::Adam  ? 1e-3f
+                           : eo.optimizer.kind == Optimizer::SGD ? 0.05f
+                                                                 : 0.01f;
+  const float resumed_rate = resumed ? resumed->learning_rate : 0.0f;
+  eo.optimizer.learning_rate = o.learning_rate.value_or(resumed_rate > 0 ? resumed_rate : usual_rate);
   runtime::validate(eo.optimizer);
   eo.pager = pager.get();
   train::Trainer trainer(g, plan.lowered, eo, o.seed);
@@ -353,8 +380,13 @@ void train(TrainOptions o) {
     const train::TrainingCheckpoint& c = *resumed;
     trainer.restore(c, o.model);
     first_epoch = c.epochs_done;
+    const float rate = eo.optimizer.learning_rate;
     if (!o.json)
-      fmt::print("resume      from '{}' after epoch {} (step {})\n", o.checkpoint, c.epochs_done, c.steps_done);
+      fmt::print("resume      from '{}' after epoch {} (step {}), at --lr {:g}{}\n", o.checkpoint, c.epochs_done,
+                 c.steps_done, rate,
+                 c.learning_rate == 0      ? ""
+                 : c.learning_rate == rate ? " as it was trained"
+                                           : fmt::format(", where it was trained at {:g}", c.learning_rate));
     if (!o.json && first_epoch >= static_cast<std::uint64_t>(o.epochs))
       fmt::print("note        the checkpoint has done {}, and --epochs asks for {}: nothing to train; raise "
                  "--epochs to train on\n",
@@ -416,6 +448,10 @@ void train(TrainOptions o) {
   }
 
   const auto& executor = trainer.executor();
+  // The budget holds the parameters and the activations, as the paper's does; the gradients
+  // and the optimizer's state sit beside it, which the output says.
+  const FixedMemory fixed = executor.parameters().bytes();
+  const std::int64_t beside_budget = fixed.gradient_bytes + fixed.optimizer_state_bytes;
   const double measured = profile::summarize(step_seconds).median;
   // A step is the plan's instructions, which the simulator times, then the optimizer's update.
   const double predicted = sim.makespan_s + device.optimizer_update_s();
@@ -426,8 +462,12 @@ void train(TrainOptions o) {
                                 {"strategy", o.strategies.front()},
                                 {"platform", o.platform},
                                 {"batch_size", o.batch_size},
+                                {"optimizer", o.optimizer},
+                                // The rate as given (0.001), not its float widened (0.0010000000474974513).
+                                {"learning_rate", std::stod(fmt::format("{}", eo.optimizer.learning_rate))},
                                 {"ram_budget_bytes", plan.budget_bytes},
                                 {"fixed_bytes", sim.fixed_bytes},
+                                {"gradient_and_optimizer_state_bytes", beside_budget},
                                 {"arena_bytes", arena},
                                 {"predicted_peak_activation_bytes", sim.peak_activation_bytes},
                                 {"measured_peak_activation_bytes",
@@ -444,8 +484,9 @@ void train(TrainOptions o) {
     fmt::print("{}\n", json_text(result, 2));
     return;
   }
-  fmt::print("budget      {} = parameters {} + activations {}\n", format_bytes_exact(plan.budget_bytes),
-             format_bytes_exact(sim.fixed_bytes), format_bytes_exact(plan.budget_bytes - sim.fixed_bytes));
+  fmt::print("budget      {} = parameters {} + activations {}; gradients and optimizer state ({}) {} beside it\n",
+             format_bytes_exact(plan.budget_bytes), format_bytes_exact(sim.fixed_bytes),
+             format_bytes_exact(plan.budget_bytes - sim.fixed_bytes), o.optimizer, format_bytes_exact(beside_budget));
   fmt::print("arena       {} (static memory plan; the simulator's peak of activations is {})\n",
              format_bytes_exact(arena), format_bytes_exact(sim.peak_activation_bytes));
   if (step_seconds.empty()) {

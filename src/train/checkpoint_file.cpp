@@ -18,7 +18,7 @@ namespace poet::train {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'O', 'E', 'T', 'C', 'K', 'P', 'T'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kOldestVersion = 1;  // without batch_size and data
 
 template <typename T>
@@ -104,6 +104,7 @@ std::string encode_checkpoint(const TrainingCheckpoint& c) {
   put(out, c.batch_size);
   put(out, static_cast<std::uint32_t>(c.data.size()));
   out += c.data;
+  put(out, c.learning_rate);
   put_floats(out, c.parameters);
   put_floats(out, c.optimizer_state);
   put(out, crc_of(out));
@@ -136,6 +137,7 @@ TrainingCheckpoint decode_checkpoint(const std::string& bytes, const std::string
     c.batch_size = r.get<std::uint64_t>();
     c.data = r.get_string(r.get<std::uint32_t>());
   }
+  if (version >= 3) c.learning_rate = r.get<float>();
   c.parameters = r.get_floats();
   c.optimizer_state = r.get_floats();
   r.get<std::uint32_t>();

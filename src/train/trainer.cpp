@@ -160,6 +160,7 @@ TrainingCheckpoint Trainer::checkpoint(const std::string& model, const std::stri
           .optimizer = static_cast<std::uint32_t>(optimizer_),
           .batch_size = static_cast<std::uint64_t>(batch_size_),
           .data = data,
+          .learning_rate = learning_rate_,
           .parameters = {p.all_values().begin(), p.all_values().end()},
           .optimizer_state = {p.optimizer_state().begin(), p.optimizer_state().end()}};
 }

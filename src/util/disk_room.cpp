@@ -29,8 +29,15 @@ std::string listed(const std::vector<const PlannedWrite*>& writes) {
   std::string text;
   for (std::size_t k = 0; k < writes.size(); ++k)
     text += fmt::format("{}{} '{}' {}", k == 0 ? "" : k + 1 == writes.size() ? " and " : ", ", writes[k]->option,
-                        writes[k]->path, format_bytes(static_cast<double>(writes[k]->bytes)));
+                        writes[k]->path, format_bytes(static_cast<double>(writes[k]->bytes * writes[k]->copies)));
   return text;
+}
+
+// Why a file needs more room than its size, for a message.
+std::string copies_text(const PlannedWrite& w) {
+  return w.copies > 1 ? fmt::format(" ({} copies of {}: a new one is written beside the last before it replaces it)",
+                                    w.copies, format_bytes(static_cast<double>(w.bytes)))
+                      : "";
 }
 
 // The largest file this process may write: the shell's `ulimit -f` (RLIMIT_FSIZE). A write
@@ -85,17 +92,17 @@ void check_room_for(std::span<const PlannedWrite> writes) {
                                 what, w.option));
     FileSystem& f = file_systems[st.st_dev];
     f.free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
-    f.needed += w.bytes;
+    f.needed += w.bytes * w.copies;
     f.writes.push_back(&w);
   }
   for (const auto& [device, f] : file_systems) {
     if (f.needed <= f.free_bytes) continue;
     const std::string free_text = format_bytes(static_cast<double>(f.free_bytes));
     if (f.writes.size() == 1)
-      throw IoError(fmt::format("{} needs up to {} and its file system has {} free; free space there or choose a {} on "
-                                "a disk with room",
-                                fmt::format("{} '{}'", f.writes[0]->option, f.writes[0]->path),
-                                format_bytes(static_cast<double>(f.needed)), free_text, f.writes[0]->option));
+      throw IoError(fmt::format("{} '{}' needs up to {}{} and its file system has {} free; free space there or choose "
+                                "a {} on a disk with room",
+                                f.writes[0]->option, f.writes[0]->path, format_bytes(static_cast<double>(f.needed)),
+                                copies_text(*f.writes[0]), free_text, f.writes[0]->option));
     throw IoError(fmt::format("{} need up to {} in all on one file system, which has {} free; free space there or "
                               "put some of them on a disk with room",
                               listed(f.writes), format_bytes(static_cast<double>(f.needed)), free_text));

@@ -37,8 +37,12 @@ bool still_named(int fd, const std::string& path) {
 
 std::string ExclusiveUse::lock_path(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) return (std::filesystem::path(path) / "poet.lock").string();
-  return path + ".lock";
+  // By the file's own path, links resolved: two runs given two links to one checkpoint
+  // write one file, and must meet at one lock.
+  std::filesystem::path file = std::filesystem::weakly_canonical(path, error);
+  if (error) file = path;
+  if (std::filesystem::is_directory(file, error)) return (file / "poet.lock").string();
+  return file.string() + ".lock";
 }
 
 ExclusiveUse::ExclusiveUse(const std::string& path, std::string_view option,

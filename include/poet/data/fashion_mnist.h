@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "poet/data/dataset.h"
 
@@ -18,5 +19,9 @@ inline constexpr float kFashionMnistPixelMean = 0.286f;
 // initialised for zero-mean inputs starts well. Throws InputError naming the file and the
 // fix when one is missing or malformed, or when images and labels disagree.
 DatasetSplits load_fashion_mnist(const std::string& dir = kFashionMnistDir);
+
+// Every file load_fashion_mnist may read from `dir`, each of the four gzipped and not: what
+// no output may replace.
+std::vector<std::string> fashion_mnist_files(const std::string& dir = kFashionMnistDir);
 
 }  // namespace poet::data

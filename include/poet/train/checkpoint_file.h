@@ -26,6 +26,7 @@ struct TrainingCheckpoint {
   std::uint32_t optimizer = 0;  // poet::Optimizer as a number
   std::uint64_t batch_size = 0;  // 0: not recorded (version 1)
   std::string data;              // the data trained on (data::identity); empty: not recorded
+  float learning_rate = 0;       // the rate it was trained at; 0: not recorded (versions 1 and 2)
   std::vector<float> parameters;
   std::vector<float> optimizer_state;
 };

@@ -12,6 +12,9 @@ struct PlannedWrite {
   std::string path;      // the file (it may not exist yet)
   std::uint64_t bytes;   // what it takes beyond what it holds now (an atomic replacement: its whole size)
   std::string option;    // the option that named it, e.g. "--checkpoint"
+  // Files of `bytes` on disk at once: 2 for a file replaced by a copy written beside it (a
+  // checkpoint saved again), each copy within the file-size limits.
+  std::uint64_t copies = 1;
 };
 
 // Throws IoError when the writes planned on one file system need more than it has free,
