@@ -505,6 +505,12 @@ expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware
 expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
 expect 2 "--samples-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
+# An output onto a FIFO nobody reads waits in its open: Ctrl-C ends that wait (it was
+# deferred with the renames of the files written together, so the run waited on).
+mkfifo "$tmp/no-reader"
+timeout -s KILL 20 timeout --preserve-status -s INT 2 "$poet" plan --model lenet5 -o "$tmp/no-reader" > /dev/null 2>&1
+code=$?
+[ "$code" -eq 130 ] || { echo "FAIL: plan onto a FIFO without a reader: exit $code, not 130 at Ctrl-C"; failures=$((failures + 1)); }
 # A model of 100 inputs: Fashion-MNIST's 784-value records would be read out of step.
 "$poet" graph --model linear --json "$tmp/linear.json" > /dev/null
 sed -e '0,/^    784$/s//    100/' -e 's/"param_count": 7850/"param_count": 1010/' -e 's/: 174360/: 147000/' \

@@ -197,6 +197,8 @@ class StagedWrite {
     if (!temporary_.empty()) ::unlink(temporary_.c_str());
   }
 
+  bool in_place() const { return in_place_.has_value(); }
+
   void commit() {
     if (in_place_) {
       if (const auto fd = named_descriptor(path_)) return write_to_descriptor(path_, *fd, *in_place_);
@@ -225,18 +227,24 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
 void write_files_atomically(std::span<const FileContents> files) {
   std::vector<std::unique_ptr<StagedWrite>> staged;
   for (const FileContents& f : files) staged.push_back(std::make_unique<StagedWrite>(f.path, f.contents));
-  const DeferInterrupts renamed_together;
-  for (std::size_t i = 0; i < staged.size(); ++i) {
+  std::vector<std::string> written;
+  const auto commit = [&](std::size_t i) {
     try {
       staged[i]->commit();
     } catch (const IoError& e) {
-      std::vector<std::string> written;
-      for (std::size_t k = 0; k < i; ++k) written.push_back("'" + files[k].path + "'");
       if (written.empty()) throw;
       throw IoError(fmt::format("{}; of the files written together, {} {} written already", e.what(),
                                 fmt::join(written, ", "), written.size() == 1 ? "was" : "were"));
     }
-  }
+    written.push_back("'" + files[i].path + "'");
+  };
+  // What is written in place first, with interrupts heard: opening a FIFO waits for its
+  // reader, and Ctrl-C must end that wait. A stream is no file that can be replaced whole.
+  for (std::size_t i = 0; i < staged.size(); ++i)
+    if (staged[i]->in_place()) commit(i);
+  const DeferInterrupts renamed_together;
+  for (std::size_t i = 0; i < staged.size(); ++i)
+    if (!staged[i]->in_place()) commit(i);
 }
 
 void give_stdout_to(const std::string& path) {

@@ -32,7 +32,8 @@ struct FileContents {
 // Writes the files of one output (a plan's text, device plan and header; a report's table,
 // JSON and figure) so that none is replaced unless all are: each to its temporary first,
 // then all renamed over their targets in a row, an interrupt held until the last
-// (DeferInterrupts). A failed write before the renames, or an interrupt, replaces none. Only
+// (DeferInterrupts). Streams and devices (a FIFO, stdout) are written before the renames,
+// an interrupt heard. A failed write before the renames, or an interrupt, replaces none. Only
 // a rename failing midway (which a full disk or a missing folder does not cause) leaves some
 // written; the IoError then names them.
 void write_files_atomically(std::span<const FileContents> files);
