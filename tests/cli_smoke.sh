@@ -505,6 +505,12 @@ expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware
 expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
 expect 2 "--samples-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
+# Paths no file is at for another reason than absence: named, not a library's raw text.
+ln -s loop-b "$tmp/loop-a" && ln -s loop-a "$tmp/loop-b"
+expect 2 "device profile '$tmp/loop-a': it is a loop of symbolic links" -- graph --model lenet5 -p "$tmp/loop-a"
+expect 2 "cannot read graph '$tmp/loop-a': it is a loop of symbolic links" -- graph --graph "$tmp/loop-a"
+expect 2 "--output: '$tmp/loop-a' is a symbolic link that cannot be followed to a file" -- plan --model lenet5 -o "$tmp/loop-a"
+expect 2 "its name is too long for this system" -- graph --model lenet5 -p "$tmp/$(printf 'a%.0s' {1..300}).json"
 # An output onto a FIFO nobody reads waits in its open: Ctrl-C ends that wait (it was
 # deferred with the renames of the files written together, so the run waited on).
 mkfifo "$tmp/no-reader"

@@ -19,6 +19,7 @@
 #include "poet/strategy/strategy.h"
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 #include "poet/util/nearest_name.h"
 #include "poet/util/units.h"
 
@@ -80,7 +81,9 @@ CLI::Validator existing_file() {
         dash_to(path, "/dev/stdin");
         std::error_code ec;
         const std::filesystem::file_status status = std::filesystem::status(path, ec);
-        if (ec || !std::filesystem::exists(status)) return fmt::format("'{}' does not exist; check the path", path);
+        if (ec && ec != std::errc::no_such_file_or_directory)
+          return fmt::format("'{}': {}", path, unreadable_path_text(ec));
+        if (!std::filesystem::exists(status)) return fmt::format("'{}' does not exist; check the path", path);
         if (std::filesystem::is_directory(status)) return fmt::format("'{}' is a folder; give the path of a file", path);
         return {};
       },

@@ -10,6 +10,7 @@
 
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
+#include "poet/util/input_file.h"
 #include "poet/util/json_file.h"
 #include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
@@ -162,7 +163,10 @@ void save_device(const DeviceProfile& device, const std::string& path) {
 DeviceProfile resolve_device(const std::string& name_or_path) {
   for (const auto& d : builtin_platforms())
     if (d.name == name_or_path) return d;
-  if (std::filesystem::exists(name_or_path)) return load_device(name_or_path);
+  std::error_code error;
+  if (std::filesystem::exists(name_or_path, error)) return load_device(name_or_path);
+  if (error && error != std::errc::no_such_file_or_directory)
+    throw InputError(fmt::format("device profile '{}': {}", name_or_path, unreadable_path_text(error)));
   std::string names;
   for (const auto& d : builtin_platforms()) names += (names.empty() ? "" : ", ") + d.name;
   // A path was meant: say the file is missing rather than that no platform has that name.

@@ -272,12 +272,14 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return fmt::format("'{}' is a folder; give the path of a file (inside it, say)", path);
-  // The file is made beside the symlinks' final target, as write_file_atomically makes it (a
-  // chain that loops is left for the write to report).
+  // The file is made beside the symlinks' final target, as write_file_atomically makes it.
   std::string target = path;
   try {
     target = final_target(path);
-  } catch (const IoError&) {
+  } catch (const IoError&) {  // a chain that loops, or a link that cannot be read
+    return fmt::format("'{}' is a symbolic link that cannot be followed to a file (a loop, or too long a chain); "
+                       "check where it points, or write elsewhere",
+                       path);
   }
   const std::filesystem::path folder = std::filesystem::path(target).parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))

@@ -14,6 +14,18 @@
 
 namespace poet {
 
+std::string unreadable_path_text(const std::error_code& error) {
+  if (error == std::errc::too_many_symbolic_link_levels)
+    return "it is a loop of symbolic links (or too long a chain of them); check where they point";
+  if (error == std::errc::filename_too_long)
+    return "its name is too long for this system (a name in it longer than 255 bytes, or the whole path longer than "
+           "4,096); check the path";
+  if (error == std::errc::permission_denied)
+    return "a folder on its way may not be searched (permission denied); check the folders' permissions";
+  if (error == std::errc::not_a_directory) return "a part of it that should be a folder is a file; check the path";
+  return "no such file; check the path";
+}
+
 std::string read_input_file(const std::string& path, std::string_view what, std::uintmax_t max_bytes,
                             const InputInspector& inspect) {
   namespace fs = std::filesystem;
@@ -22,7 +34,7 @@ std::string read_input_file(const std::string& path, std::string_view what, std:
   };
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw refuse("no such file; check the path");
+  if (ec || !fs::exists(status)) throw refuse(unreadable_path_text(ec));
   if (fs::is_directory(status)) throw refuse("it is a folder; give the path of a file");
   // Pipes and devices (e.g. /dev/stdin) have no size to check up front; the read below is bounded.
   const bool regular = fs::is_regular_file(status);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace poet {
 
@@ -17,6 +18,11 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;  /
 // check up front: this refuses the wrong one at its first bytes, not after max_bytes of it.
 // The first piece is the file's first 64 KiB, or all of it if shorter.
 using InputInspector = std::function<void(std::string_view piece)>;
+
+// Why a path whose status could not be read (`error` from std::filesystem::status, or none
+// when it does not exist) names no file, and the fix: "no such file; check the path", "it is a
+// loop of symbolic links; ...", "its name is too long ...".
+std::string unreadable_path_text(const std::error_code& error);
 
 // The whole file at `path`. Throws InputError naming `what` ("graph", "plan", ...) and the
 // path when the file is missing, a folder, unreadable, or larger than `max_bytes`, and
