@@ -140,12 +140,16 @@ std::optional<std::string> arena_over_budget(std::int64_t arena_bytes, std::int6
                                              std::int64_t budget_bytes) {
   const std::int64_t over = arena_bytes + fixed_bytes - budget_bytes;
   if (over <= 0) return std::nullopt;
+  // Two ways out, as the budget is the device's RAM or only a figure: a plan for a budget
+  // lower still (which checkpoint_all, keeping every activation, cannot make), or more RAM.
   return fmt::format("the arena ({}) and the fixed memory ({}) take {} over the RAM budget of {}: alignment and "
                      "fragmentation of the static memory plan put the arena above the live peak the budget holds, so "
-                     "a device with that RAM cannot run this plan; plan at a budget at least {} lower (the arena "
-                     "shrinks less than the budget), and check the plan with poet check-plan at this budget",
+                     "a device with that RAM cannot run this plan; plan at a budget at least {} lower with a strategy "
+                     "that recomputes or pages (the arena shrinks less than the budget), and check the plan with poet "
+                     "check-plan at this budget, or plan for a device of at least {}",
                      format_bytes_exact(arena_bytes), format_bytes_exact(fixed_bytes), format_bytes_exact(over),
-                     format_bytes_exact(budget_bytes), format_bytes_exact(over));
+                     format_bytes_exact(budget_bytes), format_bytes_exact(over),
+                     format_bytes_exact(budget_bytes + over));
 }
 
 }  // namespace poet
