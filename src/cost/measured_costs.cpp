@@ -39,7 +39,9 @@ void check_profile_matches(const Graph& graph, const MeasuredNodes& measured, st
                                   profile_fix(graph)));
   };
   if (measured.batch_size != batch_size_of(graph))
-    throw mismatch(fmt::format("its batch size is {}, the graph's {}", measured.batch_size, batch_size_of(graph)));
+    throw mismatch(fmt::format("its batch size is {}, the graph's {} (give --batch-size {} to plan at the profile's "
+                               "batch)",
+                               measured.batch_size, batch_size_of(graph), measured.batch_size));
   const std::size_t common = std::min(measured.nodes.size(), graph.size());
   for (std::size_t i = 0; i < common; ++i) {
     const MeasuredNode& m = measured.nodes[i];
