@@ -505,6 +505,7 @@ expect 2 "--header: the folder '/nonexistent-folder' does not exist" -- firmware
 expect 2 "dataset-fashion-mnist" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/fw" --dataset-dir "$tmp/no-such-folder"
 expect 2 "--samples-dir: cannot make the folder '$tmp/bad.plan'" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/fw.h" --samples-dir "$tmp/bad.plan" --train-samples 10 --test-samples 10
 expect 2 "--plan: '$tmp/no-such.bin' does not exist; check the path" -- firmware --model lenet5 --plan "$tmp/no-such.bin" --header "$tmp/fw.h"
+expect 2 "--count-gradients counts gradients and optimizer state against --ram-budget, which is not given" -- plan --model lenet5 --count-gradients
 # At 100% checkpoint_all's arena is 12 B over (its buffers aligned): the advice can be taken.
 expect 0 "or plan for a device of at least 275,256 B" -- plan --model lenet5 --platform m4 --ram-budget 100% --device-plan "$tmp/full.bin"
 expect 0 "legal" -- check-plan --model lenet5 --platform m4 --plan "$tmp/full.bin" --ram-budget 275256

@@ -34,6 +34,11 @@ void add_plan_command(CLI::App& app) {
       ->transform(output_file());
   opts->device.add_options(*cmd);
   cmd->callback([opts] {
+    // A plan holds no fixed memory: gradients count only against a budget its schedule meets.
+    if (opts->budget.count_gradients && !opts->budget.ram_budget)
+      throw InputError("--count-gradients counts gradients and optimizer state against --ram-budget, which is not "
+                       "given, and a plan holds no fixed memory; give --ram-budget too, or leave --count-gradients "
+                       "out");
     std::vector<NamedFile> inputs = opts->source.input_files();
     inputs.push_back({"--schedule", opts->schedule.schedule_file});
     check_files_apart(inputs, {{"--output", opts->output},
