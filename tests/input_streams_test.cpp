@@ -47,6 +47,25 @@ TEST(InputStreams, AnInspectorSeesEachPieceAndCanStopAnEndlessStream) {
   EXPECT_EQ(pieces, 3);
 }
 
+// Text saved as UTF-16 by Windows tools was called a binary file for its NULs.
+TEST(InputStreams, TextSavedAsUtf16IsNamedAsSuch) {
+  const std::string path = ::testing::TempDir() + "/poet_utf16_" + std::to_string(::getpid());
+  for (const std::string_view bytes : {std::string_view("\xff\xfe{\0}\0", 6), std::string_view("{\0}\0", 4),
+                                       std::string_view("\0{\0}", 4)}) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    const std::string json = refusal([&] { read_json_file(path, "graph"); });
+    EXPECT_TRUE(holds(json, "is not valid JSON: it is encoded as UTF-16")) << json;
+  }
+  for (const std::string_view bytes : {std::string_view("\xff\xfe" "c\0o\0", 6), std::string_view("c\0o\0", 4)}) {
+    std::ofstream(path, std::ios::binary) << bytes;
+    const std::string plan = refusal([&] { load_plan_text(path, testing::hand_graph()); });
+    EXPECT_TRUE(holds(plan, "' is encoded as UTF-16")) << plan;
+  }
+  std::filesystem::remove(path);
+  EXPECT_EQ(utf16_problem(std::string_view("\0\0\0", 3)), std::nullopt);  // zeros: a binary file
+  EXPECT_EQ(utf16_problem("{}"), std::nullopt);
+}
+
 TEST(InputStreams, EachFormatRefusesAStreamOfZerosAtItsFirstBytes) {
   const std::string json = refusal([] { read_json_file("/dev/zero", "graph"); });
   EXPECT_TRUE(holds(json, "graph '/dev/zero' is not valid JSON: it holds a NUL byte (at byte 0)")) << json;

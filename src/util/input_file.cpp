@@ -68,8 +68,17 @@ InputInspector first_piece_inspector(std::function<void(std::string_view first_p
   };
 }
 
+std::optional<std::string> utf16_problem(std::string_view first_bytes) {
+  const bool utf16 = first_bytes.starts_with("\xff\xfe") || first_bytes.starts_with("\xfe\xff") ||
+                     (first_bytes.size() >= 2 && (first_bytes[0] == '\0') != (first_bytes[1] == '\0'));
+  if (!utf16) return std::nullopt;
+  return "encoded as UTF-16 (as Windows' \"Unicode\" and PowerShell's > save text); save it as UTF-8";
+}
+
 InputInspector text_inspector(std::string_view what, const std::string& path) {
   return [what = std::string(what), path, offset = std::size_t{0}](std::string_view piece) mutable {
+    if (offset == 0)
+      if (const auto problem = utf16_problem(piece)) throw InputError(fmt::format("{} '{}' is {}", what, path, *problem));
     if (const auto nul = piece.find('\0'); nul != std::string_view::npos)
       throw InputError(fmt::format("{} '{}' holds a NUL byte (at byte {}): it is a binary file or device, not text; "
                                    "give the text file poet wrote",

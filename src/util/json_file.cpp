@@ -20,6 +20,8 @@ namespace {
 class JsonTextScan {
  public:
   std::optional<std::string> read(std::string_view piece) {
+    if (offset_ == 0)
+      if (const auto problem = utf16_problem(piece)) return "it is " + *problem;
     for (const char c : piece) {
       const std::size_t at = offset_++;
       if (c == '\0')

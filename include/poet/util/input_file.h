@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -23,6 +24,11 @@ using InputInspector = std::function<void(std::string_view piece)>;
 // when it does not exist) names no file, and the fix: "no such file; check the path", "it is a
 // loop of symbolic links; ...", "its name is too long ...".
 std::string unreadable_path_text(const std::error_code& error);
+
+// Text saved as UTF-16 (Windows' "Unicode", PowerShell's `>` redirection) begins with its
+// byte-order mark, or has a NUL in every other byte of ASCII: for an error message,
+// "encoded as UTF-16 ...; save it as UTF-8", not that a NUL makes it a binary file.
+std::optional<std::string> utf16_problem(std::string_view first_bytes);
 
 // The whole file at `path`. Throws InputError naming `what` ("graph", "plan", ...) and the
 // path when the file is missing, a folder, unreadable, or larger than `max_bytes`, and
