@@ -183,7 +183,7 @@ expect 2 "--save-schedule '$tmp/same.txt' is the file --output writes too" -- \
   plan --model lenet5 --ram-budget 95% --strategy poet -o "$tmp/same.txt" --save-schedule "$tmp/same.txt"
 expect 0 "graph       lenet5" -- graph --graph "$tmp/lenet5.json"  # still the graph
 # A name holding a terminal's escape sequence (here: set the window title) is shown, not sent.
-sed 's|"name": "input",|"name": "input\\u001b]0;pwned\\u0007",\n   "flops": -1,|' "$tmp/lenet5.json" > "$tmp/escape.json"
+sed -e 's|"name": "input",|"name": "input\\u001b]0;pwned\\u0007",|' -e '0,/"flops": 0.0,/s//"flops": -1,/' "$tmp/lenet5.json" > "$tmp/escape.json"
 expect 2 "node 'input\\x1b]0;pwned\\x07' (0): flops is -1" -- graph --graph "$tmp/escape.json"
 [[ "$last_output" != *$'\e'* ]] || { echo "FAIL: an escape character reached the terminal"; failures=$((failures + 1)); }
 echo '{"format":"poet-graph","version":1,"nodes":[' > "$tmp/broken.json"

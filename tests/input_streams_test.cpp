@@ -47,6 +47,21 @@ TEST(InputStreams, AnInspectorSeesEachPieceAndCanStopAnEndlessStream) {
   EXPECT_EQ(pieces, 3);
 }
 
+// nlohmann keeps the last of two equal keys: a hand-edited file's second "name" won without a word.
+TEST(InputStreams, AKeyTwiceInOneObjectIsRefusedWithWhereItIs) {
+  EXPECT_EQ(refusal([] { parse_json(R"({"a": 1, "a": 2})", "graph", "g.json"); }),
+            "graph 'g.json' has the key \"a\" twice in one object, of which poet would read only the last; keep one");
+  const std::string nested = refusal([] {
+    parse_json(R"({"nodes": [{"name": "x", "cost": {"t": 1}}, {"name": "y", "cost": {"t": 1, "t": 2}}]})", "graph",
+               "g.json");
+  });
+  EXPECT_TRUE(holds(nested, "has the key \"t\" twice in one object (in \"cost\")")) << nested;
+  const std::string in_array = refusal([] { parse_json(R"({"nodes": [{"a": 1}, {"b": 1, "b": 1}]})", "graph", "g"); });
+  EXPECT_TRUE(holds(in_array, "has the key \"b\" twice in one object (in \"nodes\")")) << in_array;
+  // The same key in two objects is no duplicate.
+  EXPECT_EQ(parse_json(R"([{"a": 1}, {"a": 2}])", "graph", "g")[1]["a"], 2);
+}
+
 // Text saved as UTF-16 by Windows tools was called a binary file for its NULs.
 TEST(InputStreams, TextSavedAsUtf16IsNamedAsSuch) {
   const std::string path = ::testing::TempDir() + "/poet_utf16_" + std::to_string(::getpid());

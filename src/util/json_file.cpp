@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "poet/util/input_file.h"
 #include "poet/util/quoting.h"
@@ -59,6 +62,73 @@ class JsonTextScan {
   bool in_string_ = false, escaped_ = false, started_ = false, ended_ = false;
 };
 
+// Builds the value as nlohmann::json::parse does, but stops at a key an object already has:
+// the parser would keep the last of the two without a word, and a hand-edited file's second
+// "name" or "compute" section would silently win over the first.
+class OneOfEachKey {
+ public:
+  using json = nlohmann::json;
+  explicit OneOfEachKey(json& result) : dom_(result) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool b) { return dom_.boolean(b); }
+  bool number_integer(json::number_integer_t n) { return dom_.number_integer(n); }
+  bool number_unsigned(json::number_unsigned_t n) { return dom_.number_unsigned(n); }
+  bool number_float(json::number_float_t n, const json::string_t& text) { return dom_.number_float(n, text); }
+  bool string(json::string_t& s) { return dom_.string(s); }
+  bool binary(json::binary_t& b) { return dom_.binary(b); }
+  bool start_array(std::size_t n) {
+    names_.push_back(container_name());
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    names_.pop_back();
+    last_key_.clear();
+    return dom_.end_array();
+  }
+  bool start_object(std::size_t n) {
+    names_.push_back(container_name());
+    keys_.emplace_back();
+    return dom_.start_object(n);
+  }
+  bool key(json::string_t& k) {
+    if (!keys_.back().insert(k).second) {
+      duplicate_ = names_.back().empty() ? fmt::format("the key \"{}\" twice in one object", one_line(k))
+                                         : fmt::format("the key \"{}\" twice in one object (in \"{}\")",
+                                                       one_line(k), one_line(names_.back()));
+      return false;
+    }
+    last_key_ = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    names_.pop_back();
+    keys_.pop_back();
+    last_key_.clear();
+    return dom_.end_object();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return dom_.parse_error(position, token, e);  // throws e, as parse() does
+  }
+
+  // "the key "name" twice in one object (in "compute")", once key() has stopped the parse.
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  // A container is named by the key whose value it is, an array's elements by the array's:
+  // the objects of "nodes" are in "nodes".
+  std::string container_name() {
+    if (!last_key_.empty()) return std::exchange(last_key_, {});
+    return names_.empty() ? std::string() : names_.back();
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::vector<std::string> names_;                      // of the containers open, outermost first
+  std::vector<std::unordered_set<std::string>> keys_;  // of the objects open
+  std::string last_key_, duplicate_;
+};
+
 InputError not_json(std::string_view what, std::string_view origin, const std::string& why) {
   return InputError(fmt::format("{} '{}' is not valid JSON: {}", what, origin, why));
 }
@@ -68,7 +138,12 @@ nlohmann::json parse_scanned(std::string_view text, std::string_view what, std::
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw not_json(what, origin, "it is empty; give a file poet wrote (docs/FORMATS.md)");
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    nlohmann::json value;
+    OneOfEachKey sax(value);
+    if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax))
+      throw InputError(fmt::format("{} '{}' has {}, of which poet would read only the last; keep one", what, origin,
+                                   sax.duplicate()));
+    return value;
   } catch (const nlohmann::json::out_of_range& e) {
     // 406: a number beyond a double's range, such as 1e400.
     throw not_json(what, origin, fmt::format("{}; numbers must be finite", json_error_text(e)));
