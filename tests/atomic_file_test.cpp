@@ -139,7 +139,8 @@ TEST_F(AtomicFile, AnOutputFolderThatTakesNoNewFileIsJudgedBeforeAnyWrite) {
 }
 
 TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {
-  EXPECT_NE(make_output_folder((dir_ / "a" / "b").string(), "--report"), nullptr);  // made: removed on interrupt
+  const auto made = make_output_folder((dir_ / "a" / "b").string(), "--report");
+  EXPECT_NE(made, nullptr);  // made: removed at its end (or an interrupt) if still empty
   EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
   EXPECT_EQ(make_output_folder((dir_ / "a" / "b").string(), "--report"), nullptr);  // already there: fine, kept
   write_file_atomically(dir_ / "file", "x");
@@ -155,6 +156,17 @@ TEST_F(AtomicFile, AnOutputFolderIsMadeWithItsParentsOrRefusedNamingTheOption) {
   }
   EXPECT_EQ(read_text(dir_ / "file"), "x");
   expect_only({"a", "file"});
+}
+
+// A run that fails before its first file (a full disk at `firmware --samples-dir NEW`) left
+// the folder it made.
+TEST_F(AtomicFile, AFolderTheRunMadeIsRemovedAtItsEndOnlyIfEmpty) {
+  { const auto made = make_output_folder((dir_ / "failed").string(), "--samples-dir"); }
+  {
+    const auto made = make_output_folder((dir_ / "written").string(), "--samples-dir");
+    write_file_atomically(dir_ / "written" / "train.bin", "x");
+  }
+  expect_only({"written"});
 }
 
 // An interrupted `train --report` or `sweep` leaves no empty folder of its own behind: the

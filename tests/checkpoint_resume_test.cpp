@@ -117,17 +117,21 @@ TEST(CheckpointResume, ANewRunReplacesNothingButAnEmptyFile) {
   std::ofstream{notes} << "my precious notes";
   train::save_checkpoint(earlier, written(32, "d"));
   std::ofstream{damaged} << "POETCKPT and then nothing a checkpoint holds";
-  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(missing); }), "accepted");
-  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(empty); }), "accepted");  // mktemp's
-  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(notes); }),
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(missing, "lenet5"); }), "accepted");
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(empty, "lenet5"); }), "accepted");  // mktemp's
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(notes, "lenet5"); }),
             "--checkpoint '" + notes +
                 "' is a file that is not a poet checkpoint, which training would replace; give another "
                 "--checkpoint path, or remove the file");
-  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(earlier); }),
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(earlier, "lenet5"); }),
             "--checkpoint '" + earlier +
                 "' holds a checkpoint of lenet5 after epoch 3: continue it with --resume, or remove it, or give "
                 "another --checkpoint, to start afresh");
-  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(damaged); }),
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(earlier, "mcu_cnn"); }),
+            "--checkpoint '" + earlier +
+                "' holds a checkpoint of lenet5 after epoch 3, not of mcu_cnn; remove it, or give another "
+                "--checkpoint, to start afresh");
+  EXPECT_EQ(refusal([&] { train::check_free_for_a_new_checkpoint(damaged, "lenet5"); }),
             "--checkpoint '" + damaged +
                 "' holds a damaged poet checkpoint; remove it, or give another --checkpoint, to start afresh");
   std::ifstream in(notes);

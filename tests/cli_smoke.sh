@@ -521,6 +521,8 @@ mkfifo "$tmp/no-reader"
 timeout -s KILL 20 timeout --preserve-status -s INT 2 "$poet" plan --model lenet5 -o "$tmp/no-reader" > /dev/null 2>&1
 code=$?
 [ "$code" -eq 130 ] || { echo "FAIL: plan onto a FIFO without a reader: exit $code, not 130 at Ctrl-C"; failures=$((failures + 1)); }
+expect 2 "--samples-dir '$tmp/sx' is the file --header writes too" -- firmware --model lenet5 --plan "$tmp/p.bin" --header "$tmp/sx" --samples-dir "$tmp/sx"
+[ ! -e "$tmp/sx" ] || { echo "FAIL: firmware made --samples-dir '$tmp/sx' before refusing it"; failures=$((failures + 1)); }
 # A model of 100 inputs: Fashion-MNIST's 784-value records would be read out of step.
 "$poet" graph --model linear --json "$tmp/linear.json" > /dev/null
 sed -e '0,/^    784$/s//    100/' -e 's/"param_count": 7850/"param_count": 1010/' -e 's/: 174360/: 147000/' \
@@ -585,6 +587,10 @@ expect 2 "not a poet training checkpoint" -- train --model lenet5 --dataset synt
 expect 2 "lists are for --report DIR" -- train --model lenet5 --dataset synthetic --strategy poet,dtr
 expect 0 "median |error|" -- train --model lenet5 --batch-size 2 --strategy checkpoint_all,poet --ram-budget 100%,97% --report "$tmp/report" --report-steps 2 --page-file "$tmp"
 # What one mode of train reads and the other does not is refused; a report of no plan is no success.
+mkdir -p "$tmp/blocked-report/prediction.svg"
+expect 2 "--report writes prediction.svg into '$tmp/blocked-report', and '$tmp/blocked-report/prediction.svg' is a folder" -- \
+  train --model lenet5 --report "$tmp/blocked-report" --report-steps 2
+[[ "$last_output" != *"round"* ]] || { echo "FAIL: train --report timed steps before refusing its output"; failures=$((failures + 1)); }
 expect 4 "no plan ran: no --strategy made a schedule within any --ram-budget" -- train --model lenet5 --report "$tmp/no-plan" --ram-budget 10%
 expect 2 "--checkpoint is for training, and --report DIR trains no model" -- train --model lenet5 --report "$tmp/report" --checkpoint "$tmp/r.ckpt"
 expect 2 "--report-steps is for --report DIR" -- train --model lenet5 --report-steps 3
@@ -660,7 +666,7 @@ expect 0 "--test-folder is the folder --dataset trains on" -- train --model lene
 expect 2 "give one of them" -- train --model lenet5 --dataset "folder:$images" --test-folder "$images" --test-fraction 0.5
 expect 2 "is not fashion-mnist, synthetic or folder:PATH" -- train --dataset imagenet
 expect 2 "--mean and --std describe an image folder" -- train --model lenet5 --dataset synthetic --mean 0.5
-expect 2 "--mean has 1 values but the model's pictures have 3 channels" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --mean 0.5
+expect 2 "--mean has 1 value but the model's pictures have 3 channels" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$images" --mean 0.5
 mkdir -p "$tmp/pictures"
 cp "$images/disc/000.png" "$tmp/pictures/"
 expect 2 "'$tmp/pictures' has no class sub-folders" -- train --onnx "$onnx/tiny_cnn.onnx" --dataset "folder:$tmp/pictures"

@@ -327,7 +327,7 @@ TEST_F(ImageFolder, OptionsThatDoNotFitAreRefused) {
   EXPECT_NE(error_of([&] { load_image_folder(o); }).find("[batch, channels, height, width]"), std::string::npos);
   o = options(kFolder);
   o.mean = {0.5f};
-  EXPECT_NE(error_of([&] { load_image_folder(o); }).find("--mean has 1 values but the model's pictures have 3"),
+  EXPECT_NE(error_of([&] { load_image_folder(o); }).find("--mean has 1 value but the model's pictures have 3"),
             std::string::npos);
   o.mean = {};
   o.std = {1, 0, 1};

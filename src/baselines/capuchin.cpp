@@ -194,7 +194,7 @@ class Capuchin {
             g_.node(static_cast<NodeId>(peak_stage)).name, format_bytes_exact(*options_.ram_budget_bytes)));
     }
     BaselineResult r;
-    r.choice = fmt::format("{} gaps paged, {} recomputed", paged_, recomputed_);
+    r.choice = fmt::format("{} paged, {} recomputed", counted(static_cast<std::size_t>(paged_), "gap"), recomputed_);
     r.simulation = std::move(current.sim);
     r.schedule = std::move(current.schedule);
     return r;

@@ -162,8 +162,10 @@ BaselineResult pofo_for_budget(const Graph& g, const GraphCosts& costs, const Si
     r->choice += "; offloading schedules overshot in the simulator";
     return std::move(*r);
   }
-  return no_schedule(fmt::format("pofo: {}; without offloading: {}", std::get<std::string>(with_offloads),
-                                 std::get<std::string>(remat_only)));
+  const std::string& with = std::get<std::string>(with_offloads);
+  const std::string& without = std::get<std::string>(remat_only);
+  if (with == without) return no_schedule("pofo: " + with + ", with offloading or without");
+  return no_schedule(fmt::format("pofo: {}; without offloading: {}", with, without));
 }
 
 }  // namespace poet

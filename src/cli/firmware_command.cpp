@@ -66,6 +66,7 @@ void add_firmware_command(CLI::App& app) {
       return opts->samples_dir.empty() ? std::string() : (std::filesystem::path(opts->samples_dir) / name).string();
     };
     check_files_apart(inputs, {{"--header", opts->header},
+                               {"--samples-dir", opts->samples_dir},
                                {"--samples-dir", in_samples_dir("train.bin")},
                                {"--samples-dir", in_samples_dir("test.bin")}});
     OnnxModel imported;
@@ -91,7 +92,7 @@ void add_firmware_command(CLI::App& app) {
     // Everything is made before anything is written, so that a missing dataset or a folder
     // that cannot be made leaves no header behind without its data.
     std::string train_records, test_records;
-    std::unique_ptr<RemoveOnInterrupt> made_folder;
+    std::unique_ptr<MadeFolder> made_folder;
     if (!opts->samples_dir.empty()) {
       const data::DatasetSplits d = data::load_fashion_mnist(opts->dataset_dir);
       // The firmware reads records of the header's sample size and classes: a model of

@@ -13,7 +13,11 @@ std::string HelpFormatter::make_option_opts(const CLI::Option* opt) const {
     std::string type = opt->get_type_name();
     if (const auto colon = type.find(':'); colon != std::string::npos) type = type.substr(colon + 1);
     if (!type.empty()) out += " " + type;
-    if (!opt->get_default_str().empty()) out += fmt::format(" (default {})", opt->get_default_str());
+    // A list's default is CLI11's "[100%]": shown as it is typed, "100%".
+    std::string default_text = opt->get_default_str();
+    if (default_text.size() >= 2 && default_text.front() == '[' && default_text.back() == ']')
+      default_text = default_text.substr(1, default_text.size() - 2);
+    if (!default_text.empty()) out += fmt::format(" (default {})", default_text);
     if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
     if (opt->get_required()) out += " " + get_label("REQUIRED");
   }

@@ -235,7 +235,7 @@ std::string weights_kept_note(const std::string& what, const TrainOptions& o, co
                        what, o.checkpoint);
   const std::string rescue = o.export_onnx + ".ckpt";
   try {
-    train::check_free_for_a_new_checkpoint(rescue);
+    train::check_free_for_a_new_checkpoint(rescue, o.model);
     train::save_checkpoint(rescue, trainer.checkpoint(o.model, o.data, o.epochs));
   } catch (const std::exception& e) {
     return fmt::format("{}; the trained weights could not be saved either ({})", what, e.what());
@@ -288,7 +288,7 @@ void train(TrainOptions o) {
                                       .seed = o.seed,
                                       .batch_size = static_cast<std::uint64_t>(train::labels_per_batch(model.graph))});
   } else if (!o.checkpoint.empty()) {
-    train::check_free_for_a_new_checkpoint(o.checkpoint);
+    train::check_free_for_a_new_checkpoint(o.checkpoint, o.model);
   }
   const Graph& g = model.graph;
   const DeviceProfile device = resolve_device(o.platform);
@@ -550,7 +550,7 @@ void add_train_command(CLI::App& app) {
                   "With --dataset folder:PATH: per-channel standard deviation the values are divided by (default "
                   "ImageNet's: 0.229,0.224,0.225)")
       ->delimiter(',')
-      ->check(number_in(0, 1e3));
+      ->check(number_in(1e-6, 1e3));
   auto* data_dir = cmd->add_option("--data-dir", o->data_dir, "Folder of the Fashion-MNIST IDX files")
                        ->type_name("FOLDER")
                        ->capture_default_str();

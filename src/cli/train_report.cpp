@@ -43,6 +43,12 @@ void run_prediction_report(const ReportRequest& r) {
   const auto made_folder = make_output_folder(r.output_dir, "--report");
   constexpr std::array<std::string_view, 3> kReportFiles{"prediction.json", "prediction.md", "prediction.svg"};
   const ExclusiveUse one_report_per_folder(r.output_dir, "--report", kReportFiles);
+  // Before the steps are timed, not after: a folder where a file goes, an immutable file.
+  for (const std::string_view name : kReportFiles)
+    if (const auto problem = output_path_problem((std::filesystem::path(r.output_dir) / name).string()))
+      throw InputError(fmt::format("--report writes {} into '{}', and {}; move it away, or give --report another "
+                                   "folder",
+                                   name, r.output_dir, problem->substr(0, problem->find(';'))));
 
   train::PredictionRequest request;
   request.strategies = r.strategies;

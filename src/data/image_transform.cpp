@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "poet/util/error.h"
+#include "poet/util/units.h"
 
 namespace poet::data {
 namespace {
@@ -70,9 +71,10 @@ void check_transform(const ImageTransform& t) {
     throw InputError(fmt::format("the model's pictures are {}x{}; both must be positive", t.height, t.width));
   for (const auto& [name, values] : {std::pair{"--mean", &t.mean}, std::pair{"--std", &t.std}})
     if (static_cast<std::int64_t>(values->size()) != t.channels)
-      throw InputError(fmt::format("{} has {} values but the model's pictures have {} channels; give one value a "
-                                   "channel (comma-separated)",
-                                   name, values->size(), t.channels));
+      throw InputError(fmt::format("{} has {} but the model's pictures have {}; give one value a channel "
+                                   "(comma-separated)",
+                                   name, counted(values->size(), "value"),
+                                   counted(static_cast<std::size_t>(t.channels), "channel")));
   for (const float s : t.std)
     if (!(s > 0) || !std::isfinite(s))
       throw InputError(fmt::format("--std {} is not a positive number; each channel's standard deviation divides its "

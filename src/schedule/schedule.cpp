@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet {
@@ -89,7 +92,24 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   };
   if (!j.is_object() || !j.contains("format") || j["format"] != "poet-schedule")
     throw bad("not a poet schedule (expected \"format\": \"poet-schedule\")");
-  if (!j.contains("version") || j["version"] != 1) throw bad("unsupported version; this poet reads version 1");
+  if (!j.contains("version") || j["version"] != 1)
+    throw bad(fmt::format("unsupported version {}; this poet reads version 1",
+                          j.contains("version") ? json_excerpt(j["version"]) : "(none)"));
+  // A mistyped field ("M_outt") would be dropped, and the matrix it meant read as missing or
+  // another's; so is a "graph" that does not say which graph, whose check would be skipped.
+  static const std::vector<std::string> kFields = {"format", "version", "method", "stages", "graph",
+                                                   "R",      "S_ram",   "S_aux",  "M_in",   "M_out"};
+  for (const auto& [key, value] : j.items())
+    if (std::ranges::find(kFields, key) == kFields.end()) throw bad(unknown_field(key, kFields));
+  if (j.contains("graph")) {
+    const nlohmann::json& graph = j["graph"];
+    const bool named = graph.is_object() && graph.size() == 2 && graph.contains("name") && graph["name"].is_string() &&
+                       graph.contains("structure") && graph["structure"].is_string();
+    if (!named)
+      throw bad(fmt::format("\"graph\" is {}; it is {{\"name\": ..., \"structure\": ...}}, two strings, as poet "
+                            "writes it (or leave it out)",
+                            json_excerpt(graph)));
+  }
   if (!j.contains("stages")) throw bad("missing \"stages\" (a count)");
   if (!j["stages"].is_number_unsigned())
     throw bad(fmt::format("\"stages\" must be a count, not {}", json_excerpt(j["stages"])));

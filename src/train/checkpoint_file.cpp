@@ -157,7 +157,7 @@ TrainingCheckpoint load_checkpoint(const std::string& path) {
 }
 
 
-void check_free_for_a_new_checkpoint(const std::string& path) {
+void check_free_for_a_new_checkpoint(const std::string& path, const std::string& model) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) return;
   std::string first(sizeof(kMagic), '\0');
@@ -173,6 +173,10 @@ void check_free_for_a_new_checkpoint(const std::string& path) {
   } catch (const InputError&) {
     throw InputError(fmt::format("--checkpoint '{}' holds a damaged poet checkpoint; {}", path, kStartAfresh));
   }
+  // --resume continues only the model the checkpoint is of.
+  if (held.model != model)
+    throw InputError(fmt::format("--checkpoint '{}' holds a checkpoint of {} after epoch {}, not of {}; {}", path,
+                                 held.model, held.epochs_done, model, kStartAfresh));
   throw InputError(fmt::format("--checkpoint '{}' holds a checkpoint of {} after epoch {}: continue it with --resume, "
                                "or {}",
                                path, held.model, held.epochs_done, kStartAfresh));

@@ -86,7 +86,9 @@ SideBySideTiming time_training_steps(const Graph& g, std::span<const LoweredPlan
       run.executor->train_step(inputs, labels);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       run.seconds.push_back(wall);
-      run.cpu_shares.push_back(wall > 0 ? (thread_cpu_seconds() - cpu_began) / wall : 1);
+      // The thread's CPU clock and the wall clock tick apart: a step that never waited can
+      // read 1.0004, which a share must not.
+      run.cpu_shares.push_back(wall > 0 ? std::min(1.0, (thread_cpu_seconds() - cpu_began) / wall) : 1);
       run.stalls.push_back(run.executor->stall_seconds());
     }
     if (progress) progress(i + 1, options.steps);

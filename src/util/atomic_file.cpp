@@ -334,7 +334,9 @@ void check_output_path(const std::string& path, std::string_view option) {
   if (const auto problem = output_path_problem(path)) throw InputError(fmt::format("{}: {}", option, *problem));
 }
 
-std::unique_ptr<RemoveOnInterrupt> make_output_folder(const std::string& dir, std::string_view option) {
+MadeFolder::~MadeFolder() { ::rmdir(path_.c_str()); }  // fails, as it should, once a file is in it
+
+std::unique_ptr<MadeFolder> make_output_folder(const std::string& dir, std::string_view option) {
   std::error_code ec;
   const bool made = std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
@@ -342,7 +344,7 @@ std::unique_ptr<RemoveOnInterrupt> make_output_folder(const std::string& dir, st
                                  ec ? ec.message() : "a file of that name exists"));
   if (const auto problem = new_file_problem(dir))
     throw InputError(fmt::format("{}: {}; give a folder you can write to", option, *problem));
-  return made ? std::make_unique<RemoveOnInterrupt>(dir) : nullptr;
+  return made ? std::make_unique<MadeFolder>(dir) : nullptr;
 }
 
 }  // namespace poet

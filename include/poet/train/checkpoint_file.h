@@ -46,7 +46,8 @@ TrainingCheckpoint load_checkpoint(const std::string& path);
 
 // A run that starts afresh (no --resume) may write its checkpoints to `path` only if
 // nothing is there, or an empty file: else it would replace another run's checkpoint, which
-// --resume continues, or a file that is none. Throws InputError saying which, and the fix.
-void check_free_for_a_new_checkpoint(const std::string& path);
+// --resume continues, or a file that is none. Throws InputError saying which, and the fix
+// (--resume only for a checkpoint of `model`, the one this run trains).
+void check_free_for_a_new_checkpoint(const std::string& path, const std::string& model);
 
 }  // namespace poet::train

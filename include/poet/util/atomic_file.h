@@ -73,8 +73,20 @@ void check_output_path(const std::string& path, std::string_view option);
 // Makes the folder `dir` (and its parents) for the files an option writes into it. Throws
 // InputError naming `option`, the folder and the system's reason when it cannot be made (a
 // file of that name, no permission) or takes no new file (new_file_problem). If this call
-// made `dir`, the result removes it on an interrupt while it lives, when it is still empty
-// then: an interrupted run leaves no empty folder behind (null if `dir` was there before).
-[[nodiscard]] std::unique_ptr<RemoveOnInterrupt> make_output_folder(const std::string& dir, std::string_view option);
+// made `dir`, the result removes it when it ends (or on an interrupt while it lives) if it
+// is still empty then: a run that fails or is interrupted before its first file leaves no
+// empty folder behind (null if `dir` was there before).
+class MadeFolder {
+ public:
+  explicit MadeFolder(const std::string& path) : path_(path), on_interrupt_(path) {}
+  ~MadeFolder();
+  MadeFolder(const MadeFolder&) = delete;
+  MadeFolder& operator=(const MadeFolder&) = delete;
+
+ private:
+  std::string path_;
+  RemoveOnInterrupt on_interrupt_;
+};
+[[nodiscard]] std::unique_ptr<MadeFolder> make_output_folder(const std::string& dir, std::string_view option);
 
 }  // namespace poet
