@@ -1,5 +1,6 @@
 #include "poet/schedule/schedule.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,31 @@ TEST(Schedule, JsonRoundTripIsExact) {
   s.S_aux.set(3, 0);
   const auto j = schedule_to_json(s);
   EXPECT_EQ(schedule_from_json(nlohmann::json::parse(j.dump()), "test"), s);
+}
+
+// A mistyped field was dropped, and a "graph" of the wrong shape skipped the graph check.
+TEST(Schedule, AnUnknownFieldOrAGraphOfAnotherShapeIsRefused) {
+  const auto with = [](std::string_view extra) {
+    return nlohmann::json::parse(
+        fmt::format(R"({{"format":"poet-schedule","version":1,"stages":1,"R":[[0]],"S_ram":[[]],"S_aux":[[]],)"
+                    R"("M_in":[[]],"M_out":[[]]{}}})",
+                    extra));
+  };
+  const auto refusal = [&](std::string_view extra) {
+    try {
+      schedule_from_json(with(extra), "s.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(R"(,"graph":{"name":"g","structure":"0badc0de"})"), "accepted");
+  EXPECT_EQ(refusal(R"(,"M_outt":[[]])"),
+            "schedule 's.json': unknown field \"M_outt\" (did you mean \"M_out\"?); the fields are format, version, "
+            "method, stages, graph, R, S_ram, S_aux, M_in, M_out");
+  for (const char* graph : {R"(,"graph":"g")", R"(,"graph":{"structure":123})", R"(,"graph":{"name":"g"})"})
+    EXPECT_NE(refusal(graph).find("it is {\"name\": ..., \"structure\": ...}, two strings"), std::string::npos)
+        << graph;
 }
 
 TEST(Schedule, ShapeErrorsNameMatrixStageAndNode) {
