@@ -509,6 +509,10 @@ expect 2 "--count-gradients counts gradients and optimizer state against --ram-b
 # At 100% checkpoint_all's arena is 12 B over (its buffers aligned): the advice can be taken.
 expect 0 "or plan for a device of at least 275,256 B" -- plan --model lenet5 --platform m4 --ram-budget 100% --device-plan "$tmp/full.bin"
 expect 0 "legal" -- check-plan --model lenet5 --platform m4 --plan "$tmp/full.bin" --ram-budget 275256
+# A file in the working folder with a built-in platform's name: the built-in is used, and said.
+out=$(cd "$tmp" && echo '{}' > m4 && "$poet_path" graph --model lenet5 -p m4 2>&1); rm -f "$tmp/m4"
+[[ "$out" == *"the file 'm4' here is not read (give ./m4 for it)"* && "$out" == *"lenet5 on m4"* ]] ||
+  { echo "FAIL: a file named m4 beside the built-in: $out"; failures=$((failures + 1)); }
 # Paths no file is at for another reason than absence: named, not a library's raw text.
 ln -s loop-b "$tmp/loop-a" && ln -s loop-a "$tmp/loop-b"
 expect 2 "device profile '$tmp/loop-a': it is a loop of symbolic links" -- graph --model lenet5 -p "$tmp/loop-a"

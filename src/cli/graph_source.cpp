@@ -75,6 +75,23 @@ CLI::Validator input_file() {
       "FILE");
 }
 
+CLI::Validator platform_name_or_file() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        dash_to(value, "/dev/stdin");
+        // A built-in name wins over a file of that name in the working folder: say so, lest
+        // the user think their profile was read.
+        std::error_code error;
+        if (platform_file(value).empty() && std::filesystem::is_regular_file(value, error))
+          fmt::print(stderr,
+                     "poet: note: --platform {} is the built-in platform; the file '{}' here is not read (give ./{} "
+                     "for it)\n",
+                     value, value, value);
+        return {};
+      },
+      "PLATFORM|FILE");
+}
+
 CLI::Validator existing_file() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
@@ -151,7 +168,7 @@ void GraphSource::add_options(CLI::App& cmd) {
   add_onnx_option(cmd, model_option, graph_option);
   cmd.add_option("-p,--platform", platform, "Built-in platform (see 'poet platforms') or a device JSON file")
       ->capture_default_str()
-      ->transform(input_file().description("PLATFORM|FILE"));
+      ->transform(platform_name_or_file());
   auto* batch_option = cmd.add_option("-b,--batch-size", batch_size, "Batch size for zoo and ONNX models")
                            ->capture_default_str()
                            ->check(number_in(1, kMaxBatchSize, true));

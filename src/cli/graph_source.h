@@ -49,6 +49,9 @@ inline CLI::Validator seed_values() { return number_in(0, 1e19, true); }
 
 // An option that reads a file.
 CLI::Validator input_file();
+// --platform: a built-in platform's name or a device profile file (a note when a file in
+// the working folder has a built-in's name, which wins).
+CLI::Validator platform_name_or_file();
 // An input that must name an existing file (not a folder) when parsed, in poet's words
 // rather than CLI11's.
 CLI::Validator existing_file();

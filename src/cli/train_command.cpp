@@ -567,7 +567,7 @@ void add_train_command(CLI::App& app) {
       ->transform(one_of(strategy_names()));
   cmd->add_option("-p,--platform", o->platform, "Device profile the plan is made and step time predicted for")
       ->capture_default_str()
-      ->transform(input_file().description("PLATFORM|FILE"));
+      ->transform(platform_name_or_file());
   cmd->add_option("--epochs", o->epochs, "Epochs to train (in all, counting those a resumed checkpoint did)")
       ->capture_default_str()
       ->check(number_in(1, 1e6, true));
