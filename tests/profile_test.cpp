@@ -152,6 +152,34 @@ TEST(ProfileJson, TruncatedNodeListIsRejected) {
   EXPECT_THROW(device_from_json(j, "cut.json"), InputError);
 }
 
+// Hand edits that were read as written: a mistyped field dropped, no batch, a node of 9 MW.
+TEST(ProfileJson, UnknownFieldsNoBatchAndImpossiblePowerAreRejected) {
+  const auto refusal = [](nlohmann::json j) {
+    try {
+      device_from_json(j, "edited.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const nlohmann::json good = device_to_json(fake_profile(lenet()));
+  EXPECT_EQ(refusal(good), "accepted");
+  nlohmann::json j = good;
+  j["nodes"]["update_ss"] = 0.001;
+  EXPECT_NE(refusal(j).find("unknown field \"update_ss\" (did you mean \"update_s\"?)"), std::string::npos)
+      << refusal(j);
+  j = good;
+  j["nodes"]["list"][1]["compute_time"] = 1.0;
+  EXPECT_NE(refusal(j).find("nodes.list[1]: unknown field \"compute_time\""), std::string::npos) << refusal(j);
+  j = good;
+  j["nodes"]["batch_size"] = 0;
+  EXPECT_NE(refusal(j).find("\"batch_size\" is 0"), std::string::npos) << refusal(j);
+  j = good;
+  j["nodes"]["list"][1]["compute_time_s"] = 108e-6;
+  j["nodes"]["list"][1]["compute_energy_j"] = 1000.0;
+  EXPECT_NE(refusal(j).find("is more than 1e+06 W"), std::string::npos) << refusal(j);
+}
+
 TEST(ProfileMatch, ProfileOfAnotherGraphIsRejectedNamingIt) {
   const Graph other = build_model_training_graph("mcu_cnn", {.batch_size = 1}, BackwardMode::Autodiff);
   const std::string why = rejection(lenet(), fake_profile(other));

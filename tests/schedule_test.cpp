@@ -68,6 +68,14 @@ TEST(Schedule, AnUnknownFieldOrAGraphOfAnotherShapeIsRefused) {
     return std::string("accepted");
   };
   EXPECT_EQ(refusal(R"(,"graph":{"name":"g","structure":"0badc0de"})"), "accepted");
+  nlohmann::json next = with("");
+  next["version"] = 2;
+  try {
+    schedule_from_json(next, "s.json");
+    ADD_FAILURE() << "version 2 was read";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "schedule 's.json': unsupported version 2; this poet reads version 1");
+  }
   EXPECT_EQ(refusal(R"(,"M_outt":[[]])"),
             "schedule 's.json': unknown field \"M_outt\" (did you mean \"M_out\"?); the fields are format, version, "
             "method, stages, graph, R, S_ram, S_aux, M_in, M_out");

@@ -2,14 +2,19 @@
 // as it is read, so a hand-edited profile fails at load time, naming the entry.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "poet/cost/measured_profile.h"
 #include "poet/graph/graph.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "poet/util/nearest_name.h"
 
 namespace poet {
 namespace {
@@ -52,6 +57,16 @@ std::int64_t count(const json& j, const char* key, std::string_view where, std::
   return v.get<std::int64_t>();
 }
 
+// A mistyped optional field ("update_ss") would keep its default without a word.
+void only_fields(const json& j, const std::vector<std::string>& fields, std::string_view where) {
+  for (const auto& [key, value] : j.items())
+    if (std::ranges::find(fields, key) == fields.end())
+      throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
+}
+
+// No device draws more (the device sections' own bound on power_w).
+constexpr double kMaxPowerW = 1e6;
+
 const json& list(const json& j, const char* key, std::string_view where) {
   const json& v = member(j, key, where);
   if (!v.is_array()) throw InputError(fmt::format("{}: \"{}\" must be a list", where, key));
@@ -83,9 +98,13 @@ json measured_nodes_to_json(const MeasuredNodes& m) {
 MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
   const std::string at = fmt::format("{}: nodes", where);
   MeasuredNodes m;
+  only_fields(j, {"graph", "batch_size", "node_count", "repeats", "threads", "update_s", "list"}, at);
   m.graph = text(j, "graph", at);
   m.batch_size = count(j, "batch_size", at, std::numeric_limits<int>::max());
   m.repeats = static_cast<int>(count(j, "repeats", at, std::numeric_limits<int>::max()));
+  if (m.batch_size < 1 || m.repeats < 1)
+    throw InputError(fmt::format("{}: \"{}\" is 0; a profile measures at least one", at,
+                                 m.batch_size < 1 ? "batch_size" : "repeats"));
   if (j.contains("threads")) m.threads = static_cast<int>(count(j, "threads", at, kMaxThreads));
   if (j.contains("update_s")) m.update_s = seconds_or_joules(j, "update_s", at);
   const std::int64_t declared = count(j, "node_count", at, static_cast<std::int64_t>(kMaxNodes));
@@ -97,6 +116,7 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string entry = fmt::format("{}.list[{}]", at, i);
     const json& e = entries[i];
+    only_fields(e, {"name", "op", "role", "shape", "compute_time_s", "spread_s", "compute_energy_j"}, entry);
     MeasuredNode n;
     n.name = text(e, "name", entry);
     n.op = text(e, "op", entry);
@@ -112,6 +132,10 @@ MeasuredNodes measured_nodes_from_json(const json& j, std::string_view where) {
     n.compute_time_s = seconds_or_joules(e, "compute_time_s", entry);
     n.spread_s = seconds_or_joules(e, "spread_s", entry);
     n.compute_energy_j = seconds_or_joules(e, "compute_energy_j", entry);
+    if (n.compute_energy_j > kMaxPowerW * n.compute_time_s)
+      throw InputError(fmt::format("{}: \"compute_energy_j\" {:g} J in \"compute_time_s\" {:g} s is more than {:g} W; "
+                                   "re-profile with `poet profile`",
+                                   entry, n.compute_energy_j, n.compute_time_s, kMaxPowerW));
     m.nodes.push_back(std::move(n));
   }
   return m;
@@ -132,6 +156,7 @@ json measured_storage_to_json(const MeasuredStorage& m) {
 MeasuredStorage measured_storage_from_json(const json& j, std::string_view where) {
   const std::string at = fmt::format("{}: storage_samples", where);
   MeasuredStorage m;
+  only_fields(j, {"path", "direct_io", "samples"}, at);
   m.path = text(j, "path", at);
   const json& direct = member(j, "direct_io", at);
   if (!direct.is_boolean()) throw InputError(fmt::format("{}: \"direct_io\" must be true or false", at));
@@ -139,6 +164,8 @@ MeasuredStorage measured_storage_from_json(const json& j, std::string_view where
   const json& samples = list(j, "samples", at);
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const std::string entry = fmt::format("{}.samples[{}]", at, i);
+    only_fields(samples[i],
+                {"bytes", "pageout_s", "pageout_spread_s", "pagein_s", "pagein_spread_s", "compute_lost_s"}, entry);
     StorageSample s;
     s.bytes = count(samples[i], "bytes", entry, kMaxTensorBytes);
     s.pageout_s = seconds_or_joules(samples[i], "pageout_s", entry);

@@ -261,8 +261,9 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   const auto bad = [&](const std::string& what) { return InputError(fmt::format("graph '{}': {}", origin, what)); };
   if (!j.is_object() || !j.contains("format") || j["format"] != "poet-graph")
     throw bad("not a poet graph (expected \"format\": \"poet-graph\"; see docs/FORMATS.md)");
-  if (!j.contains("version") || j["version"] != 1) throw bad("unsupported version; this poet reads version 1");
-  if (!j.contains("nodes") || !j["nodes"].is_array()) throw bad("missing \"nodes\" (an array)");
+  if (const auto problem = version_problem(j, 1)) throw bad(*problem);
+  if (!j.contains("nodes")) throw bad("missing \"nodes\" (an array)");
+  if (!j["nodes"].is_array()) throw bad(fmt::format("\"nodes\" is {}; it must be an array", json_excerpt(j["nodes"])));
   if (j.contains("name") && (!j["name"].is_string() || j["name"].get<std::string>().size() > kMaxNameLength))
     throw bad(fmt::format("\"name\" must be a string of at most {} characters, not {}", kMaxNameLength,
                           json_excerpt(j["name"])));

@@ -92,9 +92,7 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   };
   if (!j.is_object() || !j.contains("format") || j["format"] != "poet-schedule")
     throw bad("not a poet schedule (expected \"format\": \"poet-schedule\")");
-  if (!j.contains("version") || j["version"] != 1)
-    throw bad(fmt::format("unsupported version {}; this poet reads version 1",
-                          j.contains("version") ? json_excerpt(j["version"]) : "(none)"));
+  if (const auto problem = version_problem(j, 1)) throw bad(*problem);
   // A mistyped field ("M_outt") would be dropped, and the matrix it meant read as missing or
   // another's; so is a "graph" that does not say which graph, whose check would be skipped.
   static const std::vector<std::string> kFields = {"format", "version", "method", "stages", "graph",

@@ -177,6 +177,13 @@ std::string json_text(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
+std::optional<std::string> version_problem(const nlohmann::json& file, int version) {
+  if (!file.contains("version"))
+    return fmt::format("missing \"version\"; this poet reads version {}", version);
+  if (file["version"] == version) return std::nullopt;
+  return fmt::format("unsupported version {}; this poet reads version {}", json_excerpt(file["version"]), version);
+}
+
 std::string json_excerpt(const nlohmann::json& value) {
   if (value.is_array()) return fmt::format("an array of {} values", value.size());
   if (value.is_object()) return "an object";

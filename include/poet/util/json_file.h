@@ -2,6 +2,7 @@
 // reach the user, and no value is printed whole.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,10 @@ std::string json_text(const nlohmann::json& value, int indent = -1);
 // A short description of a value for an error message: a scalar as written (cut at 40
 // characters), "an array of 3 values", "an object".
 std::string json_excerpt(const nlohmann::json& value);
+
+// Why a file's "version" is not `version`, the one this poet reads: "unsupported version 2;
+// this poet reads version 1" (or "missing \"version\" ..."). Nothing if it is.
+std::optional<std::string> version_problem(const nlohmann::json& file, int version);
 
 // The JSON library's message without its "[json.exception.type_error.302] " prefix.
 std::string json_error_text(const nlohmann::json::exception& e);
