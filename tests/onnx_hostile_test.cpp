@@ -56,6 +56,21 @@ TEST(OnnxHostile, AnInputNoNodeMakesIsNamedAsMissingOrMadeLater) {
       << import_error(cycle);
 }
 
+// A layer used twice (a module called twice: one initializer read by both MatMuls) was
+// trained as two copies, and the export kept the second's: PyTorch sums the two gradients.
+TEST(OnnxHostile, AWeightTwoLayersShareIsRefused) {
+  const std::string shared = write_model("shared", {1, 4}, {1, 4}, [](auto& g) {
+    add_initializer(g, "W", {4, 4}, 0.1f);
+    add_node(g, "first", "MatMul", {"x", "W"}, "h");
+    add_node(g, "act", "Relu", {"h"}, "a");
+    add_node(g, "second", "MatMul", {"a", "W"}, "y");
+  });
+  EXPECT_NE(import_error(shared).find("node 'second' (MatMul): its weight 'W' is also the weight of node 'first': the "
+                                      "model uses one layer in two places (shared weights)"),
+            std::string::npos)
+      << import_error(shared);
+}
+
 // torch.onnx.export without dynamic axes writes x.view(x.size(0), -1) with the export's
 // batch as a constant: at another --batch-size the error says so, and what to do.
 TEST(OnnxHostile, ABatchFixedAtExportIsNamedWithTheFix) {

@@ -255,8 +255,24 @@ void require_a_solver_for_time_limit(bool given, const std::vector<std::string>&
                                fmt::join(strategy_names(StrategyKind::Solver), ", "), fmt::join(strategies, ",")));
 }
 
+// A hand-edited schedule that cannot run (a page-in of what was never paged out, a compute
+// whose input is gone) is named by its entry, not by an instruction of a plan the user never
+// saw. Simulated without the budget, which the command judges afterwards.
+Schedule runnable_schedule(const std::string& file, const Graph& g, const GraphCosts& costs) {
+  Schedule s = load_schedule(file, g);
+  const Plan plan = plan_from_schedule(s, g);
+  try {
+    simulate(g, costs, plan);
+  } catch (const InvalidPlan& e) {
+    if (!e.instruction) throw;
+    throw InvalidPlan(fmt::format("schedule '{}': {} cannot run: {}", file,
+                                  schedule_entry_of(s, plan, *e.instruction), e.what()));
+  }
+  return s;
+}
+
 Schedule ScheduleSource::load(const Graph& g, const GraphCosts& costs, const SimulationOptions& options) const {
-  if (!schedule_file.empty()) return load_schedule(schedule_file, g);
+  if (!schedule_file.empty()) return runnable_schedule(schedule_file, g, costs);
   require_a_solver_for_time_limit(time_limit_option && time_limit_option->count() > 0, {strategy});
   // Checkpoint-all is one schedule at any budget: the simulator, not the strategy, says
   // whether it fits (and by how much it does not).

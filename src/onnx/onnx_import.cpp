@@ -278,6 +278,15 @@ void Importer::set_parameters(const NodeReader& n, NodeId id, const std::vector<
   std::int64_t offset = 0;
   bool data = true;
   for (const Weight& w : weights) {
+    // One weight read by two layers is a module called twice (PyTorch sums its gradients):
+    // poet keeps a node's parameters apart, so it would train two copies and export one.
+    // (torch's Identity of equal tensors gives each layer its own value: no share.)
+    if (!w.value_name.empty())
+      if (const auto [owner, first] = weight_owner_.try_emplace(w.value_name, node.name); !first)
+        fail(n, fmt::format("its weight '{}' is also the weight of node '{}': the model uses one layer in two places "
+                            "(shared weights), which poet would train as two separate copies; export a model that "
+                            "gives each use its own layer",
+                            w.value_name, owner->second));
     const ConstTensor& t = *w.tensor;
     InitializerPiece piece{.initializer = w.value_name, .offset = offset, .count = t.elements()};
     if (w.transposed) {

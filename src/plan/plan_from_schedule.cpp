@@ -67,6 +67,25 @@ Plan plan_from_schedule(const Schedule& s, const Graph& g) {
   return plan;
 }
 
+std::string schedule_entry_of(const Schedule& s, const Plan& plan, std::size_t instruction) {
+  if (instruction >= plan.instructions.size()) return "";
+  // The plan holds the schedule's entries in stage order, each stage's page-ins, computes and
+  // page-outs together, with frees between: the k-th instruction that is no free is in the
+  // stage whose entries first reach k.
+  std::size_t work = 0;
+  for (std::size_t p = 0; p < instruction; ++p) work += plan.instructions[p].kind != InstrKind::Free;
+  const Instruction& ins = plan.instructions[instruction];
+  std::size_t stage = 0;
+  for (std::size_t before = 0; stage < s.stages; ++stage) {
+    before += s.M_in.row(stage).size() + s.R.row(stage).size() + s.M_out.row(stage).size();
+    if (before > work || (ins.kind == InstrKind::Free && before == work)) break;
+  }
+  if (ins.kind == InstrKind::Free) return fmt::format("a free after stage {}", stage);
+  const char* matrix = ins.kind == InstrKind::PageIn ? "M_in" : ins.kind == InstrKind::Compute ? "R" : "M_out";
+  const char* does = ins.kind == InstrKind::PageIn ? "pages in" : ins.kind == InstrKind::Compute ? "computes" : "pages out";
+  return fmt::format("{}[{}] (stage {} {} node {})", matrix, stage, stage, does, ins.node);
+}
+
 bool plan_pages(const Plan& p) {
   return std::ranges::any_of(p.instructions, [](const Instruction& i) { return i.kind == InstrKind::PageOut; });
 }

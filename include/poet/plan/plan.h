@@ -36,6 +36,11 @@ std::string describe(const Instruction& ins, const Graph& g);  // "compute 'conv
 // schedule keeps it in RAM into the next stage (S_RAM) - the last only if still used later.
 Plan plan_from_schedule(const Schedule& s, const Graph& g);
 
+// Where instruction `instruction` of plan_from_schedule(s, g) comes from in the schedule, for
+// a message about a hand-edited file: "M_in[10] (stage 10 pages in node 3)"; for a free,
+// "a free after stage 10". Empty if the index is past the plan.
+std::string schedule_entry_of(const Schedule& s, const Plan& plan, std::size_t instruction);
+
 // Whether the plan pages anything out (and so needs a pager with storage behind it).
 bool plan_pages(const Plan& p);
 
