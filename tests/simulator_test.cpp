@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -26,6 +27,27 @@ TEST(Simulator, CheckpointAllPlanIsAlgorithm2WithEarliestFrees) {
   const Plan plan = plan_from_schedule(checkpoint_all_schedule(g), g);
   EXPECT_EQ(plan, parse(g, "compute 0\ncompute 1\ncompute 2\ncompute 3\nfree 1\nfree 2\ncompute 4\n"
                            "free 0\nfree 3\nfree 4\n"));
+}
+
+// A hand-edited schedule's error names its entry, not an instruction of a plan never seen.
+TEST(Simulator, EachInstructionIsTracedToItsScheduleEntry) {
+  const Graph g = hand_graph();
+  Schedule s = checkpoint_all_schedule(g);
+  s.M_out.set(2, 1);
+  s.M_in.set(3, 1);
+  const Plan plan = plan_from_schedule(s, g);
+  std::vector<std::string> entries;
+  for (std::size_t i = 0; i < plan.instructions.size(); ++i) entries.push_back(schedule_entry_of(s, plan, i));
+  const auto at = [&](InstrKind kind, NodeId node) {
+    const auto it = std::ranges::find(plan.instructions, Instruction{kind, node});
+    return entries[static_cast<std::size_t>(it - plan.instructions.begin())];
+  };
+  EXPECT_EQ(at(InstrKind::Compute, 0), "R[0] (stage 0 computes node 0)");
+  EXPECT_EQ(at(InstrKind::PageOut, 1), "M_out[2] (stage 2 pages out node 1)");
+  EXPECT_EQ(at(InstrKind::PageIn, 1), "M_in[3] (stage 3 pages in node 1)");
+  EXPECT_EQ(at(InstrKind::Compute, 4), "R[4] (stage 4 computes node 4)");
+  EXPECT_EQ(at(InstrKind::Free, 4), "a free after stage 4");
+  EXPECT_EQ(schedule_entry_of(s, plan, plan.instructions.size()), "");
 }
 
 // A plan's text names each node in a comment, one line an instruction: a name with a
