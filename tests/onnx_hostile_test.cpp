@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "onnx_builder.h"
+#include "poet/train/trainer.h"
 
 namespace poet {
 namespace {
@@ -69,6 +70,55 @@ TEST(OnnxHostile, AWeightTwoLayersShareIsRefused) {
                                       "model uses one layer in two places (shared weights)"),
             std::string::npos)
       << import_error(shared);
+}
+
+// Refusals that named the wrong thing: an operator poet has not, for its second output (a user
+// who then read only the first was refused again); a log-softmax output as an unknown
+// operator; two outputs without their names or what to do.
+TEST(OnnxHostile, RefusalsNameTheOperatorTheOutputsAndTheFix) {
+  const std::string topk = write_model("topk", {1, 4}, {1, 2}, [](auto& g) {
+    add_int64_initializer(g, "k", {2});
+    auto* n = add_node(g, "top", "TopK", {"x", "k"}, "values");
+    n->add_output("indices");
+    auto* cast = add_node(g, "cast", "Cast", {"indices"}, "y");
+    auto* to = cast->add_attribute();
+    to->set_name("to");
+    to->set_type(::onnx::AttributeProto::INT);
+    to->set_i(::onnx::TensorProto::FLOAT);
+  });
+  EXPECT_NE(import_error(topk).find("poet has no operator for ONNX's TopK"), std::string::npos) << import_error(topk);
+  const std::string log_softmax = write_model("log_softmax", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "ls", "LogSoftmax", {"x"}, "y");
+  });
+  EXPECT_NE(import_error(log_softmax).find("the model's output is a log-softmax, and poet's loss takes the logits"),
+            std::string::npos)
+      << import_error(log_softmax);
+  const std::string two = write_model("two_outputs", {1, 4}, {1, 4}, [](auto& g) {
+    add_node(g, "main", "Relu", {"x"}, "y");
+    add_node(g, "aux", "Sigmoid", {"x"}, "z");
+    add_value(g.add_output(), "z", {1, 4});
+  });
+  EXPECT_NE(import_error(two).find("has 2 outputs ('y', 'z'); poet trains a model with one output, the logits: "
+                                   "export a wrapper whose forward returns the logits alone"),
+            std::string::npos)
+      << import_error(two);
+}
+
+// A BatchNorm1d at batch 1 trained without a word, its output a constant; PyTorch refuses it.
+TEST(OnnxHostile, ABatchNormOfOneValueAChannelIsRefusedForTraining) {
+  const std::string path = write_model("bn1d", {1, 4}, {1, 4}, [](auto& g) {
+    for (const char* name : {"scale", "bias", "mean", "var"}) add_initializer(g, name, {4}, 1.0f);
+    add_node(g, "bn", "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, "y");
+  });
+  try {
+    train::check_batch_statistics(import_onnx(path, {.batch_size = 1}).forward);
+    ADD_FAILURE() << "batch 1 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch norm 'bn' normalises 1 value a channel at this batch size (1x4)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(train::check_batch_statistics(import_onnx(path, {.batch_size = 2}).forward));
 }
 
 // torch.onnx.export without dynamic axes writes x.view(x.size(0), -1) with the export's

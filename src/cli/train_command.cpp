@@ -278,6 +278,7 @@ void train(TrainOptions o) {
                                  o.resume ? fmt::format(", and '{}' is as it was", o.checkpoint) : ""));
   TrainedModel model = load_model(o);
   o.model = model.name;
+  train::check_batch_statistics(model.graph);
   // Before the plan is made and the data loaded: a missing or mismatched checkpoint is
   // refused at once, not after a minute's solve.
   std::optional<train::TrainingCheckpoint> resumed;

@@ -12,7 +12,6 @@
 #include "poet/util/error.h"
 #include "poet/util/input_file.h"
 #include "poet/util/json_file.h"
-#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet {
@@ -60,9 +59,7 @@ void check_value(double v, const Field& f, std::string_view where) {
 // A hand edit's mistyped field is refused, not dropped: an optional one would silently keep
 // its default (storage.cpu_per_bytes_s for cpu_per_byte_s made paging free).
 void refuse_unknown_fields(const json& object, const std::vector<std::string>& fields, const std::string& where) {
-  for (const auto& [key, value] : object.items())
-    if (std::ranges::find(fields, key) == fields.end())
-      throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
+  if (const auto unknown = unknown_field_of(object, fields)) throw InputError(fmt::format("{}: {}", where, *unknown));
 }
 
 std::vector<std::string> section_fields(std::string_view section) {

@@ -2,7 +2,6 @@
 // as it is read, so a hand-edited profile fails at load time, naming the entry.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,7 +13,6 @@
 #include "poet/graph/graph.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
-#include "poet/util/nearest_name.h"
 
 namespace poet {
 namespace {
@@ -59,9 +57,7 @@ std::int64_t count(const json& j, const char* key, std::string_view where, std::
 
 // A mistyped optional field ("update_ss") would keep its default without a word.
 void only_fields(const json& j, const std::vector<std::string>& fields, std::string_view where) {
-  for (const auto& [key, value] : j.items())
-    if (std::ranges::find(fields, key) == fields.end())
-      throw InputError(fmt::format("{}: {}", where, unknown_field(key, fields)));
+  if (const auto unknown = unknown_field_of(j, fields)) throw InputError(fmt::format("{}: {}", where, *unknown));
 }
 
 // No device draws more (the device sections' own bound on power_w).

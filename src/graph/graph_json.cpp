@@ -11,7 +11,6 @@
 #include "poet/util/atomic_file.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
-#include "poet/util/nearest_name.h"
 
 namespace poet {
 namespace {
@@ -219,9 +218,8 @@ void check_fixed_memory(const json& written, const FixedMemory& computed, const 
                                                                     {"gradient_bytes", computed.gradient_bytes}};
   if (!written.is_object())
     throw bad(fmt::format("\"fixed_memory\" must be an object, not {}", json_excerpt(written)));
-  for (const auto& [key, value] : written.items())
-    if (key != "parameter_bytes" && key != "gradient_bytes")
-      throw bad("\"fixed_memory\": " + unknown_field(key, {"parameter_bytes", "gradient_bytes"}));
+  if (const auto unknown = unknown_field_of(written, {"parameter_bytes", "gradient_bytes"}))
+    throw bad("\"fixed_memory\": " + *unknown);
   for (const auto& [key, bytes] : fields)
     if (written.contains(key) && written[key] != bytes)
       throw bad(fmt::format("\"fixed_memory\".\"{}\" is {}, but the nodes' param_count make {} B; poet counts "
@@ -267,8 +265,7 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   if (j.contains("name") && (!j["name"].is_string() || j["name"].get<std::string>().size() > kMaxNameLength))
     throw bad(fmt::format("\"name\" must be a string of at most {} characters, not {}", kMaxNameLength,
                           json_excerpt(j["name"])));
-  for (const auto& [key, value] : j.items())
-    if (std::ranges::find(graph_fields(), key) == graph_fields().end()) throw bad(unknown_field(key, graph_fields()));
+  if (const auto unknown = unknown_field_of(j, graph_fields())) throw bad(*unknown);
   const json& nodes = j["nodes"];
   if (nodes.size() > kMaxNodes) throw bad(fmt::format("it has {} nodes; poet plans graphs of up to {}", nodes.size(), kMaxNodes));
   const auto last_id = static_cast<std::int64_t>(nodes.size()) - 1;
@@ -279,8 +276,7 @@ Graph graph_from_json(const json& j, std::string_view origin) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeReader r(nodes[i], i, origin);
     if (!nodes[i].is_object()) r.fail("must be an object");
-    for (const auto& [key, value] : nodes[i].items())
-      if (std::ranges::find(node_fields(), key) == node_fields().end()) r.fail(unknown_field(key, node_fields()));
+    if (const auto unknown = unknown_field_of(nodes[i], node_fields())) r.fail(*unknown);
     // Inputs name nodes by position: an "id" that is not the position would mean another node.
     if (r.has("id") && r.integer(nodes[i]["id"], "id", 0, last_id) != static_cast<std::int64_t>(i))
       r.fail(fmt::format("\"id\" is {}, but it is node {} of the list; inputs and \"grad\" name nodes by their "

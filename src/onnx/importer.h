@@ -169,6 +169,7 @@ class Importer {
   std::unordered_map<std::string, Shape> inferred_;  // ONNX's static shapes of the values
   std::set<std::string> names_;
   std::vector<ImportedParameters> parameters_;
+  std::string input_name_;  // the model's input (the batch), for messages
   std::unordered_map<std::string, std::string> weight_owner_;  // a weight's value -> the node it is a parameter of
   std::set<int> absorbed_;  // Add nodes folded into the MatMul before them as its bias
   // AveragePool index -> the zero padding (rows, columns) of the Pad before it, which torch

@@ -188,7 +188,7 @@ std::string one_line_of(std::string text) {
 
 // What a checker's or shape inference's failure most likely comes from, when the file says:
 // an opset newer than this poet's ONNX knows, or a batch fixed at export.
-std::string likely_cause(const ::onnx::ModelProto& m, std::int64_t file_batch, int batch) {
+std::string likely_cause(const ::onnx::ModelProto& m, const std::string& input, std::int64_t file_batch, int batch) {
   const int known = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(::onnx::ONNX_DOMAIN).second;
   for (const auto& o : m.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > known)
@@ -197,9 +197,9 @@ std::string likely_cause(const ::onnx::ModelProto& m, std::int64_t file_batch, i
                          o.version(), known, known);
   if (file_batch > 0 && file_batch != batch)
     return fmt::format(" (the file was exported for batch {}: a batch fixed at export, as x.view(x.size(0), -1) "
-                       "makes it, fails at another; give --batch-size {}, or export with dynamic_axes={{'<input>': "
+                       "makes it, fails at another; give --batch-size {}, or export with dynamic_axes={{'{}': "
                        "{{0: 'batch'}}}})",
-                       file_batch, file_batch);
+                       file_batch, file_batch, input);
   return "";
 }
 
@@ -252,7 +252,7 @@ std::string likely_cause(const ::onnx::ModelProto& m, std::int64_t file_batch, i
                                          ::onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1));
   } catch (const std::exception& e) {
     throw InputError(fmt::format("'{}' is not a valid ONNX model: {}{}", path, one_line_of(e.what()),
-                                 likely_cause(m, file_batch, batch)));
+                                 likely_cause(m, input, file_batch, batch)));
   }
   return m;
 }

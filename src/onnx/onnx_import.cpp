@@ -3,6 +3,7 @@
 #include "poet/onnx/onnx_import.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +99,8 @@ OnnxModel Importer::run() {
     input = &v;
   }
   if (!input) throw InputError(fmt::format("'{}' has no input besides its weights", path_));
-  collect_inferred_shapes(checked_with_shapes(model_, input->name(), batch_, path_));
+  input_name_ = input->name();
+  collect_inferred_shapes(checked_with_shapes(model_, input_name_, batch_, path_));
   add_input(*input);
 
   for (index_ = 0; index_ < graph.node_size(); ++index_) import_node(NodeReader(graph.node(index_), index_));
@@ -335,8 +337,8 @@ void Importer::bind_output(const NodeReader& n, const std::string& output, NodeI
       it->second.size() == seen.size() && it->second[0] != batch_)
     fail(n, fmt::format("ONNX makes {} of it where poet makes {} for --batch-size {}: the file was exported with a "
                         "fixed batch of {} (a constant in its target shape, as x.view(x.size(0), -1) exports); export "
-                        "it again with dynamic_axes={{'<input>': {{0: 'batch'}}}}, or give --batch-size {}",
-                        shape_string(it->second), shape_string(seen), batch_, it->second[0], it->second[0]));
+                        "it again with dynamic_axes={{'{}': {{0: 'batch'}}}}, or give --batch-size {}",
+                        shape_string(it->second), shape_string(seen), batch_, it->second[0], input_name_, it->second[0]));
   if (it != inferred_.end() && it->second != seen)
     unsupported(n, fmt::format("poet's {} makes {} of it where ONNX infers {}: an attribute poet does not model",
                                op_name(g_.node(id).op), shape_string(seen), shape_string(it->second)));
@@ -420,7 +422,12 @@ void Importer::import_node(const NodeReader& n) {
   }
 
   if (op == "Split") return split(n);  // several outputs, each used
-  check_unused_outputs(n);
+  // An operator poet has not (LSTM, whose state outputs a model uses) is named as such, not
+  // for its outputs: a user who rewrote the model to read only the first would still be refused.
+  const auto layer = std::ranges::find_if(layer_ops(), [&](const std::string& known) {
+    return known.substr(0, known.find(' ')) == op;
+  });
+  if (layer != layer_ops().end()) check_unused_outputs(n);
   if (op == "Identity") return alias(n, 0);
   if (op == "Conv") return bind(n, conv(n));
   if (op == "Gemm") return bind(n, gemm(n));
@@ -481,6 +488,9 @@ void Importer::import_node(const NodeReader& n) {
   }
   if (op == "Pad") return pad(n);
   if (op == "Erf") unsupported(n, "poet computes Erf only within GELU, 0.5 x (1 + erf(x / sqrt 2))");
+  if (op == "LogSoftmax" && graph_outputs_.count(proto.output(0)))
+    fail(n, "the model's output is a log-softmax, and poet's loss takes the logits (softmax cross-entropy, as "
+            "nn.CrossEntropyLoss does): export the model without its final log_softmax");
   const bool folds_only = std::find(constant_ops().begin(), constant_ops().end(), op) != constant_ops().end();
   unsupported(n, folds_only ? fmt::format("poet computes {} only on constants (shape computations), and this one "
                                           "reads an activation",
@@ -498,9 +508,14 @@ std::string Importer::batch_not_first(const std::string& output, const Shape& lo
 
 void Importer::add_loss() {
   const auto& outputs = model_.graph().output();
-  if (outputs.size() != 1)
-    throw InputError(fmt::format("'{}' has {} outputs; poet trains a model with one output, the logits", path_,
-                                 outputs.size()));
+  if (outputs.size() != 1) {
+    std::vector<std::string> names;
+    for (const auto& o : outputs) names.push_back("'" + o.name() + "'");
+    throw InputError(fmt::format("'{}' has {} outputs ({}); poet trains a model with one output, the logits: export "
+                                 "a wrapper whose forward returns the logits alone (an auxiliary head's output left "
+                                 "out)",
+                                 path_, outputs.size(), fmt::join(names, ", ")));
+  }
   const auto it = values_.find(outputs[0].name());
   if (it == values_.end() || it->second.node < 0)
     throw InputError(fmt::format("'{}': output '{}' is not computed from the input", path_, outputs[0].name()));

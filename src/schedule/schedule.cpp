@@ -10,7 +10,6 @@
 
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
-#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet {
@@ -97,8 +96,7 @@ Schedule schedule_from_json(const nlohmann::json& j, std::string_view origin) {
   // another's; so is a "graph" that does not say which graph, whose check would be skipped.
   static const std::vector<std::string> kFields = {"format", "version", "method", "stages", "graph",
                                                    "R",      "S_ram",   "S_aux",  "M_in",   "M_out"};
-  for (const auto& [key, value] : j.items())
-    if (std::ranges::find(kFields, key) == kFields.end()) throw bad(unknown_field(key, kFields));
+  if (const auto unknown = unknown_field_of(j, kFields)) throw bad(*unknown);
   if (j.contains("graph")) {
     const nlohmann::json& graph = j["graph"];
     const bool named = graph.is_object() && graph.size() == 2 && graph.contains("name") && graph["name"].is_string() &&

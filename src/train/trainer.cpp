@@ -46,6 +46,20 @@ std::int64_t values_per_label(const Graph& g) {
   return 0;
 }
 
+void check_batch_statistics(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    if (n.op != OpKind::BatchNorm2d || n.inputs.empty()) continue;
+    const Shape& in = g.node(n.inputs[0]).shape;
+    if (in.size() < 2 || in[1] <= 0) continue;
+    std::int64_t values = 1;
+    for (const std::int64_t d : in) values *= d;
+    if (values / in[1] <= 1)
+      throw InputError(fmt::format("batch norm '{}' normalises {} value a channel at this batch size ({}), so the "
+                                   "batch's variance is 0 and its output a constant; give --batch-size 2 or more",
+                                   n.name, values / in[1], shape_string(in)));
+  }
+}
+
 void check_dataset_fits(const Graph& g, const data::Dataset& d) {
   const std::int64_t labels = labels_per_batch(g);
   const Shape& loss = g.node(g.loss()).shape;

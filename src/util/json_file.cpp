@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "poet/util/input_file.h"
+#include "poet/util/nearest_name.h"
 #include "poet/util/quoting.h"
 
 namespace poet {
@@ -175,6 +177,12 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
 
 std::string json_text(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<std::string> unknown_field_of(const nlohmann::json& object, const std::vector<std::string>& fields) {
+  for (const auto& [key, value] : object.items())
+    if (std::ranges::find(fields, key) == fields.end()) return unknown_field(key, fields);
+  return std::nullopt;
 }
 
 std::optional<std::string> version_problem(const nlohmann::json& file, int version) {

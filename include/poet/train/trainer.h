@@ -56,6 +56,11 @@ std::int64_t values_per_label(const Graph& g);
 // before planning, the trainer before each pass.
 void check_dataset_fits(const Graph& g, const data::Dataset& d);
 
+// Throws InputError if a batch norm of `g` normalises one value per channel (a BatchNorm1d
+// at batch 1): the batch's variance is 0 and its output a constant, which PyTorch refuses in
+// training too ("Expected more than 1 value per channel when training").
+void check_batch_statistics(const Graph& g);
+
 // What a checkpoint's run was: a resumed run must be the same to continue it.
 struct RunIdentity {
   std::string model;

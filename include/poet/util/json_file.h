@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,12 @@ std::string json_text(const nlohmann::json& value, int indent = -1);
 // A short description of a value for an error message: a scalar as written (cut at 40
 // characters), "an array of 3 values", "an object".
 std::string json_excerpt(const nlohmann::json& value);
+
+// The message for an object's first key that is none of `fields` (nearest_name.h's
+// unknown_field: "unknown field "M_outt" (did you mean "M_out"?); ..."); nothing if every key
+// is one. Files refuse such fields rather than drop them: a mistyped optional field would
+// silently keep its default.
+std::optional<std::string> unknown_field_of(const nlohmann::json& object, const std::vector<std::string>& fields);
 
 // Why a file's "version" is not `version`, the one this poet reads: "unsupported version 2;
 // this poet reads version 1" (or "missing \"version\" ..."). Nothing if it is.
