@@ -245,9 +245,10 @@ void add_solve_command(CLI::App& app) {
       fmt::print("status      {} (gap {:.3f}%, bound {}) in {:.2f} s; {}\n", status, 100 * r.gap,
                  bound, r.solve_time_s,
                  r.variables == 0    ? std::string("eviction heuristic, no MILP")
-                 : r.constraints == 0 ? fmt::format("the whole MILP ({} variables) not built", format_grouped(r.variables))
-                                      : fmt::format("{} nodes; {} variables, {} constraints", format_grouped(r.nodes),
-                                                    format_grouped(r.variables), format_grouped(r.constraints)));
+                 : r.constraints == 0
+                     ? fmt::format("the whole MILP ({} variables) not built", format_grouped(r.variables))
+                     : fmt::format("{} nodes; {} variables, {} constraints", format_grouped(r.nodes),
+                                   format_grouped(r.variables), format_grouped(r.constraints)));
       fmt::print("schedule    {}, {}, {}; peak RAM {}; makespan {} ({} stalled)\n",
                  counted(s.recomputes, "recomputation"), counted(s.pageouts, "page-out"), counted(s.pageins, "page-in"),
                  format_bytes_exact(s.peak_bytes), format_seconds(s.makespan_s), format_seconds(s.stall_s));

@@ -338,7 +338,8 @@ void Importer::bind_output(const NodeReader& n, const std::string& output, NodeI
     fail(n, fmt::format("ONNX makes {} of it where poet makes {} for --batch-size {}: the file was exported with a "
                         "fixed batch of {} (a constant in its target shape, as x.view(x.size(0), -1) exports); export "
                         "it again with dynamic_axes={{'{}': {{0: 'batch'}}}}, or give --batch-size {}",
-                        shape_string(it->second), shape_string(seen), batch_, it->second[0], input_name_, it->second[0]));
+                        shape_string(it->second), shape_string(seen), batch_, it->second[0], input_name_,
+                        it->second[0]));
   if (it != inferred_.end() && it->second != seen)
     unsupported(n, fmt::format("poet's {} makes {} of it where ONNX infers {}: an attribute poet does not model",
                                op_name(g_.node(id).op), shape_string(seen), shape_string(it->second)));

@@ -81,8 +81,9 @@ std::string schedule_entry_of(const Schedule& s, const Plan& plan, std::size_t i
     if (before > work || (ins.kind == InstrKind::Free && before == work)) break;
   }
   if (ins.kind == InstrKind::Free) return fmt::format("a free after stage {}", stage);
-  const char* matrix = ins.kind == InstrKind::PageIn ? "M_in" : ins.kind == InstrKind::Compute ? "R" : "M_out";
-  const char* does = ins.kind == InstrKind::PageIn ? "pages in" : ins.kind == InstrKind::Compute ? "computes" : "pages out";
+  const bool in = ins.kind == InstrKind::PageIn, computed = ins.kind == InstrKind::Compute;
+  const char* matrix = in ? "M_in" : computed ? "R" : "M_out";
+  const char* does = in ? "pages in" : computed ? "computes" : "pages out";
   return fmt::format("{}[{}] (stage {} {} node {})", matrix, stage, stage, does, ins.node);
 }
 

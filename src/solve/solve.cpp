@@ -351,7 +351,8 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       }
       if (result.windows_improved > 0)
         result.message = fmt::format("{}; its windows improved the starts in {} of {} solved",
-                                     too_large ? fmt::format("CBC not run on the whole model ({} variables)", format_grouped(columns))
+                                     too_large ? fmt::format("CBC not run on the whole model ({} variables)",
+                                                             format_grouped(columns))
                                                : "CBC did not prove its schedule optimal",
                                      result.windows_improved, result.windows_solved);
     }

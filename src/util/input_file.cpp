@@ -78,7 +78,8 @@ std::optional<std::string> utf16_problem(std::string_view first_bytes) {
 InputInspector text_inspector(std::string_view what, const std::string& path) {
   return [what = std::string(what), path, offset = std::size_t{0}](std::string_view piece) mutable {
     if (offset == 0)
-      if (const auto problem = utf16_problem(piece)) throw InputError(fmt::format("{} '{}' is {}", what, path, *problem));
+      if (const auto problem = utf16_problem(piece))
+        throw InputError(fmt::format("{} '{}' is {}", what, path, *problem));
     if (const auto nul = piece.find('\0'); nul != std::string_view::npos)
       throw InputError(fmt::format("{} '{}' holds a NUL byte (at byte {}): it is a binary file or device, not text; "
                                    "give the text file poet wrote",
