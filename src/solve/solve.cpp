@@ -266,7 +266,12 @@ SolveResult solve_untimed(const Graph& g, const GraphCosts& costs, const SolveOp
       if (search_start) mip_start = model->assignment(starts[*search_start].schedule);
       const auto run_cbc = [&](bool preprocess) {
         SolveOptions remaining = o;
-        remaining.time_limit_s = std::max(0.1, kCbcTimeShare * (o.time_limit_s - seconds_since(began)));
+        // With no start the window search after CBC has nothing to improve unless CBC finds a
+        // schedule: CBC takes the whole time left (it stopped at half the limit, and the
+        // answer said "within the 30 s limit" after 15 s).
+        const double left = o.time_limit_s - seconds_since(began);
+        remaining.time_limit_s =
+            std::max(0.1, starts.empty() ? left - answer_margin_s(o.time_limit_s) : kCbcTimeShare * left);
         return solve_internal::run_cbc_guarded(*model, remaining, mip_start ? &*mip_start : nullptr, preprocess);
       };
       const auto cbc_began = Clock::now();
