@@ -99,11 +99,7 @@ DeviceProfile device_from_json(const json& j, std::string_view origin) {
     throw InputError(fmt::format("{}: not a poet device profile (expected \"format\": \"poet-device\"; see "
                                  "docs/FORMATS.md)",
                                  where));
-  if (!j.contains("version"))
-    throw InputError(fmt::format("{}: no \"version\"; this poet reads version 1 (add \"version\": 1)", where));
-  if (j["version"] != 1)
-    throw InputError(
-        fmt::format("{}: version {}; this poet reads version 1", where, json_excerpt(j["version"])));
+  if (const auto problem = version_problem(j, 1)) throw InputError(fmt::format("{}: {}", where, *problem));
   refuse_unknown_fields(j, {"format", "version", "name", "description", "compute", "storage", "sources",
                             "measured_on", "method", "nodes", "storage_samples"},
                         where);

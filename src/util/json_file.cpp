@@ -187,7 +187,7 @@ std::optional<std::string> unknown_field_of(const nlohmann::json& object, const 
 
 std::optional<std::string> version_problem(const nlohmann::json& file, int version) {
   if (!file.contains("version"))
-    return fmt::format("missing \"version\"; this poet reads version {}", version);
+    return fmt::format("no \"version\"; this poet reads version {} (add \"version\": {})", version, version);
   if (file["version"] == version) return std::nullopt;
   return fmt::format("unsupported version {}; this poet reads version {}", json_excerpt(file["version"]), version);
 }

@@ -43,7 +43,7 @@ std::string json_excerpt(const nlohmann::json& value);
 std::optional<std::string> unknown_field_of(const nlohmann::json& object, const std::vector<std::string>& fields);
 
 // Why a file's "version" is not `version`, the one this poet reads: "unsupported version 2;
-// this poet reads version 1" (or "missing \"version\" ..."). Nothing if it is.
+// this poet reads version 1" (or "no \"version\" ..."). Nothing if it is.
 std::optional<std::string> version_problem(const nlohmann::json& file, int version);
 
 // The JSON library's message without its "[json.exception.type_error.302] " prefix.
