@@ -249,6 +249,21 @@ class TinyEinsum(nn.Module):
         return self.head(y.reshape(b, -1))
 
 
+class TinyLeaky(nn.Module):
+    """LeakyReLU at torch's default slope (0.01) and at 0.2, as detectors and GANs use it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = nn.functional.leaky_relu(self.conv1(x))
+        x = nn.functional.leaky_relu(self.conv2(x), 0.2)
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -466,6 +481,7 @@ def main():
     write_fixture("tiny_einsum", TinyEinsum, (2, 4, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_swin", tiny_swin, (3, 8, 8), 3, out_dir, perturb=True, fold=False)
     write_fixture("tiny_maxvit", tiny_maxvit, (3, 16, 16), 3, out_dir, perturb=True, fold=False)
+    write_fixture("tiny_leaky", TinyLeaky, (3, 8, 8), 4, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

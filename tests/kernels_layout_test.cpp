@@ -171,6 +171,17 @@ TEST(KernelHardActivations, ValuesAndGradientsMatch) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto o) { hard_swish_forward(in, o); }, x, 30, dy, dx, 1e-3f));
 }
 
+TEST(KernelLeakyRelu, ValuesAndGradientsMatch) {
+  std::vector<float> y(4);
+  leaky_relu_forward(0.2f, std::vector<float>{-2.0f, -0.5f, 0.0f, 3.0f}, y);
+  EXPECT_EQ(y, (std::vector<float>{-0.4f, -0.1f, 0.0f, 3.0f}));
+  const std::vector<float> x = testing::away_from_zero(30, 18, 0.05f, 2.0f), dy = random_values(30, 19);
+  std::vector<float> out(30), dx(30);
+  leaky_relu_forward(0.2f, x, out);
+  leaky_relu_backward(0.2f, dy, out, dx);  // by the output, as the node computes in place
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { leaky_relu_forward(0.2f, in, o); }, x, 30, dy, dx, 1e-3f));
+}
+
 TEST(KernelMul, BroadcastAndBothGradientsMatch) {
   // a [2, 3, 4] by b [2, 3, 1]: squeeze-and-excitation's scale, one per channel.
   BroadcastShape s;

@@ -87,6 +87,15 @@ TEST(OnnxHostile, RefusalsNameTheOperatorTheOutputsAndTheFix) {
     to->set_i(::onnx::TensorProto::FLOAT);
   });
   EXPECT_NE(import_error(topk).find("poet has no operator for ONNX's TopK"), std::string::npos) << import_error(topk);
+  const std::string flipped = write_model("flipped_leaky", {1, 4}, {1, 4}, [](auto& g) {
+    auto* alpha = add_node(g, "leaky", "LeakyRelu", {"x"}, "y")->add_attribute();
+    alpha->set_name("alpha");
+    alpha->set_type(::onnx::AttributeProto::FLOAT);
+    alpha->set_f(-0.5f);
+  });
+  EXPECT_NE(import_error(flipped).find("its negative slope (alpha) is -0.5; poet's leaky ReLU takes a positive one"),
+            std::string::npos)
+      << import_error(flipped);
   const std::string log_softmax = write_model("log_softmax", {1, 4}, {1, 4}, [](auto& g) {
     add_node(g, "ls", "LogSoftmax", {"x"}, "y");
   });

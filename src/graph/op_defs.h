@@ -54,6 +54,7 @@ OpDef scale();
 OpDef gelu_erf();
 OpDef add_parameter();
 OpDef hard_sigmoid();
+OpDef leaky_relu();
 OpDef hard_swish();
 OpDef mul();
 OpDef mul_parameter();

@@ -148,6 +148,18 @@ OpDef hard_sigmoid() {
   return in_place(unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
                         in_place_gradient({.output = true}, grad_per_input_2)));
 }
+// x, or the negative slope (attrs.scale) times x. The slope is positive, so y has x's sign
+// and the gradient (1 or the slope) reads the output: computable in place.
+OpDef leaky_relu() {
+  OpDef d = in_place(unary(OpKind::LeakyReLU, "leaky_relu", "", per_element<1>,
+                           in_place_gradient({.output = true}, grad_per_input_1)));
+  d.shape = [](const OpArgs& a) {
+    require(a.attrs.scale > 0, "leaky_relu",
+            fmt::format("its negative slope (attrs.scale) is {}, and must be positive", a.attrs.scale));
+    return a.input();
+  };
+  return d;
+}
 // x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
 OpDef hard_swish() {
   return in_place(unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,

@@ -183,6 +183,14 @@ void add_parameter_backward(std::span<const float> dy, std::span<float> dp) {
     for (std::size_t i = 0; i < dp.size(); ++i) dp[i] += dy[r + i];
 }
 
+void leaky_relu_forward(float slope, std::span<const float> x, std::span<float> y) {
+  map("leaky_relu_forward", x, y, [slope](float v) { return v > 0.0f ? v : slope * v; });
+}
+
+void leaky_relu_backward(float slope, std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("leaky_relu_backward", dy, y, dx, [slope](float g, float out) { return out > 0.0f ? g : slope * g; });
+}
+
 void hard_sigmoid_forward(std::span<const float> x, std::span<float> y) {
   map("hard_sigmoid_forward", x, y, [](float v) {
     const float r = v + 3.0f < 0.0f ? 0.0f : v + 3.0f;

@@ -48,7 +48,8 @@ const std::vector<std::string>& layer_ops() {
       "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout",
       "Einsum (a batched matrix product)", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
-      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "MatMul", "MaxPool",
+      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul",
+      "MaxPool",
       "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
       "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
@@ -437,6 +438,15 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Relu") return bind_elementwise(n, make(n, OpKind::ReLU, {activation(n, 0)}));
   if (op == "Sigmoid") return bind_elementwise(n, make(n, OpKind::Sigmoid, {activation(n, 0)}));
   if (op == "Tanh") return bind_elementwise(n, make(n, OpKind::Tanh, {activation(n, 0)}));
+  if (op == "LeakyRelu") {
+    OpAttrs a;
+    a.scale = n.get_float("alpha", 0.01f);  // ONNX's default, and torch's negative_slope
+    if (!(a.scale > 0))
+      unsupported(n, fmt::format("its negative slope (alpha) is {}; poet's leaky ReLU takes a positive one (0: use "
+                                 "Relu)",
+                                 a.scale));
+    return bind_elementwise(n, make(n, OpKind::LeakyReLU, {activation(n, 0)}, {.attrs = a}));
+  }
   if (op == "Clip") return bind_elementwise(n, clip(n));
   if (op == "Softmax") return bind(n, softmax(n));
   if (op == "BatchNormalization") return bind(n, batch_norm(n));

@@ -48,6 +48,7 @@ OpKernels gelu_erf();
 OpKernels scale();
 OpKernels add_parameter();
 OpKernels hard_sigmoid();
+OpKernels leaky_relu();
 OpKernels hard_swish();
 OpKernels mul();
 OpKernels mul_parameter();

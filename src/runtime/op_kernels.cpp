@@ -54,6 +54,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::AddParameter, bind::add_parameter());
   set(OpKind::PrependTokens, bind::prepend_tokens());
   set(OpKind::HardSigmoid, bind::hard_sigmoid());
+  set(OpKind::LeakyReLU, bind::leaky_relu());
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());

@@ -55,6 +55,7 @@ enum class OpKind : std::uint8_t {
   Div,             // a / b, b broadcast over the axes where it has size 1
   AddConstant,     // x + c, c fixed (not learned) of shape attrs.dims, broadcast (Swin's attention mask)
   AddGathered,     // x + t[index]: t learned (`features` values), index fixed of shape attrs.dims, broadcast
+  LeakyReLU,       // x where x > 0, else attrs.scale x (the negative slope, > 0), as torch's LeakyReLU
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

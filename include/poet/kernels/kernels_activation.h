@@ -44,6 +44,11 @@ void add_parameter_backward(std::span<const float> dy, std::span<float> dp);
 
 // torch's hardsigmoid, relu6(x + 3) / 6 (its gradient reads the output), and hardswish,
 // x hardsigmoid(x) (its gradient reads the input).
+// torch's LeakyReLU: x, or slope x where x <= 0; its gradient is 1 or the slope by the sign
+// of y (the slope is positive, so y has x's sign).
+void leaky_relu_forward(float slope, std::span<const float> x, std::span<float> y);
+void leaky_relu_backward(float slope, std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
 void hard_sigmoid_forward(std::span<const float> x, std::span<float> y);
 void hard_sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
 void hard_swish_forward(std::span<const float> x, std::span<float> y);
