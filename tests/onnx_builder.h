@@ -50,7 +50,8 @@ inline void add_initializer(::onnx::GraphProto& g, const std::string& name, cons
 }
 
 // A 1-D int64 initializer (a shape, pads, axes).
-inline void add_int64_initializer(::onnx::GraphProto& g, const std::string& name, const std::vector<std::int64_t>& values) {
+inline void add_int64_initializer(::onnx::GraphProto& g, const std::string& name,
+                                  const std::vector<std::int64_t>& values) {
   auto* t = g.add_initializer();
   t->set_name(name);
   t->set_data_type(::onnx::TensorProto::INT64);
@@ -74,6 +75,20 @@ inline void add_ints_attribute(::onnx::NodeProto* n, const std::string& name, co
   a->set_name(name);
   a->set_type(::onnx::AttributeProto::INTS);
   for (const std::int64_t v : values) a->add_ints(v);
+}
+
+// Sets attribute `name` of node n to one integer or one float.
+inline void add_int_attribute(::onnx::NodeProto* n, const std::string& name, std::int64_t value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+inline void add_float_attribute(::onnx::NodeProto* n, const std::string& name, float value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(value);
 }
 
 // A model with input x of `input` dims and output y of `output` dims, whose nodes `body` adds.
@@ -101,6 +116,14 @@ inline std::string import_error(const std::string& path) {
   }
   ADD_FAILURE() << "importing " << path << " did not fail";
   return {};
+}
+
+// Whether importing `path` fails with a message holding `text`; else the message, for the
+// test's output.
+inline ::testing::AssertionResult import_refused_with(const std::string& path, const std::string& text) {
+  const std::string why = import_error(path);
+  if (why.find(text) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "importing " << path << " said: " << why;
 }
 
 }  // namespace poet::testing::onnx_builder
