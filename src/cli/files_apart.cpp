@@ -12,6 +12,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The path with every link and "." or ".." resolved, as far as it exists (absolute first:
+// weakly_canonical leaves a relative path none of whose parts exists as it is).
+fs::path resolved(const std::string& path) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(path, error);
+  const fs::path canonical = fs::weakly_canonical(absolute, error);
+  return error ? absolute.lexically_normal() : canonical;
+}
+
 // Whether `a` and `b` name one regular file, or would once written.
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ea, eb;
@@ -19,17 +28,7 @@ bool same_file(const std::string& a, const std::string& b) {
   if ((fs::exists(sa) && !fs::is_regular_file(sa)) || (fs::exists(sb) && !fs::is_regular_file(sb))) return false;
   if (fs::exists(sa) != fs::exists(sb)) return false;
   if (fs::exists(sa)) return fs::equivalent(a, b, ea) && !ea;
-  // absolute first: weakly_canonical leaves a relative path none of whose parts exists as it is.
-  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea), cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  return !ea && !eb && ca == cb;
-}
-
-// The path with every link and "." or ".." resolved, as far as it exists.
-fs::path resolved(const std::string& path) {
-  std::error_code error;
-  const fs::path absolute = fs::absolute(path, error);
-  const fs::path canonical = fs::weakly_canonical(absolute, error);
-  return error ? absolute.lexically_normal() : canonical;
+  return resolved(a) == resolved(b);
 }
 
 bool is_inside(const fs::path& file, const fs::path& folder) {

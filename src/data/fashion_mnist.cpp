@@ -4,6 +4,7 @@
 
 #include <array>
 #include <filesystem>
+#include <utility>
 
 #include "poet/data/idx_file.h"
 #include "poet/util/error.h"
@@ -11,8 +12,10 @@
 namespace poet::data {
 namespace {
 
-constexpr std::array<const char*, 4> kFileNames = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                                    "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+// Each split's two files are "<split><suffix>".
+constexpr std::array<const char*, 2> kSplits = {"train", "t10k"};
+constexpr const char* kImages = "-images-idx3-ubyte";
+constexpr const char* kLabels = "-labels-idx1-ubyte";
 
 // What to do about a file missing or malformed: Debian's package for its own folder, the
 // files unchanged for a folder of the user's.
@@ -25,18 +28,25 @@ std::string fix_for(const std::string& dir) {
                      dir, kFashionMnistDir);
 }
 
+// The paths a file may have, gzipped first.
+std::array<std::string, 2> candidates(const std::string& dir, const std::string& name) {
+  const std::string base = (std::filesystem::path(dir) / name).string();
+  return {base + ".gz", base};
+}
+
 std::string locate(const std::string& dir, const std::string& name) {
-  const std::filesystem::path base = std::filesystem::path(dir) / name;
-  for (const std::string& candidate : {base.string() + ".gz", base.string()})
+  const auto paths = candidates(dir, name);
+  for (const std::string& candidate : paths)
     if (std::filesystem::exists(candidate)) return candidate;
+  const std::string& base = paths[1];
   throw InputError(
-      fmt::format("Fashion-MNIST file '{}.gz' (or '{}') is missing; {}", base.string(), base.string(), fix_for(dir)));
+      fmt::format("Fashion-MNIST file '{}.gz' (or '{}') is missing; {}", base, base, fix_for(dir)));
 }
 
 Dataset load_split(const std::string& dir, const std::string& prefix) {
   const std::string fix = fix_for(dir);
-  const std::string images_path = locate(dir, prefix + "-images-idx3-ubyte");
-  const std::string labels_path = locate(dir, prefix + "-labels-idx1-ubyte");
+  const std::string images_path = locate(dir, prefix + kImages);
+  const std::string labels_path = locate(dir, prefix + kLabels);
   const IdxArray images = read_idx_file(images_path, fix);
   const IdxArray labels = read_idx_file(labels_path, fix);
   if (images.dims.size() != 3)
@@ -63,16 +73,14 @@ Dataset load_split(const std::string& dir, const std::string& prefix) {
 }  // namespace
 
 DatasetSplits load_fashion_mnist(const std::string& dir) {
-  return {"fashion-mnist", load_split(dir, "train"), load_split(dir, "t10k"), {}};
+  return {"fashion-mnist", load_split(dir, kSplits[0]), load_split(dir, kSplits[1]), {}};
 }
 
 std::vector<std::string> fashion_mnist_files(const std::string& dir) {
   std::vector<std::string> files;
-  for (const char* name : kFileNames) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    files.push_back(path + ".gz");
-    files.push_back(path);
-  }
+  for (const std::string split : kSplits)
+    for (const char* suffix : {kImages, kLabels})
+      for (std::string& path : candidates(dir, split + suffix)) files.push_back(std::move(path));
   return files;
 }
 
