@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace poet {
@@ -152,6 +154,32 @@ TEST(DeferInterrupts, TheSecondSignalEndsTheProcessAtOnce) {
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_EQ(note, "2 tasks saved\n");
+}
+
+// The kernel may hand a signal to any thread (a oneDNN worker mid-kernel): that thread
+// passes it on and goes on; the thread that installed the handlers cleans up and exits.
+TEST(InterruptHandler, ASignalAWorkerTakesIsHandledByTheInstallingThread) {
+  const auto [status, note] = status_and_stderr_of_child_with_handlers([] {
+    sigset_t interrupt;
+    sigemptyset(&interrupt);
+    sigaddset(&interrupt, SIGINT);
+    ::pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);  // held here until the worker is done
+    std::atomic<bool> worker_went_on{false};
+    std::thread worker([&] {
+      ::pthread_sigmask(SIG_UNBLOCK, &interrupt, nullptr);
+      ::pthread_kill(::pthread_self(), SIGINT);  // taken by this thread, at once
+      worker_went_on.store(true);
+    });
+    worker.join();
+    if (worker_went_on.load()) {
+      [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, "worker went on\n", 15);
+    }
+    ::pthread_sigmask(SIG_UNBLOCK, &interrupt, nullptr);  // the passed-on signal ends the process here
+    ::_exit(3);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(note, "worker went on\n");
 }
 
 }  // namespace
