@@ -264,6 +264,25 @@ class TinyLeaky(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TinyUpsample(nn.Module):
+    """Nearest upsampling as a U-Net's decoder uses it: nn.Upsample(scale_factor=2) (Resize by scales) beside a skip
+    connection, then interpolate to a size (Resize by sizes: the columns x3), read by a linear layer position by
+    position."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.skip = nn.Conv2d(3, 8, 1)
+        self.mix = nn.Conv2d(8, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 8 * 24, 3)
+
+    def forward(self, x):
+        y = self.up(torch.relu(self.down(x))) + self.skip(x)
+        y = nn.functional.interpolate(self.mix(y), size=(8, 24), mode="nearest")
+        return self.fc(torch.flatten(y, 1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -482,6 +501,7 @@ def main():
     write_fixture("tiny_swin", tiny_swin, (3, 8, 8), 3, out_dir, perturb=True, fold=False)
     write_fixture("tiny_maxvit", tiny_maxvit, (3, 16, 16), 3, out_dir, perturb=True, fold=False)
     write_fixture("tiny_leaky", TinyLeaky, (3, 8, 8), 4, out_dir, perturb=True)
+    write_fixture("tiny_upsample", TinyUpsample, (3, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -153,6 +153,19 @@ TEST(KernelPad, ZerosAroundAndGradientMatches) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { pad_forward(image, in, out); }, xi, 50, dy, dx));
 }
 
+TEST(KernelUpsampleNearest, BlocksOfCopiesAndGradientMatches) {
+  // x [1 plane, 2, 2] by 2 rows and 3 columns: y [4, 6].
+  const UpsampleShape s{.planes = 1, .in_h = 2, .in_w = 2, .factor_h = 2, .factor_w = 3};
+  std::vector<float> y(24);
+  upsample_nearest_forward(s, std::vector<float>{1, 2, 3, 4}, y);
+  EXPECT_EQ(y, (std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}));
+  const UpsampleShape planes{.planes = 3, .in_h = 3, .in_w = 2, .factor_h = 2, .factor_w = 2};
+  const std::vector<float> x = random_values(18, 23), dy = random_values(72, 24);
+  std::vector<float> dx(18);
+  upsample_nearest_backward(planes, dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { upsample_nearest_forward(planes, in, out); }, x, 72, dy, dx));
+}
+
 TEST(KernelHardActivations, ValuesAndGradientsMatch) {
   std::vector<float> y(4);
   hard_sigmoid_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);

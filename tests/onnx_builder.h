@@ -59,6 +59,15 @@ inline void add_int64_initializer(::onnx::GraphProto& g, const std::string& name
   for (const std::int64_t v : values) t->add_int64_data(v);
 }
 
+// A 1-D float initializer of these values (a Resize's scales).
+inline void add_floats_initializer(::onnx::GraphProto& g, const std::string& name, const std::vector<float>& values) {
+  auto* t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(static_cast<std::int64_t>(values.size()));
+  for (const float v : values) t->add_float_data(v);
+}
+
 inline ::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& name, const std::string& op,
                             std::vector<std::string> in, std::string out) {
   auto* n = g.add_node();
@@ -83,6 +92,12 @@ inline void add_int_attribute(::onnx::NodeProto* n, const std::string& name, std
   a->set_name(name);
   a->set_type(::onnx::AttributeProto::INT);
   a->set_i(value);
+}
+inline void add_string_attribute(::onnx::NodeProto* n, const std::string& name, const std::string& value) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(value);
 }
 inline void add_float_attribute(::onnx::NodeProto* n, const std::string& name, float value) {
   auto* a = n->add_attribute();

@@ -148,5 +148,33 @@ TEST(OnnxHostile, WeightsGivenAsInputsAreNamedWithTheExportOption) {
                                         "the batch of samples: if the others are the model's weights"));
 }
 
+// A Resize poet cannot compute as blocks of copies is named with what it takes instead.
+TEST(OnnxHostile, AResizeOtherThanNearestByWholeFactorsIsNamed) {
+  const auto resize = [](const std::string& name, const std::vector<float>& scales, const Shape& out,
+                         const std::vector<std::pair<std::string, std::string>>& attributes) {
+    return write_model(name, {1, 2, 4, 4}, out, [&](auto& g) {
+      add_floats_initializer(g, "scales", scales);
+      auto* n = add_node(g, "up", "Resize", {"x", "", "scales"}, "y");
+      for (const auto& [key, value] : attributes) add_string_attribute(n, key, value);
+    });
+  };
+  EXPECT_TRUE(import_refused_with(resize("bilinear", {1, 1, 2, 2}, {1, 2, 8, 8}, {{"mode", "linear"}}),
+                                  "mode 'linear': poet resizes by the nearest pixel only"));
+  // Asymmetric, rounded up: output pixels 1 and 2 (0.5 and 1.0) both read input pixel 1, not blocks of 2.
+  EXPECT_TRUE(import_refused_with(
+      resize("rounded", {1, 1, 2, 2}, {1, 2, 8, 8},
+             {{"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "round_prefer_ceil"}}),
+      "coordinate_transformation_mode 'asymmetric' with nearest_mode 'round_prefer_ceil' does not repeat each pixel "
+      "as a block"));
+  EXPECT_TRUE(import_refused_with(resize("corners", {1, 1, 2, 2}, {1, 2, 8, 8},
+                                         {{"coordinate_transformation_mode", "align_corners"}}),
+                                  "coordinate_transformation_mode 'align_corners'"));
+  EXPECT_TRUE(import_refused_with(resize("fraction", {1, 1, 1.5f, 1.5f}, {1, 2, 6, 6}, {}),
+                                  "poet enlarges an image's rows and columns by whole factors"));
+  EXPECT_TRUE(import_refused_with(resize("channels", {1, 2, 1, 1}, {1, 4, 4, 4}, {}),
+                                  "keeping its batch and channels; this Resize takes 2x2x4x4 to scales [1, 2, 1, 1]"));
+  EXPECT_TRUE(import_refused_with(resize("shrink", {1, 1, 0.5f, 0.5f}, {1, 2, 2, 2}, {}), "whole factors"));
+}
+
 }  // namespace
 }  // namespace poet

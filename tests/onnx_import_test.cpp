@@ -120,6 +120,46 @@ TEST(OnnxImport, BatchNormKeepsItsMomentum) {
   EXPECT_NEAR(norm_momentum("tiny_resnet.onnx"), 0.1, 1e-7);
 }
 
+// ONNX's default coordinates (half_pixel, rounded) pick the same source pixels as torch's
+// export (asymmetric, floor) for whole factors: both are blocks of copies. tiny_upsample
+// holds the latter to PyTorch.
+TEST(OnnxImport, ResizeByWholeFactorsIsAnUpsampling) {
+  const std::string path = write_model("resize_half_pixel", {2, 2, 3, 3}, {2, 108}, [](auto& g) {
+    add_floats_initializer(g, "scales", {1, 1, 2, 3});
+    add_node(g, "up", "Resize", {"x", "", "scales"}, "u");
+    add_node(g, "flatten", "Flatten", {"u"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  const auto up = std::ranges::find_if(m.forward.nodes(), [](const Node& n) { return n.op == OpKind::UpsampleNearest; });
+  ASSERT_NE(up, m.forward.nodes().end());
+  EXPECT_EQ(up->attrs.kernel_h, 2);
+  EXPECT_EQ(up->attrs.kernel_w, 3);
+  EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
+}
+
+// torch.onnx.export's default (TrainingMode.EVAL) folds each batch norm into its convolution,
+// whose weight it then names as a computed constant: the import says so, since the model
+// trains without batch norm. A weight with its parameter's name, or a batch norm in the
+// file, is no such export.
+TEST(OnnxImport, ConvolutionsWithFoldedWeightsAndNoBatchNormAreNoted) {
+  const auto notes_with_weight = [](const std::string& weight) {
+    const std::string path = write_model("folded_" + weight.substr(0, 4), {2, 1, 4, 4}, {2, 32}, [&](auto& g) {
+      add_initializer(g, weight, {2, 1, 3, 3}, 0.1f);
+      add_initializer(g, "onnx::Conv_8", {2}, 0.0f);
+      add_ints_attribute(add_node(g, "conv", "Conv", {"x", weight, "onnx::Conv_8"}, "c"), "pads", {1, 1, 1, 1});
+      add_node(g, "flatten", "Flatten", {"c"}, "y");
+    });
+    return import_onnx(path, {.batch_size = 2}).notes;
+  };
+  const std::vector<std::string> folded = notes_with_weight("onnx::Conv_7");
+  ASSERT_EQ(folded.size(), 1u);
+  EXPECT_NE(folded[0].find("has no batch norm, and 1 of its convolutions read weights torch computed ('onnx::Conv_7')"),
+            std::string::npos) << folded[0];
+  EXPECT_NE(folded[0].find("training=torch.onnx.TrainingMode.PRESERVE"), std::string::npos) << folded[0];
+  EXPECT_TRUE(notes_with_weight("conv.weight").empty());
+  EXPECT_TRUE(import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2}).notes.empty());
+}
+
 // A dropout and a ReLU of global pooling's [N, C, 1, 1] output, before the flatten (Inception
 // v3's head in training mode): element-wise, of the shape ONNX gives their input, which
 // poet holds as [N, C].

@@ -191,6 +191,12 @@ void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI:
   if (graph_option) onnx->excludes(graph_option);
 }
 
+OnnxModel import_onnx_noting(const std::string& onnx_file, int batch_size) {
+  OnnxModel m = import_onnx(onnx_file, {.batch_size = batch_size});
+  for (const std::string& note : m.notes) fmt::print(stderr, "poet: note: {}\n", note);
+  return m;
+}
+
 Graph GraphSource::load(OnnxModel* imported) const {
   if (!graph_file.empty()) return load_graph(graph_file);
   const auto mode = backward_mode_from_name(backward);
@@ -199,7 +205,7 @@ Graph GraphSource::load(OnnxModel* imported) const {
     if (*mode != BackwardMode::Autodiff)
       throw InputError("--backward chain reproduces the reference implementation's zoo models; an ONNX model takes "
                        "--backward autodiff");
-    OnnxModel m = import_onnx(onnx_file, {.batch_size = batch_size});
+    OnnxModel m = import_onnx_noting(onnx_file, batch_size);
     Graph g = build_training_graph(m.forward, *mode);
     g.validate();
     if (imported) *imported = std::move(m);

@@ -112,6 +112,9 @@ struct ScheduleSource {
   void require_fits(const Graph& g, const SimulationResult& r, const SimulationOptions& options) const;
 };
 
+// import_onnx, with the import's notes on stderr ("poet: note: ..."), for every command.
+OnnxModel import_onnx_noting(const std::string& onnx_file, int batch_size);
+
 // The files beside an ONNX model that hold its weights (external data), as inputs no
 // output may replace; none for no file, a stream, or a file that is no model.
 std::vector<NamedFile> onnx_weights_files(const std::string& onnx_file);

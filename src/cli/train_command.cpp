@@ -171,7 +171,7 @@ TrainedModel load_model(const TrainOptions& o) {
                        "--onnx FILE");
     return {o.model, build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff), {}};
   }
-  OnnxModel m = import_onnx(o.onnx_file, {.batch_size = o.batch_size});
+  OnnxModel m = import_onnx_noting(o.onnx_file, o.batch_size);
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   g.validate();
   const std::string name = "onnx:" + std::filesystem::path(o.onnx_file).filename().string();

@@ -49,6 +49,7 @@ OpDef reshape();
 OpDef slice();
 OpDef prepend_tokens();
 OpDef pad();
+OpDef upsample_nearest();
 // ops_elementwise.cpp, for ONNX files.
 OpDef scale();
 OpDef gelu_erf();

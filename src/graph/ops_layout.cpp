@@ -1,5 +1,6 @@
 // The layout operators ONNX files bring: a transpose, a general reshape, a slice of one
-// axis, and learned tokens prepended to a sequence (a vision transformer's class token).
+// axis, learned tokens prepended to a sequence (a vision transformer's class token), zero
+// padding and nearest-neighbour upsampling.
 // Each moves elements without arithmetic: one FLOP per element moved, as flatten.
 #include <fmt/format.h>
 
@@ -106,6 +107,24 @@ OpDef pad() {
         return out;
       },
       moved, move_back());
+}
+
+// Each pixel becomes a kernel_h x kernel_w block of copies; the gradient sums dY's block.
+OpDef upsample_nearest() {
+  return parameterless(
+      OpKind::UpsampleNearest, "upsample_nearest", "",
+      [](const OpArgs& a) {
+        Shape out = a.input();
+        require(out.size() == 4, "upsample_nearest", fmt::format("needs an [N, C, H, W] input, not {}", shape_string(out)));
+        require(a.attrs.kernel_h >= 1 && a.attrs.kernel_w >= 1 && a.attrs.kernel_h <= 1024 && a.attrs.kernel_w <= 1024,
+                "upsample_nearest",
+                fmt::format("factors {} x {} are outside 1 to 1024", a.attrs.kernel_h, a.attrs.kernel_w));
+        out[2] *= a.attrs.kernel_h;
+        out[3] *= a.attrs.kernel_w;
+        return out;
+      },
+      moved,
+      elementwise_gradient({}, [](const Node& f, const Node&) { return elements(f.shape); }));
 }
 
 }  // namespace poet::ops

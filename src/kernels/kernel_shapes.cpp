@@ -146,6 +146,14 @@ void validate(const PadShape& s) {
   }
 }
 
+void validate(const UpsampleShape& s) {
+  positive("upsample_nearest", "planes", s.planes);
+  positive("upsample_nearest", "in_h", s.in_h);
+  positive("upsample_nearest", "in_w", s.in_w);
+  positive("upsample_nearest", "factor_h", s.factor_h);
+  positive("upsample_nearest", "factor_w", s.factor_w);
+}
+
 void validate(const TokensShape& s) {
   positive("prepend_tokens", "batch", s.batch);
   positive("prepend_tokens", "tokens", s.tokens);

@@ -161,6 +161,37 @@ void pad_backward(const PadShape& s, std::span<const float> dy, std::span<float>
   });
 }
 
+void upsample_nearest_forward(const UpsampleShape& s, std::span<const float> x, std::span<float> y) {
+  validate(s);
+  const std::int64_t out_h = s.in_h * s.factor_h, out_w = s.in_w * s.factor_w;
+  expect_size("upsample_nearest_forward", "x", x, s.planes * s.in_h * s.in_w);
+  expect_size("upsample_nearest_forward", "y", y, s.planes * out_h * out_w);
+  for (std::int64_t p = 0; p < s.planes; ++p)
+    for (std::int64_t h = 0; h < s.in_h; ++h) {
+      const float* in = x.data() + (p * s.in_h + h) * s.in_w;
+      float* row = y.data() + (p * out_h + h * s.factor_h) * out_w;
+      for (std::int64_t w = 0; w < s.in_w; ++w) std::fill_n(row + w * s.factor_w, s.factor_w, in[w]);
+      for (std::int64_t r = 1; r < s.factor_h; ++r)  // the block's other rows repeat its first
+        std::memcpy(row + r * out_w, row, static_cast<std::size_t>(out_w) * sizeof(float));
+    }
+}
+
+void upsample_nearest_backward(const UpsampleShape& s, std::span<const float> dy, std::span<float> dx) {
+  validate(s);
+  const std::int64_t out_h = s.in_h * s.factor_h, out_w = s.in_w * s.factor_w;
+  expect_size("upsample_nearest_backward", "dy", dy, s.planes * out_h * out_w);
+  expect_size("upsample_nearest_backward", "dx", dx, s.planes * s.in_h * s.in_w);
+  for (std::int64_t p = 0; p < s.planes; ++p)
+    for (std::int64_t h = 0; h < s.in_h; ++h)
+      for (std::int64_t w = 0; w < s.in_w; ++w) {
+        const float* block = dy.data() + (p * out_h + h * s.factor_h) * out_w + w * s.factor_w;
+        float sum = 0.0f;
+        for (std::int64_t r = 0; r < s.factor_h; ++r)
+          for (std::int64_t c = 0; c < s.factor_w; ++c) sum += block[r * out_w + c];
+        dx[static_cast<std::size_t>((p * s.in_h + h) * s.in_w + w)] = sum;
+      }
+}
+
 void prepend_tokens_forward(const TokensShape& s, std::span<const float> x, std::span<const float> tokens,
                             std::span<float> y) {
   validate(s);

@@ -118,6 +118,7 @@ class Importer {
   std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
   void dropout(const NodeReader& n);  // binds its output: a dropout node, or its input for ratio 0
   void pad(const NodeReader& n);
+  void resize(const NodeReader& n);  // nearest, rows and columns by whole factors: an upsampling
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);

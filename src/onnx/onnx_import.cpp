@@ -51,7 +51,7 @@ const std::vector<std::string>& layer_ops() {
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul",
       "MaxPool",
       "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
-      "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
+      "Relu", "Reshape", "Resize (nearest, by whole factors)", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
   return ops;
 }
@@ -71,6 +71,31 @@ int window_attribute(const NodeReader& n, std::int64_t value, const char* what, 
                                  value));
   return static_cast<int>(value);
 }
+
+namespace {
+
+// torch.onnx.export's default, TrainingMode.EVAL, folds each batch norm into the convolution
+// before it and names the folded weight as a computed constant ("onnx::Conv_26"). Such a
+// file imports, as a model without batch norm: seldom what a user who trains meant.
+std::optional<std::string> folded_batch_norm_note(const ::onnx::GraphProto& graph, const std::string& path) {
+  std::vector<std::string> folded;
+  for (const auto& node : graph.node()) {
+    if (node.op_type() == "BatchNormalization") return std::nullopt;
+    if (node.op_type() == "Conv" && node.input_size() > 1 && node.input(1).starts_with("onnx::Conv_"))
+      folded.push_back("'" + node.input(1) + "'");
+  }
+  if (folded.empty()) return std::nullopt;
+  const std::size_t shown = std::min<std::size_t>(folded.size(), 3);
+  return fmt::format(
+      "'{}' has no batch norm, and {} of its convolutions read weights torch computed ({}{}): it was likely exported "
+      "in eval mode (torch.onnx.export's default, TrainingMode.EVAL), which folds each batch norm into the "
+      "convolution before it. poet trains the model as the file has it, without batch norm; to train the batch norms "
+      "as PyTorch does, export with training=torch.onnx.TrainingMode.PRESERVE (docs/ONNX.md)",
+      path, folded.size(), fmt::join(folded.begin(), folded.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      folded.size() > shown ? ", ..." : "");
+}
+
+}  // namespace
 
 std::string dims_string(const Shape& s) { return s.empty() ? "a scalar" : "[" + fmt::format("{}", fmt::join(s, ", ")) + "]"; }
 
@@ -116,6 +141,7 @@ OnnxModel Importer::run() {
   m.onnx_nodes = graph.node_size();
   m.folded_nodes = folded_;
   m.opset = model_opset();
+  if (auto note = folded_batch_norm_note(graph, path_)) m.notes.push_back(std::move(*note));
   return m;
 }
 
@@ -498,6 +524,7 @@ void Importer::import_node(const NodeReader& n) {
     return bind(n, make(n, OpKind::Concat, parts, {.attrs = a}));
   }
   if (op == "Pad") return pad(n);
+  if (op == "Resize") return resize(n);
   if (op == "Erf") unsupported(n, "poet computes Erf only within GELU, 0.5 x (1 + erf(x / sqrt 2))");
   if (op == "LogSoftmax" && graph_outputs_.count(proto.output(0)))
     fail(n, "the model's output is a log-softmax, and poet's loss takes the logits (softmax cross-entropy, as "

@@ -1,6 +1,7 @@
 // The ONNX operators that become poet's layers: Conv, Gemm, MatMul, norms, pooling,
-// reshape, pad, softmax, dropout, additions and learned tokens.
+// reshape, pad, resize, softmax, dropout, additions and learned tokens.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "constant_folding.h"
@@ -420,6 +421,65 @@ void Importer::dropout(const NodeReader& n) {
   OpAttrs a;
   a.dropout_p = p;
   bind_elementwise(n, make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a}));
+}
+
+// Resize (torch's Upsample and interpolate) by the nearest pixel, rows and columns by whole
+// factors: each pixel becomes a block of copies. ONNX picks each output pixel's source by
+// its coordinate rules, which give those blocks for whole factors in two cases: the floor
+// of out / factor (asymmetric with floor, torch's export), and the rounded centre
+// (out + 0.5) / factor - 0.5 (half_pixel; never halfway for a whole factor).
+void Importer::resize(const NodeReader& n) {
+  if (model_opset() < 11)
+    unsupported(n, fmt::format("poet reads Resize as opset 11 and later define it, not opset {}'s: export with "
+                               "opset_version=11 or later",
+                               model_opset()));
+  const std::string mode = n.get_string("mode", "nearest");
+  if (mode != "nearest")
+    unsupported(n, fmt::format("mode '{}': poet resizes by the nearest pixel only (torch's mode 'nearest')", mode));
+  const std::string coordinates = n.get_string("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = n.get_string("nearest_mode", "round_prefer_floor");
+  const bool half_pixel = coordinates == "half_pixel" || coordinates == "pytorch_half_pixel";
+  const bool blocks = (coordinates == "asymmetric" && rounding == "floor") ||
+                      (half_pixel && (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil"));
+  if (!blocks)
+    unsupported(n, fmt::format("coordinate_transformation_mode '{}' with nearest_mode '{}' does not repeat each pixel "
+                               "as a block; poet reads 'asymmetric' with 'floor' (torch's export) and 'half_pixel' "
+                               "with either rounding",
+                               coordinates, rounding));
+  if (n.find("axes")) unsupported(n, "poet reads scales or sizes for every axis, without an axes attribute");
+  const NodeId x = activation_as_onnx(n, 0);
+  const Shape in = g_.node(x).shape;
+  if (in.size() != 4) unsupported(n, fmt::format("poet resizes images [N, C, H, W], not {}", shape_string(in)));
+  const ConstTensor* scales = constant(n, 2);
+  const ConstTensor* sizes = constant(n, 3);
+  std::array<std::int64_t, 4> factor{};
+  if (sizes && sizes->elements() > 0) {
+    const std::vector<std::int64_t>& to = int_values(*sizes, fmt::format("node '{}' sizes", n.label()));
+    if (to.size() != 4) unsupported(n, fmt::format("its sizes give {} axes for an input of 4", to.size()));
+    if (to[0] != in[0])
+      unsupported(n, fmt::format("its sizes fix the batch at {}, and poet imports a batch of {}: give --batch-size {}",
+                                 to[0], in[0], to[0]));
+    for (std::size_t d = 0; d < 4; ++d) factor[d] = to[d] % in[d] == 0 ? to[d] / in[d] : 0;
+  } else if (scales && scales->elements() == 4 && scales->is_float && scales->has_data) {
+    for (std::size_t d = 0; d < 4; ++d) {
+      const float s = scales->floats[d];
+      factor[d] = s >= 1 && s <= 1024 && s == std::floor(s) ? static_cast<std::int64_t>(s) : 0;
+    }
+  } else {
+    unsupported(n, "it has neither sizes nor 4 float scales");
+  }
+  if (factor[0] != 1 || factor[1] != 1 || factor[2] < 1 || factor[3] < 1 || factor[2] > 1024 || factor[3] > 1024)
+    unsupported(n, fmt::format("poet enlarges an image's rows and columns by whole factors (2 for nn.Upsample("
+                               "scale_factor=2)), keeping its batch and channels; this Resize takes {} to {}",
+                               shape_string(in),
+                               sizes && sizes->elements() > 0
+                                   ? dims_string(sizes->ints)
+                                   : fmt::format("scales [{}]", fmt::join(scales->floats, ", "))));
+  if (factor[2] == 1 && factor[3] == 1) return alias(n, 0);
+  OpAttrs a;
+  a.kernel_h = static_cast<int>(factor[2]);
+  a.kernel_w = static_cast<int>(factor[3]);
+  bind(n, make(n, OpKind::UpsampleNearest, {x}, {.attrs = a}));
 }
 
 }  // namespace poet::onnx_import

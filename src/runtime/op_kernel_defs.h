@@ -18,6 +18,7 @@ OpKernels reshape();
 OpKernels slice();
 OpKernels prepend_tokens();
 OpKernels pad();
+OpKernels upsample_nearest();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();

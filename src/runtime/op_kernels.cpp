@@ -58,6 +58,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());
+  set(OpKind::UpsampleNearest, bind::upsample_nearest());
   set(OpKind::MulParameter, bind::mul_parameter());
   set(OpKind::AddConstant, bind::add_constant());
   set(OpKind::AddGathered, bind::add_gathered());

@@ -56,6 +56,8 @@ enum class OpKind : std::uint8_t {
   AddConstant,     // x + c, c fixed (not learned) of shape attrs.dims, broadcast (Swin's attention mask)
   AddGathered,     // x + t[index]: t learned (`features` values), index fixed of shape attrs.dims, broadcast
   LeakyReLU,       // x where x > 0, else attrs.scale x (the negative slope, > 0), as torch's LeakyReLU
+  UpsampleNearest, // [N, C, H, W] -> [N, C, H kernel_h, W kernel_w]: each pixel repeated as a block (torch's
+                   // Upsample, mode nearest, by whole factors)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

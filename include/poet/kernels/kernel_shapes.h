@@ -146,6 +146,12 @@ struct PadShape {
   std::array<std::int64_t, kMaxPermuteRank> dims = {}, begin = {}, end = {};
 };
 
+// x [planes, in_h, in_w] -> y [planes, in_h factor_h, in_w factor_w] (planes: batch x channels).
+struct UpsampleShape {
+  std::int64_t planes = 0, in_h = 0, in_w = 0;
+  std::int64_t factor_h = 1, factor_w = 1;
+};
+
 void validate(const LinearShape& s);
 void validate(const Conv2dShape& s);
 void validate(const Pool2dShape& s);
@@ -160,5 +166,6 @@ void validate(const SliceShape& s);
 void validate(const TokensShape& s);
 void validate(const BroadcastShape& s);
 void validate(const PadShape& s);
+void validate(const UpsampleShape& s);
 
 }  // namespace poet::kernels

@@ -1,5 +1,6 @@
 // Kernels that move elements without arithmetic, for the layout operators of ONNX files:
-// a permutation of the axes, a block of one axis, learned tokens before a sequence.
+// a permutation of the axes, a block of one axis, learned tokens before a sequence, zero
+// padding, nearest-neighbour upsampling.
 // Outputs are overwritten; input and output must not overlap.
 #pragma once
 
@@ -20,6 +21,11 @@ void slice_backward(const SliceShape& s, std::span<const float> dy, std::span<fl
 // y: x surrounded by zeros; dx: dY's block where x was.
 void pad_forward(const PadShape& s, std::span<const float> x, std::span<float> y);
 void pad_backward(const PadShape& s, std::span<const float> dy, std::span<float> dx);
+
+// y: each pixel of x as a factor_h x factor_w block; dx: the sum of each block of dY, in
+// row-major order within the block (the order is fixed: results are bit-identical).
+void upsample_nearest_forward(const UpsampleShape& s, std::span<const float> x, std::span<float> y);
+void upsample_nearest_backward(const UpsampleShape& s, std::span<const float> dy, std::span<float> dx);
 
 void prepend_tokens_forward(const TokensShape& s, std::span<const float> x, std::span<const float> tokens,
                             std::span<float> y);

@@ -56,6 +56,9 @@ struct OnnxModel {
   // The model's bytes with its weights inside (external data read in): about what
   // export_onnx writes.
   std::uint64_t bytes = 0;
+  // What the user should know of a file that imports, but likely not as meant (a batch
+  // norm folded away by an eval-mode export); commands print each as a note.
+  std::vector<std::string> notes;
 };
 
 // Reads, checks (the ONNX checker and shape inference) and imports `path`. Throws
