@@ -283,6 +283,24 @@ class TinyUpsample(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class TinyGroupNorm(nn.Module):
+    """GroupNorm (4 groups of 2 channels: Reshape, InstanceNormalization, Reshape, Mul, Add) and InstanceNorm2d with
+    its affine scale and bias, the norms of small-batch training."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.group = nn.GroupNorm(4, 8, eps=1e-3)
+        self.conv2 = nn.Conv2d(8, 6, 3, stride=2, padding=1, bias=False)
+        self.instance = nn.InstanceNorm2d(6, affine=True)
+        self.fc = nn.Linear(6 * 4 * 4, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.group(self.conv1(x)))
+        x = torch.relu(self.instance(self.conv2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -406,6 +424,12 @@ def reference_outputs(name, model, x, labels, path, out_dir, token_ids=False):
             continue
         t = p.detach().t().numpy()
         found = [k for k, v in inits.items() if v.shape == t.shape and (v == t).all()]
+        if not found:  # a vector the file holds as [C, 1, 1], for a broadcast Mul or Add (GroupNorm's weight, bias)
+            flat = p.detach().numpy().ravel()
+            found = [k for k, v in inits.items() if v.ndim > 1 and v.size == flat.size and (v.ravel() == flat).all()]
+            if len(found) == 1:
+                grads[found[0]] = floats(p.grad)
+                continue
         if len(found) != 1:
             sys.exit(f"{name}: parameter {n} is not an initializer of the file, as is or transposed")
         grads[found[0]] = floats(p.grad.t())
@@ -502,6 +526,7 @@ def main():
     write_fixture("tiny_maxvit", tiny_maxvit, (3, 16, 16), 3, out_dir, perturb=True, fold=False)
     write_fixture("tiny_leaky", TinyLeaky, (3, 8, 8), 4, out_dir, perturb=True)
     write_fixture("tiny_upsample", TinyUpsample, (3, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_group_norm", TinyGroupNorm, (3, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -1,4 +1,4 @@
-// Batch norm (training mode) and layer norm: statistics, normalization, gradients through
+// Batch norm (training mode), layer norm and group norm: statistics, normalization, gradients through
 // the statistics, and the running statistics.
 #include <gtest/gtest.h>
 
@@ -132,6 +132,45 @@ TEST(KernelLayerNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
     std::vector<float> st(6);
     layer_norm_stats(s, in, st);
     layer_norm_forward(s, in, st, g, b, out);
+  };
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
+                               1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
+                               dgamma));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
+                               dbeta));
+}
+
+// Sample 0's group 1 is channels 2 and 3, {5, 6} and {7, 8}: mean 6.5, biased variance 1.25.
+TEST(KernelGroupNorm, StatisticsPerSampleAndGroupOfChannels) {
+  const GroupNormShape s{.batch = 2, .channels = 4, .spatial = 2, .groups = 2, .eps = 1e-5f};
+  std::vector<float> x(16);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i + 1);
+  std::vector<float> stats(8), y(16);
+  group_norm_stats(s, x, stats);
+  EXPECT_FLOAT_EQ(stats[2], 6.5f);
+  EXPECT_FLOAT_EQ(stats[3], 1.0f / std::sqrt(1.25f + 1e-5f));
+  EXPECT_FLOAT_EQ(stats[6], 14.5f);  // sample 1, group 1
+  // gamma and beta per channel: channel 3 scales by 2 and shifts by 1.
+  group_norm_forward(s, x, stats, std::vector<float>{1, 1, 1, 2}, std::vector<float>{0, 0, 0, 1}, y);
+  EXPECT_NEAR(y[7], 2 * 1.5f / std::sqrt(1.25f) + 1, 1e-4);
+  EXPECT_NEAR(y[4], -1.5f / std::sqrt(1.25f), 1e-4);
+}
+
+TEST(KernelGroupNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
+  const GroupNormShape s{.batch = 2, .channels = 6, .spatial = 3, .groups = 3, .eps = 1e-5f};
+  const std::size_t size = 36;
+  const std::vector<float> x = random_values(size, 5, -2.0f, 2.0f), gamma = random_values(6, 6, 0.5f, 1.5f),
+                           beta = random_values(6, 7), dy = random_values(size, 8);
+  std::vector<float> stats(12), dx(size), dgamma(6), dbeta(6);
+  group_norm_stats(s, x, stats);
+  group_norm_backward_input(s, dy, x, stats, gamma, dx);
+  group_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
+  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
+                                   std::span<float> out) {
+    std::vector<float> st(12);
+    group_norm_stats(s, in, st);
+    group_norm_forward(s, in, st, g, b, out);
   };
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
                                1e-3f));

@@ -176,5 +176,31 @@ TEST(OnnxHostile, AResizeOtherThanNearestByWholeFactorsIsNamed) {
   EXPECT_TRUE(import_refused_with(resize("shrink", {1, 1, 0.5f, 0.5f}, {1, 2, 2, 2}, {}), "whole factors"));
 }
 
+// nn.InstanceNorm2d's default (affine=False) writes constants of ones and zeros, which
+// poet's norm would learn: refused with the fix. Learned ones import.
+TEST(OnnxHostile, AnInstanceNormWithoutALearnedScaleIsRefused) {
+  const auto instance = [](const std::string& name, bool learned) {
+    return write_model(name, {1, 2, 3, 3}, {1, 18}, [&](auto& g) {
+      if (learned) {
+        add_initializer(g, "scale", {2}, 1.0f);
+        add_initializer(g, "bias", {2}, 0.0f);
+      } else {  // Constant nodes, as torch writes them
+        for (const auto& [out, value] : {std::pair{"scale", 1.0f}, std::pair{"bias", 0.0f}}) {
+          auto* a = add_node(g, std::string(out) + "_constant", "Constant", {}, out)->add_attribute();
+          a->set_name("value");
+          a->set_type(::onnx::AttributeProto::TENSOR);
+          a->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+          a->mutable_t()->add_dims(2);
+          for (int i = 0; i < 2; ++i) a->mutable_t()->add_float_data(value);
+        }
+      }
+      add_node(g, "norm", "InstanceNormalization", {"x", "scale", "bias"}, "n");
+      add_node(g, "flatten", "Flatten", {"n"}, "y");
+    });
+  };
+  EXPECT_NO_THROW(import_onnx(instance("instance_learned", true), {.batch_size = 1}));
+  EXPECT_TRUE(import_refused_with(instance("instance_fixed", false), "export the model with affine=True"));
+}
+
 }  // namespace
 }  // namespace poet

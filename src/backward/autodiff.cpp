@@ -54,12 +54,13 @@ Graph lower_forward(const Graph& forward, std::vector<NodeId>& extra) {
       Node s;
       s.name = n.name + ".stats";
       s.op = *op_def(n.op).statistics;
-      OpResult stats_rule = apply_rules(s.op, {.inputs = std::span(&x, 1)});
+      s.attrs.epsilon = n.attrs.epsilon;  // the statistics hold 1 / sqrt(var + epsilon)
+      s.attrs.groups = n.attrs.groups;    // a group norm's statistics are per group
+      OpResult stats_rule = apply_rules(s.op, {.inputs = std::span(&x, 1), .attrs = s.attrs});
       s.shape = std::move(stats_rule.shape);
       s.element_bytes = n.element_bytes;
       s.flops = stats_rule.flops;
       s.inputs = {n.inputs.at(0)};
-      s.attrs.epsilon = n.attrs.epsilon;  // the statistics hold 1 / sqrt(var + epsilon)
       const NodeId sid = g.add(std::move(s));
       needs_grad.push_back(false);
       n.inputs.push_back(sid);

@@ -32,6 +32,8 @@ OpDef batch_norm2d();
 OpDef batch_norm_stats();
 OpDef layer_norm();
 OpDef layer_norm_stats();
+OpDef group_norm();
+OpDef group_norm_stats();
 // ops_elementwise.cpp
 OpDef relu();
 OpDef relu6();

@@ -1,6 +1,8 @@
-// Normalizations. Each norm is one node in the forward graph; the autodiff backward lowers
+// Normalizations: batch, layer and group norm. Each norm is one node in the forward graph; the autodiff backward lowers
 // it into a statistics node (per-group mean and inverse standard deviation) and the norm
 // reading them, so that its gradient reads the statistics rather than the output.
+#include <fmt/format.h>
+
 #include "op_defs.h"
 
 namespace poet::ops {
@@ -32,6 +34,14 @@ OpDef norm(OpKind op, std::string_view name, std::string_view reference_class, S
 // Mean and inverse standard deviation per group, [groups, 2]: a sum, a sum of squares and
 // the normalization's share, about 3 FLOP per element of x.
 double stats_flops(const OpArgs& a, const Shape&) { return 3.0 * elements(a.input()); }
+
+// A group norm's input, [batch, channels, ...], its channels split evenly into the groups.
+void require_groups(const OpArgs& a, std::string_view op) {
+  const Shape& x = a.input();
+  require(x.size() >= 2 && a.attrs.groups >= 1 && x[1] % a.attrs.groups == 0, op,
+          fmt::format("needs a [batch, channels, ...] input whose channels the {} groups divide, not {}",
+                      a.attrs.groups, shape_string(x)));
+}
 
 }  // namespace
 
@@ -83,6 +93,29 @@ OpDef layer_norm_stats() {
         const Shape& x = a.input();
         require(!x.empty() && x.back() > 0, "layer_norm_stats", "needs a [rows..., features] input");
         return Shape{element_count(x) / x.back(), 2};
+      },
+      stats_flops, std::nullopt);
+}
+
+OpDef group_norm() {
+  return norm(
+      OpKind::GroupNorm, "group_norm", "",
+      [](const OpArgs& a) {
+        require_groups(a, "group_norm");
+        return a.input();
+      },
+      // As layer norm: about 8 FLOP per element; scale and shift per channel.
+      [](const OpArgs& a, const Shape&) { return 8.0 * elements(a.input()); },
+      [](const OpArgs& a, const Shape&) { return 2 * a.input()[1]; }, OpKind::GroupNormStats);
+}
+
+// Per sample and group.
+OpDef group_norm_stats() {
+  return parameterless(
+      OpKind::GroupNormStats, "group_norm_stats", "",
+      [](const OpArgs& a) {
+        require_groups(a, "group_norm_stats");
+        return Shape{a.input()[0] * a.attrs.groups, 2};
       },
       stats_flops, std::nullopt);
 }

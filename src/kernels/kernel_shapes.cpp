@@ -80,6 +80,16 @@ void validate(const LayerNormShape& s) {
   finite_positive_eps("layer_norm", s.eps);
 }
 
+void validate(const GroupNormShape& s) {
+  positive("group_norm", "batch", s.batch);
+  positive("group_norm", "channels", s.channels);
+  positive("group_norm", "spatial", s.spatial);
+  positive("group_norm", "groups", s.groups);
+  if (s.channels % s.groups != 0)
+    throw InputError(fmt::format("group_norm: {} groups do not divide {} channels", s.groups, s.channels));
+  finite_positive_eps("group_norm", s.eps);
+}
+
 void validate(const RowsShape& s) {
   positive("softmax", "rows", s.rows);
   positive("softmax", "cols", s.cols);

@@ -1,7 +1,8 @@
-// Batch norm and layer norm. Both normalize groups of elements: a channel across the batch
-// and the positions (batch norm), or a row (layer norm). A group can hold tens of
-// thousands of elements: layer norm sums a row in double, batch norm a channel in float
-// blocks added in double (channel_sums); both in a fixed order.
+// Batch, layer and group norm. Each normalizes groups of elements: a channel across the
+// batch and the positions (batch norm), a row (layer norm), or a sample's run of channels
+// (group norm, a row of its own). A group can hold tens of thousands of elements: layer
+// and group norm sum a row in double, batch norm a channel in float blocks added in double
+// (channel_sums); all in a fixed order.
 #include "poet/kernels/kernels_norm.h"
 
 #include <algorithm>
@@ -116,6 +117,24 @@ void check_layer_norm(const char* kernel, const LayerNormShape& s, std::span<con
   validate(s);
   expect_size(kernel, "x", x, s.rows * s.features);
   expect_size(kernel, "stats", stats, 2 * s.rows);
+}
+
+void check_group_norm(const char* kernel, const GroupNormShape& s, std::span<const float> x,
+                      std::span<const float> stats) {
+  validate(s);
+  expect_size(kernel, "x", x, s.batch * s.channels * s.spatial);
+  expect_size(kernel, "stats", stats, 2 * s.batch * s.groups);
+}
+
+// Group norm walks row r (sample n, group g) channel by channel: visit(c, i) for channel c
+// and element i of x.
+template <typename Visit>
+void for_group(const GroupNormShape& s, std::int64_t r, Visit visit) {
+  const std::int64_t per_group = s.channels / s.groups, first = (r % s.groups) * per_group;
+  for (std::int64_t c = first; c < first + per_group; ++c) {
+    const std::int64_t base = ((r / s.groups) * s.channels + c) * s.spatial;
+    for (std::int64_t i = base; i < base + s.spatial; ++i) visit(c, i);
+  }
 }
 
 }  // namespace
@@ -287,6 +306,68 @@ void layer_norm_backward_params(const LayerNormShape& s, std::span<const float> 
       dgamma[f] += dy[base + f] * ((x[base + f] - m.mean) * m.inv_std);
       dbeta[f] += dy[base + f];
     }
+  }
+}
+
+void group_norm_stats(const GroupNormShape& s, std::span<const float> x, std::span<float> stats) {
+  check_group_norm("group_norm_stats", s, x, stats);
+  layer_norm_stats({.rows = s.batch * s.groups, .features = s.group_elements(), .eps = s.eps}, x, stats);
+}
+
+void group_norm_forward(const GroupNormShape& s, std::span<const float> x, std::span<const float> stats,
+                        std::span<const float> gamma, std::span<const float> beta, std::span<float> y) {
+  check_group_norm("group_norm_forward", s, x, stats);
+  expect_size("group_norm_forward", "gamma", gamma, s.channels);
+  expect_size("group_norm_forward", "beta", beta, s.channels);
+  expect_size("group_norm_forward", "y", y, x.size());
+  for (std::int64_t r = 0; r < s.batch * s.groups; ++r) {
+    const Moments m = moments_of(stats, r);
+    for_group(s, r, [&](std::int64_t c, std::int64_t i) { y[i] = gamma[c] * ((x[i] - m.mean) * m.inv_std) + beta[c]; });
+  }
+}
+
+void group_norm_backward_input(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
+                               std::span<const float> stats, std::span<const float> gamma, std::span<float> dx) {
+  check_group_norm("group_norm_backward_input", s, x, stats);
+  expect_size("group_norm_backward_input", "dy", dy, x.size());
+  expect_size("group_norm_backward_input", "gamma", gamma, s.channels);
+  expect_size("group_norm_backward_input", "dx", dx, x.size());
+  const double count = static_cast<double>(s.group_elements());
+  for (std::int64_t r = 0; r < s.batch * s.groups; ++r) {
+    const Moments m = moments_of(stats, r);
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for_group(s, r, [&](std::int64_t c, std::int64_t i) {
+      const double g = static_cast<double>(dy[i]) * gamma[c];
+      sum_g += g;
+      sum_g_xhat += g * ((x[i] - m.mean) * m.inv_std);
+    });
+    for_group(s, r, [&](std::int64_t c, std::int64_t i) {
+      const float xhat = (x[i] - m.mean) * m.inv_std;
+      dx[i] = normalized_input_gradient(dy[i] * gamma[c], xhat, m.inv_std, count, sum_g, sum_g_xhat);
+    });
+  }
+}
+
+void group_norm_backward_params(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
+                                std::span<const float> stats, std::span<float> dgamma, std::span<float> dbeta) {
+  check_group_norm("group_norm_backward_params", s, x, stats);
+  expect_size("group_norm_backward_params", "dy", dy, x.size());
+  expect_size("group_norm_backward_params", "dgamma", dgamma, s.channels);
+  expect_size("group_norm_backward_params", "dbeta", dbeta, s.channels);
+  // Channel by channel over the batch, in double: a channel's sums need no scratch.
+  const std::int64_t per_group = s.channels / s.groups;
+  for (std::int64_t c = 0; c < s.channels; ++c) {
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (std::int64_t n = 0; n < s.batch; ++n) {
+      const Moments m = moments_of(stats, n * s.groups + c / per_group);
+      const std::int64_t base = (n * s.channels + c) * s.spatial;
+      for (std::int64_t i = base; i < base + s.spatial; ++i) {
+        sum_dy += dy[i];
+        sum_dy_xhat += static_cast<double>(dy[i]) * ((x[i] - m.mean) * m.inv_std);
+      }
+    }
+    dgamma[c] = static_cast<float>(sum_dy_xhat);
+    dbeta[c] = static_cast<float>(sum_dy);
   }
 }
 

@@ -133,6 +133,9 @@ class Importer {
   std::optional<NodeId> mul_parameter(const NodeReader& n);
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
+  // torch's GroupNorm, from the Reshape that starts its decomposition; false: no such pattern.
+  bool group_norm(const NodeReader& n);
+  NodeId instance_norm(const NodeReader& n);  // with a learned scale and bias: a group per channel
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);

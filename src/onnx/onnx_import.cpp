@@ -48,7 +48,8 @@ const std::vector<std::string>& layer_ops() {
       "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout",
       "Einsum (a batched matrix product)", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
-      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "MatMul",
+      "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
+      "InstanceNormalization (learned scale and bias, or within GroupNorm's decomposition)", "LayerNormalization", "LeakyRelu", "MatMul",
       "MaxPool",
       "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
       "Relu", "Reshape", "Resize (nearest, by whole factors)", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
@@ -505,7 +506,9 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "HardSigmoid") return hard_sigmoid(n);
   if (op == "HardSwish") return bind_elementwise(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
   if (op == "ReduceMean") return reduce_mean(n);
+  if (op == "InstanceNormalization") return bind(n, instance_norm(n));
   if (op == "Reshape") {
+    if (group_norm(n)) return;
     if (const auto id = reshape(n)) return bind(n, *id);
     return alias(n, 0);
   }

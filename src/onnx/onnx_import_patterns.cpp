@@ -379,6 +379,75 @@ void Importer::reduce_mean(const NodeReader& n) {
   bind_output(n, out(bias), id);
 }
 
+// torch writes GroupNorm(G, C) as Reshape(x, [0, G, -1]) -> InstanceNormalization with a
+// scale of ones and a bias of zeros (constants) -> Reshape back to x's shape -> Mul by its
+// weight [C, 1, 1] -> Add of its bias [C, 1, 1]: one group norm, the Mul's and Add's
+// initializers its gamma and beta.
+bool Importer::group_norm(const NodeReader& n) {
+  const auto& graph = model_.graph();
+  auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
+  const int norm = sole_reader(out(index_), "InstanceNormalization");
+  if (norm < 0 || value(n, 0).node < 0) return false;
+  const Shape x = g_.node(activation_as_onnx(n, 0)).shape;
+  const ConstTensor* target = constant(n, 1);
+  const std::vector<std::int64_t> to =
+      target && !target->is_float && target->has_data ? target->ints : std::vector<std::int64_t>{};
+  if (x.size() < 3 || to.size() != 3 || (to[0] != 0 && to[0] != x[0]) || to[1] < 1 || x[1] % to[1] != 0)
+    return false;
+  const std::int64_t groups = to[1];
+  const NodeReader in_norm(graph.node(norm), norm);
+  const auto all = [&](int slot, float v) {
+    const ConstTensor* t = constant_named(in_norm.input(slot));
+    return t && t->is_float && t->has_data && t->dims == Shape{groups} &&
+           std::all_of(t->floats.begin(), t->floats.end(), [v](float f) { return f == v; });
+  };
+  // The way back: to x's shape, as a constant or (torch's) the Shape of x, computed later.
+  const auto to_x = [&](const std::string& shape) {
+    if (const ConstTensor* t = constant_named(shape)) return !t->is_float && t->has_data && t->ints == x;
+    const auto p = producer_.find(shape);
+    const auto& s = graph.node(p == producer_.end() ? norm : p->second);
+    return s.op_type() == "Shape" && s.input(0) == n.input(0) && s.attribute_size() == 0;
+  };
+  const int back = sole_reader(out(norm), "Reshape");
+  const int mul = back < 0 ? -1 : sole_reader(out(back), "Mul");
+  const int add = mul < 0 ? -1 : sole_reader(out(mul), "Add");
+  if (!all(1, 1.0f) || !all(2, 0.0f) || add < 0 || !to_x(graph.node(back).input(1))) return false;
+  const Shape per_channel = {x[1], 1, 1};
+  auto learned = [&](int node, const std::string& v) {
+    const std::string& name = other_input(node, v);
+    const ConstTensor* t = constant_named(name);
+    if (!t || !t->is_float || t->name.empty() || element_count(t->dims) != x[1])
+      unsupported(n, fmt::format("the group norm's '{}' is not a learned float tensor of {} channels", name, x[1]));
+    return Weight{.tensor = t, .value_name = name};
+  };
+  const Weight gamma = learned(mul, out(back)), beta = learned(add, out(mul));
+  OpAttrs a = norm_attributes(in_norm, path_);
+  a.groups = static_cast<int>(groups);
+  take_in({norm, back, mul, add});
+  const NodeId id = make(n, OpKind::GroupNorm, {activation_as_onnx(n, 0)}, {.attrs = a});
+  set_parameters(n, id, {gamma, beta});
+  bind_output(n, out(add), id);
+  return true;
+}
+
+// nn.InstanceNorm2d(affine=True): a group norm of a group per channel, its scale and bias
+// learned. Without them (affine=False, torch's default) the file holds constants of ones
+// and zeros, which poet's norm would learn: refused, with the fix.
+NodeId Importer::instance_norm(const NodeReader& n) {
+  const NodeId x = activation_as_onnx(n, 0);
+  const Shape in = g_.node(x).shape;
+  if (in.size() < 3) unsupported(n, fmt::format("poet normalizes [N, C, ...] inputs, not {}", shape_string(in)));
+  const Weight scale = weight(n, 1, {in[1]}, "scale"), bias = weight(n, 2, {in[1]}, "bias");
+  if (scale.tensor->name.empty() || bias.tensor->name.empty())
+    unsupported(n, "its scale and bias are constants, not learned (nn.InstanceNorm2d's default, affine=False); "
+                   "poet's instance norm learns them: export the model with affine=True");
+  OpAttrs a = norm_attributes(n, path_);
+  a.groups = static_cast<int>(in[1]);
+  const NodeId id = make(n, OpKind::GroupNorm, {x}, {.attrs = a});
+  set_parameters(n, id, {scale, bias});
+  return id;
+}
+
 // A float initializer [1, T, D] expanded over the batch and read only by a Concat: learned
 // tokens that the Concat puts before each sample's (torchvision's ViT class token).
 void Importer::expand(const NodeReader& n) {

@@ -34,6 +34,8 @@ OpKernels batch_norm2d();
 OpKernels batch_norm_stats();
 OpKernels layer_norm();
 OpKernels layer_norm_stats();
+OpKernels group_norm();
+OpKernels group_norm_stats();
 // op_kernels_elementwise.cpp: activations, add, dropout, softmax and the loss.
 OpKernels relu();
 OpKernels relu6();

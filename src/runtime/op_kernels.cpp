@@ -26,6 +26,8 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::BatchNormStats, bind::batch_norm_stats());
   set(OpKind::LayerNorm, bind::layer_norm());
   set(OpKind::LayerNormStats, bind::layer_norm_stats());
+  set(OpKind::GroupNorm, bind::group_norm());
+  set(OpKind::GroupNormStats, bind::group_norm_stats());
   set(OpKind::ReLU, bind::relu());
   set(OpKind::ReLU6, bind::relu6());
   set(OpKind::ReLUMask, bind::relu_mask());

@@ -29,6 +29,18 @@ LayerNormShape layer_norm_shape(const Graph& g, const Node& f) {
 }
 std::int64_t groups(const LayerNormShape& s) { return s.features; }
 
+GroupNormShape group_norm_shape(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  POET_CHECK(x.size() >= 2, fmt::format("group norm '{}' needs [batch, channels, ...]", f.name));
+  return {.batch = x[0],
+          .channels = x[1],
+          .spatial = element_count(x) / (x[0] * x[1]),
+          .groups = f.attrs.groups,
+          .eps = static_cast<float>(f.attrs.epsilon)};
+}
+// gamma and beta are per channel (the statistics per group).
+std::int64_t groups(const GroupNormShape& s) { return s.channels; }
+
 // The forward kernel (s, x, stats, gamma, beta, y) and the input gradient's (s, dy, x,
 // stats, gamma, dx) share one signature; the parameter gradient's writes two outputs.
 template <class S>
@@ -105,6 +117,17 @@ OpKernels layer_norm() {
   return k;
 }
 
+// gamma and beta per channel.
+OpKernels group_norm() {
+  OpKernels k = norm_kernels<GroupNormShape, group_norm_shape, group_norm_forward, group_norm_backward_input,
+                             group_norm_backward_params>();
+  k.parameters = [](const Graph& g, const Node& f) {
+    const std::int64_t channels = input_shape(g, f).at(1);
+    return ParameterLayout{.count = 2 * channels, .trainable = 2 * channels, .ones = {{{0, channels}}}};
+  };
+  return k;
+}
+
 OpKernels batch_norm_stats() {
   return {.forward = batch_norm_statistics,
           .validate = [](const Graph& g, const Node& f) { validate(batch_norm_shape(g, f)); }};
@@ -115,6 +138,13 @@ OpKernels layer_norm_stats() {
             kernels::layer_norm_stats(layer_norm_shape(c.g, c.forward), c.in.at(0), y);
           },
           .validate = [](const Graph& g, const Node& f) { validate(layer_norm_shape(g, f)); }};
+}
+
+OpKernels group_norm_stats() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            kernels::group_norm_stats(group_norm_shape(c.g, c.forward), c.in.at(0), y);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(group_norm_shape(g, f)); }};
 }
 
 }  // namespace poet::runtime::detail::bind

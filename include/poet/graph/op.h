@@ -58,6 +58,9 @@ enum class OpKind : std::uint8_t {
   LeakyReLU,       // x where x > 0, else attrs.scale x (the negative slope, > 0), as torch's LeakyReLU
   UpsampleNearest, // [N, C, H, W] -> [N, C, H kernel_h, W kernel_w]: each pixel repeated as a block (torch's
                    // Upsample, mode nearest, by whole factors)
+  GroupNorm,       // over attrs.groups groups of channels per sample; gamma and beta per channel (torch's
+                   // GroupNorm; InstanceNorm with a group per channel)
+  GroupNormStats,  // [batch x groups, 2]
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

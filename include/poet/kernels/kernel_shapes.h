@@ -84,6 +84,15 @@ struct LayerNormShape {
   float eps = 1e-5f;
 };
 
+// x [batch, channels, spatial], normalized over each sample's `groups` runs of
+// channels / groups channels (contiguous: a group is a row of (channels / groups) spatial
+// elements).
+struct GroupNormShape {
+  std::int64_t batch = 0, channels = 0, spatial = 0, groups = 1;
+  float eps = 1e-5f;
+  std::int64_t group_elements() const { return channels / groups * spatial; }
+};
+
 // Softmax and the softmax cross-entropy loss over the last axis of [rows, cols].
 struct RowsShape {
   std::int64_t rows = 0;
@@ -157,6 +166,7 @@ void validate(const Conv2dShape& s);
 void validate(const Pool2dShape& s);
 void validate(const BatchNormShape& s);
 void validate(const LayerNormShape& s);
+void validate(const GroupNormShape& s);
 void validate(const RowsShape& s);
 void validate(const MatMulShape& s);
 void validate(const HeadsShape& s);

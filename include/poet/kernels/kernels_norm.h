@@ -1,4 +1,4 @@
-// Batch norm (training mode) and layer norm, each split as the `autodiff` graph splits it:
+// Batch norm (training mode), layer norm and group norm, each split as the `autodiff` graph splits it:
 // a statistics kernel (the BatchNormStats / LayerNormStats node, [groups, 2] holding mean
 // and inverse standard deviation per group, interleaved) and the normalization, whose
 // backward reads x and those statistics instead of the norm's output.
@@ -41,6 +41,17 @@ void layer_norm_forward(const LayerNormShape& s, std::span<const float> x, std::
 void layer_norm_backward_input(const LayerNormShape& s, std::span<const float> dy, std::span<const float> x,
                                std::span<const float> stats, std::span<const float> gamma, std::span<float> dx);
 void layer_norm_backward_params(const LayerNormShape& s, std::span<const float> dy, std::span<const float> x,
+                                std::span<const float> stats, std::span<float> dgamma, std::span<float> dbeta);
+
+// stats[n groups + g] = (mean, 1 / sqrt(var + eps)) of group g of sample n: layer norm's
+// statistics over rows of group_elements().
+void group_norm_stats(const GroupNormShape& s, std::span<const float> x, std::span<float> stats);
+// y = gamma (x - mean) inv_std + beta, the statistics per group, gamma and beta per channel.
+void group_norm_forward(const GroupNormShape& s, std::span<const float> x, std::span<const float> stats,
+                        std::span<const float> gamma, std::span<const float> beta, std::span<float> y);
+void group_norm_backward_input(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
+                               std::span<const float> stats, std::span<const float> gamma, std::span<float> dx);
+void group_norm_backward_params(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
                                 std::span<const float> stats, std::span<float> dgamma, std::span<float> dbeta);
 
 }  // namespace poet::kernels
