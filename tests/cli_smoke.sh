@@ -143,6 +143,9 @@ expect 2 "cannot read checkpoint '$tmp/missing.ckpt': no such file" -- \
 [[ "$last_output" != *"plan        "* ]] || { echo "FAIL: planned before reading the checkpoint"; failures=$((failures + 1)); }
 expect 2 "--checkpoint is stdout: the checkpoint is replaced" -- train --model lenet5 --max-batches 1 --checkpoint -
 expect 0 "graph       resnet18_cifar on a72" -- graph
+# Running statistics are named beside the parameters only where a batch norm holds them.
+expect 0 " with batch-norm running statistics; gradients" -- graph --model resnet18_cifar
+expect 0 "as PyTorch counts them; 241 KiB (246,824 B); gradients 246,824 B" -- graph --model lenet5
 expect 0 "nodes       133" -- graph --model resnet18_cifar --platform a72 --backward chain
 expect 2 "unknown model 'resnet19'" -- graph --model resnet19
 expect 2 "unknown platform 'pi5'" -- graph --platform pi5

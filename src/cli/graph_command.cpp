@@ -24,11 +24,13 @@ void print_summary(const Graph& g, const GraphCosts& costs, const DeviceProfile&
              format_joules(costs.total_compute_energy_j), format_count(g.total_flops()));
   fmt::print("activations {} forward ({})\n", format_bytes(static_cast<double>(g.forward_activation_bytes())),
              format_bytes_exact(g.forward_activation_bytes()));
-  fmt::print("parameters  {} trained, as PyTorch counts them; {} ({}) with batch-norm running statistics; "
+  // Batch norm's running statistics are parameters that are not trained: said only where there are some.
+  const bool running = fixed.parameter_bytes > fixed.gradient_bytes;
+  fmt::print("parameters  {} trained, as PyTorch counts them; {} ({}){}; "
              "gradients {} (the trained ones); optimizer state x1 (momentum), x2 (Adam) of the gradients\n",
              fmt::group_digits(trainable_parameters(g)),
              format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes),
-             format_bytes_exact(fixed.gradient_bytes));
+             running ? " with batch-norm running statistics" : "", format_bytes_exact(fixed.gradient_bytes));
 }
 
 }  // namespace
