@@ -68,6 +68,10 @@ inline void add_floats_initializer(::onnx::GraphProto& g, const std::string& nam
   for (const float v : values) t->add_float_data(v);
 }
 
+// A Constant node making float tensor `out` (what torch writes for tensors it computes).
+inline void add_float_constant(::onnx::GraphProto& g, const std::string& out, const Shape& dims,
+                               const std::vector<float>& values);
+
 inline ::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& name, const std::string& op,
                             std::vector<std::string> in, std::string out) {
   auto* n = g.add_node();
@@ -79,6 +83,16 @@ inline ::onnx::NodeProto* add_node(::onnx::GraphProto& g, const std::string& nam
 }
 
 // Sets attribute `name` of node n to a list of integers (strides, pads, axes, ...).
+inline void add_float_constant(::onnx::GraphProto& g, const std::string& out, const Shape& dims,
+                               const std::vector<float>& values) {
+  auto* a = add_node(g, out + "_constant", "Constant", {}, out)->add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(::onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : dims) a->mutable_t()->add_dims(d);
+  for (const float v : values) a->mutable_t()->add_float_data(v);
+}
+
 inline void add_ints_attribute(::onnx::NodeProto* n, const std::string& name, const std::vector<std::int64_t>& values) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -416,8 +416,11 @@ bool Importer::group_norm(const NodeReader& n) {
   auto learned = [&](int node, const std::string& v) {
     const std::string& name = other_input(node, v);
     const ConstTensor* t = constant_named(name);
-    if (!t || !t->is_float || t->name.empty() || element_count(t->dims) != x[1])
-      unsupported(n, fmt::format("the group norm's '{}' is not a learned float tensor of {} channels", name, x[1]));
+    if (t && t->name.empty())
+      unsupported(n, "the group norm's weight and bias are constants, not learned (nn.GroupNorm(affine=False)); "
+                     "poet's group norm learns them: export the model with affine=True");
+    if (!t || !t->is_float || element_count(t->dims) != x[1])
+      unsupported(n, fmt::format("the group norm's '{}' is not a float tensor of {} channels", name, x[1]));
     return Weight{.tensor = t, .value_name = name};
   };
   const Weight gamma = learned(mul, out(back)), beta = learned(add, out(mul));
