@@ -14,6 +14,43 @@ namespace {
 using testing::gradient_matches;
 using testing::random_values;
 
+template <class S>
+using StatsKernel = void (*)(const S&, std::span<const float>, std::span<float>);
+// (s, x or dy, ..., out): the forward's and the input gradient's signature, as kernels_norm.h.
+template <class S>
+using NormKernel = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
+                            std::span<const float>, std::span<float>);
+template <class S>
+using ParamsKernel = void (*)(const S&, std::span<const float>, std::span<const float>, std::span<const float>,
+                              std::span<float>, std::span<float>);
+
+// A norm lowered into its statistics node and the norm: the gradients of x, gamma and beta
+// (`params` each) against finite differences of that pair's forward, through the statistics.
+template <class S>
+void expect_gradients_match_finite_differences(const S& s, std::size_t size, std::size_t params,
+                                               std::size_t stats_size, StatsKernel<S> statistics,
+                                               NormKernel<S> forward, NormKernel<S> backward_input,
+                                               ParamsKernel<S> backward_params) {
+  const std::vector<float> x = random_values(size, 1, -2.0f, 2.0f), gamma = random_values(params, 2, 0.5f, 1.5f),
+                           beta = random_values(params, 3), dy = random_values(size, 4);
+  std::vector<float> stats(stats_size), dx(size), dgamma(params), dbeta(params);
+  statistics(s, x, stats);
+  backward_input(s, dy, x, stats, gamma, dx);
+  backward_params(s, dy, x, stats, dgamma, dbeta);
+  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
+                                   std::span<float> out) {
+    std::vector<float> st(stats_size);
+    statistics(s, in, st);
+    forward(s, in, st, g, b, out);
+  };
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
+                               1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
+                               dgamma));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
+                               dbeta));
+}
+
 // Channel 0 holds {1, 3} across a batch of two: mean 2, biased variance 1.
 TEST(KernelBatchNorm, StatisticsAndForwardWorkedByHand) {
   const BatchNormShape s{.batch = 2, .channels = 2, .spatial = 1, .eps = 1e-5f};
@@ -57,28 +94,9 @@ TEST(KernelBatchNorm, StatisticsStayAccurateOverManyBlocksFarFromZero) {
 }
 
 TEST(KernelBatchNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
-  const BatchNormShape s{.batch = 3, .channels = 2, .spatial = 4, .eps = 1e-5f};
-  const std::size_t size = 24;
-  const std::vector<float> x = random_values(size, 1, -2.0f, 2.0f), gamma = random_values(2, 2, 0.5f, 1.5f),
-                           beta = random_values(2, 3), dy = random_values(size, 4);
-  std::vector<float> stats(4), dx(size), dgamma(2), dbeta(2);
-  batch_norm_stats(s, x, stats);
-  batch_norm_backward_input(s, dy, x, stats, gamma, dx);
-  batch_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
-
-  // The forward of the lowered pair: statistics node, then the norm.
-  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
-                                   std::span<float> out) {
-    std::vector<float> st(4);
-    batch_norm_stats(s, in, st);
-    batch_norm_forward(s, in, st, g, b, out);
-  };
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
-                               1e-3f));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
-                               dgamma));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
-                               dbeta));
+  expect_gradients_match_finite_differences<BatchNormShape>({.batch = 3, .channels = 2, .spatial = 4, .eps = 1e-5f},
+                                                            24, 2, 4, batch_norm_stats, batch_norm_forward,
+                                                            batch_norm_backward_input, batch_norm_backward_params);
 }
 
 TEST(KernelBatchNorm, RunningStatisticsUpdateWithMomentumAndUnbiasedVariance) {
@@ -119,26 +137,9 @@ TEST(KernelLayerNorm, StatisticsAndForwardWorkedByHand) {
 }
 
 TEST(KernelLayerNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
-  const LayerNormShape s{.rows = 3, .features = 5, .eps = 1e-5f};
-  const std::size_t size = 15;
-  const std::vector<float> x = random_values(size, 1, -2.0f, 2.0f), gamma = random_values(5, 2, 0.5f, 1.5f),
-                           beta = random_values(5, 3), dy = random_values(size, 4);
-  std::vector<float> stats(6), dx(size), dgamma(5), dbeta(5);
-  layer_norm_stats(s, x, stats);
-  layer_norm_backward_input(s, dy, x, stats, gamma, dx);
-  layer_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
-  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
-                                   std::span<float> out) {
-    std::vector<float> st(6);
-    layer_norm_stats(s, in, st);
-    layer_norm_forward(s, in, st, g, b, out);
-  };
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
-                               1e-3f));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
-                               dgamma));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
-                               dbeta));
+  expect_gradients_match_finite_differences<LayerNormShape>({.rows = 3, .features = 5, .eps = 1e-5f}, 15, 5, 6,
+                                                            layer_norm_stats, layer_norm_forward,
+                                                            layer_norm_backward_input, layer_norm_backward_params);
 }
 
 // Sample 0's group 1 is channels 2 and 3, {5, 6} and {7, 8}: mean 6.5, biased variance 1.25.
@@ -157,27 +158,11 @@ TEST(KernelGroupNorm, StatisticsPerSampleAndGroupOfChannels) {
   EXPECT_NEAR(y[4], -1.5f / std::sqrt(1.25f), 1e-4);
 }
 
+// Three groups of two channels: gamma and beta per channel, the statistics per group.
 TEST(KernelGroupNorm, GradientsMatchFiniteDifferencesThroughTheStatistics) {
-  const GroupNormShape s{.batch = 2, .channels = 6, .spatial = 3, .groups = 3, .eps = 1e-5f};
-  const std::size_t size = 36;
-  const std::vector<float> x = random_values(size, 5, -2.0f, 2.0f), gamma = random_values(6, 6, 0.5f, 1.5f),
-                           beta = random_values(6, 7), dy = random_values(size, 8);
-  std::vector<float> stats(12), dx(size), dgamma(6), dbeta(6);
-  group_norm_stats(s, x, stats);
-  group_norm_backward_input(s, dy, x, stats, gamma, dx);
-  group_norm_backward_params(s, dy, x, stats, dgamma, dbeta);
-  const auto stats_then_norm = [&](std::span<const float> in, std::span<const float> g, std::span<const float> b,
-                                   std::span<float> out) {
-    std::vector<float> st(12);
-    group_norm_stats(s, in, st);
-    group_norm_forward(s, in, st, g, b, out);
-  };
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(in, gamma, beta, out); }, x, size, dy, dx,
-                               1e-3f));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, in, beta, out); }, gamma, size, dy,
-                               dgamma));
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { stats_then_norm(x, gamma, in, out); }, beta, size, dy,
-                               dbeta));
+  expect_gradients_match_finite_differences<GroupNormShape>(
+      {.batch = 2, .channels = 6, .spatial = 3, .groups = 3, .eps = 1e-5f}, 36, 6, 12, group_norm_stats,
+      group_norm_forward, group_norm_backward_input, group_norm_backward_params);
 }
 
 }  // namespace
