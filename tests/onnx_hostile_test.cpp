@@ -195,7 +195,8 @@ TEST(OnnxHostile, AnInstanceNormWithoutALearnedScaleIsRefused) {
   EXPECT_NO_THROW(import_onnx(instance("instance_learned", true), {.batch_size = 1}));
   EXPECT_TRUE(import_refused_with(instance("instance_fixed", false),
                                   "its scale and bias are constants, not learned (nn.InstanceNorm2d's default, "
-                                  "affine=False); poet's instance norm learns them: export the model with affine=True"));
+                                  "affine=False); poet's instance norm learns them: export the model with "
+                                  "affine=True"));
   // nn.GroupNorm(2, 4, affine=False): its decomposition multiplies and adds constant scalars.
   const std::string group = write_model("group_fixed", {2, 4, 2, 2}, {2, 16}, [](auto& g) {
     add_int64_initializer(g, "to_groups", {0, 2, -1});

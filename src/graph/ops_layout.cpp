@@ -115,7 +115,8 @@ OpDef upsample_nearest() {
       OpKind::UpsampleNearest, "upsample_nearest", "",
       [](const OpArgs& a) {
         Shape out = a.input();
-        require(out.size() == 4, "upsample_nearest", fmt::format("needs an [N, C, H, W] input, not {}", shape_string(out)));
+        require(out.size() == 4, "upsample_nearest",
+                fmt::format("needs an [N, C, H, W] input, not {}", shape_string(out)));
         require(a.attrs.kernel_h >= 1 && a.attrs.kernel_w >= 1 && a.attrs.kernel_h <= 1024 && a.attrs.kernel_w <= 1024,
                 "upsample_nearest",
                 fmt::format("factors {} x {} are outside 1 to 1024", a.attrs.kernel_h, a.attrs.kernel_w));

@@ -1,6 +1,7 @@
-// Normalizations: batch, layer and group norm. Each norm is one node in the forward graph; the autodiff backward lowers
-// it into a statistics node (per-group mean and inverse standard deviation) and the norm
-// reading them, so that its gradient reads the statistics rather than the output.
+// Normalizations: batch, layer and group norm. Each norm is one node in the forward graph;
+// the autodiff backward lowers it into a statistics node (per-group mean and inverse
+// standard deviation) and the norm reading them, so that its gradient reads the statistics
+// rather than the output.
 #include <fmt/format.h>
 
 #include "op_defs.h"

@@ -49,10 +49,10 @@ const std::vector<std::string>& layer_ops() {
       "Einsum (a batched matrix product)", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
-      "InstanceNormalization (learned scale and bias, or within GroupNorm's decomposition)", "LayerNormalization", "LeakyRelu", "MatMul",
-      "MaxPool",
-      "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "ReduceMean (global pooling, in layer norm)",
-      "Relu", "Reshape", "Resize (nearest, by whole factors)", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
+      "InstanceNormalization (learned scale and bias, or within GroupNorm's decomposition)", "LayerNormalization",
+      "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest, by whole factors)",
+      "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
   return ops;
 }

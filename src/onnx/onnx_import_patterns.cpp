@@ -412,7 +412,6 @@ bool Importer::group_norm(const NodeReader& n) {
   const int mul = back < 0 ? -1 : sole_reader(out(back), "Mul");
   const int add = mul < 0 ? -1 : sole_reader(out(mul), "Add");
   if (!all(1, 1.0f) || !all(2, 0.0f) || add < 0 || !to_x(graph.node(back).input(1))) return false;
-  const Shape per_channel = {x[1], 1, 1};
   auto learned = [&](int node, const std::string& v) {
     const std::string& name = other_input(node, v);
     const ConstTensor* t = constant_named(name);

@@ -62,17 +62,24 @@ PadShape pad_shape(const Graph& g, const Node& f) {
 UpsampleShape upsample_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   if (x.size() != 4)
-    throw InputError(fmt::format("upsample_nearest: the runtime upsamples [N, C, H, W] tensors, not {}", shape_string(x)));
-  return {.planes = x[0] * x[1], .in_h = x[2], .in_w = x[3], .factor_h = f.attrs.kernel_h, .factor_w = f.attrs.kernel_w};
+    throw InputError(
+        fmt::format("upsample_nearest: the runtime upsamples [N, C, H, W] tensors, not {}", shape_string(x)));
+  return {.planes = x[0] * x[1],
+          .in_h = x[2],
+          .in_w = x[3],
+          .factor_h = f.attrs.kernel_h,
+          .factor_w = f.attrs.kernel_w};
 }
 
 }  // namespace
 
 OpKernels upsample_nearest() {
-  return {.forward = [](const KernelCall& c,
-                        std::span<float> y) { upsample_nearest_forward(upsample_shape(c.g, c.forward), c.in.at(0), y); },
-          .input_gradient = [](const KernelCall& c, std::span<const float> dy,
-                               std::span<float> dx) { upsample_nearest_backward(upsample_shape(c.g, c.forward), dy, dx); },
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            upsample_nearest_forward(upsample_shape(c.g, c.forward), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            upsample_nearest_backward(upsample_shape(c.g, c.forward), dy, dx);
+          },
           .validate = [](const Graph& g, const Node& f) { validate(upsample_shape(g, f)); }};
 }
 

@@ -1,7 +1,8 @@
-// Batch norm (training mode), layer norm and group norm, each split as the `autodiff` graph splits it:
-// a statistics kernel (the BatchNormStats / LayerNormStats node, [groups, 2] holding mean
-// and inverse standard deviation per group, interleaved) and the normalization, whose
-// backward reads x and those statistics instead of the norm's output.
+// Batch norm (training mode), layer norm and group norm, each split as the `autodiff` graph
+// splits it: a statistics kernel (the BatchNormStats, LayerNormStats or GroupNormStats
+// node, [groups, 2] holding mean and inverse standard deviation per group, interleaved) and
+// the normalization, whose backward reads x and those statistics instead of the norm's
+// output.
 //
 // The input gradients differentiate through the statistics too (no gradient flows into
 // the statistics node). Variances are the biased ones, as training-mode normalization uses.
