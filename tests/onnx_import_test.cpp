@@ -123,25 +123,50 @@ TEST(OnnxImport, BatchNormKeepsItsMomentum) {
 // ONNX's default coordinates (half_pixel, rounded) pick the same source pixels as torch's
 // export (asymmetric, floor) for whole factors: both are blocks of copies. tiny_upsample
 // holds the latter to PyTorch.
+// So do TensorFlow exporters' tf_half_pixel_for_nn with floor: (out + 0.5) / factor.
 TEST(OnnxImport, ResizeByWholeFactorsIsAnUpsampling) {
-  const std::string path = write_model("resize_half_pixel", {2, 2, 3, 3}, {2, 108}, [](auto& g) {
-    add_floats_initializer(g, "scales", {1, 1, 2, 3});
-    add_node(g, "up", "Resize", {"x", "", "scales"}, "u");
+  for (const std::string coordinates : {"half_pixel", "tf_half_pixel_for_nn"}) {
+    const std::string path = write_model("resize_" + coordinates, {2, 2, 3, 3}, {2, 108}, [&](auto& g) {
+      add_floats_initializer(g, "scales", {1, 1, 2, 3});
+      auto* resize = add_node(g, "up", "Resize", {"x", "", "scales"}, "u");
+      add_string_attribute(resize, "coordinate_transformation_mode", coordinates);
+      if (coordinates != "half_pixel") add_string_attribute(resize, "nearest_mode", "floor");
+      add_node(g, "flatten", "Flatten", {"u"}, "y");
+    });
+    const OnnxModel m = import_onnx(path, {.batch_size = 2});
+    const auto up =
+        std::ranges::find_if(m.forward.nodes(), [](const Node& n) { return n.op == OpKind::UpsampleNearest; });
+    ASSERT_NE(up, m.forward.nodes().end()) << coordinates;
+    EXPECT_EQ(up->attrs.kernel_h, 2);
+    EXPECT_EQ(up->attrs.kernel_w, 3);
+    EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
+  }
+}
+
+// interpolate(..., recompute_scale_factor=True) computes its sizes from the input's shape
+// through Floor: folded as a constant, they make the same upsampling.
+TEST(OnnxImport, ResizeSizesComputedThroughFloorAndCeilAreFolded) {
+  const std::string path = write_model("resize_floor", {2, 2, 3, 3}, {2, 108}, [](auto& g) {
+    add_floats_initializer(g, "scaled", {2.0f, 2.0f, 6.7f, 8.2f});  // floor: [2, 2, 6, 8]; ceil of the last: 9
+    add_floats_initializer(g, "column", {0, 0, 0, 0.5f});
+    add_node(g, "floor", "Floor", {"scaled"}, "floored");
+    add_node(g, "ceil", "Ceil", {"column"}, "one_more");
+    add_node(g, "sum", "Add", {"floored", "one_more"}, "sized");
+    add_int_attribute(add_node(g, "cast", "Cast", {"sized"}, "sizes"), "to", ::onnx::TensorProto::INT64);
+    add_node(g, "up", "Resize", {"x", "", "", "sizes"}, "u");
     add_node(g, "flatten", "Flatten", {"u"}, "y");
   });
   const OnnxModel m = import_onnx(path, {.batch_size = 2});
   const auto up = std::ranges::find_if(m.forward.nodes(), [](const Node& n) { return n.op == OpKind::UpsampleNearest; });
   ASSERT_NE(up, m.forward.nodes().end());
-  EXPECT_EQ(up->attrs.kernel_h, 2);
-  EXPECT_EQ(up->attrs.kernel_w, 3);
   EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
 }
 
 // torch.onnx.export's default (TrainingMode.EVAL) folds each batch norm into its convolution,
 // whose weight it then names as a computed constant: the import says so, since the model
-// trains without batch norm. A weight with its parameter's name, or a batch norm in the
-// file, is no such export.
-TEST(OnnxImport, ConvolutionsWithFoldedWeightsAndNoBatchNormAreNoted) {
+// trains without those batch norms (also when others, after a ReLU, stay). A weight with
+// its parameter's name is no such export.
+TEST(OnnxImport, ConvolutionsWithFoldedWeightsAreNoted) {
   const auto notes_with_weight = [](const std::string& weight) {
     const std::string path = write_model("folded_" + weight.substr(0, 4), {2, 1, 4, 4}, {2, 32}, [&](auto& g) {
       add_initializer(g, weight, {2, 1, 3, 3}, 0.1f);
@@ -153,8 +178,9 @@ TEST(OnnxImport, ConvolutionsWithFoldedWeightsAndNoBatchNormAreNoted) {
   };
   const std::vector<std::string> folded = notes_with_weight("onnx::Conv_7");
   ASSERT_EQ(folded.size(), 1u);
-  EXPECT_NE(folded[0].find("has no batch norm, and 1 of its convolutions read weights torch computed ('onnx::Conv_7')"),
-            std::string::npos) << folded[0];
+  EXPECT_NE(folded[0].find("1 of the convolutions of '"), std::string::npos) << folded[0];
+  EXPECT_NE(folded[0].find("' read weights torch computed at export ('onnx::Conv_7')"), std::string::npos)
+      << folded[0];
   EXPECT_NE(folded[0].find("training=torch.onnx.TrainingMode.PRESERVE"), std::string::npos) << folded[0];
   EXPECT_TRUE(notes_with_weight("conv.weight").empty());
   EXPECT_TRUE(import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2}).notes.empty());

@@ -478,15 +478,17 @@ ConstTensor logical_not(const NodeReader& n, const std::vector<const ConstTensor
   return out;
 }
 
-// Neg (integers or floats) and Sqrt (floats) element by element.
+// Neg (integers or floats), and Sqrt, Floor and Ceil (floats: interpolate's
+// recompute_scale_factor computes its sizes so) element by element.
 ConstTensor unary(const NodeReader& n, const std::vector<const ConstTensor*>& in) {
   ConstTensor out = arg(n, in, 0);
   out.name.clear();
   out.table.clear();
   out.table_index.clear();
-  const bool negate = n.op_type() == "Neg";
-  if (!out.is_float && !negate) bad(n, "folds Sqrt of floats only");
-  for (float& v : out.floats) v = negate ? -v : std::sqrt(v);
+  const std::string& op = n.op_type();
+  const bool negate = op == "Neg";
+  if (!out.is_float && !negate) bad(n, fmt::format("folds {} of floats only", op));
+  for (float& v : out.floats) v = negate ? -v : op == "Sqrt" ? std::sqrt(v) : op == "Floor" ? std::floor(v) : std::ceil(v);
   for (std::int64_t& v : out.ints) {
     if (v == std::numeric_limits<std::int64_t>::min()) bad(n, "overflows 64-bit integers");
     v = -v;
@@ -550,10 +552,10 @@ ConstTensor scatter_nd(const NodeReader& n, const std::vector<const ConstTensor*
 }  // namespace
 
 bool is_foldable(const std::string& op) {
-  static const std::array<const char*, 25> ops = {
+  static const std::array<const char*, 27> ops = {
       "Constant", "Identity", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Reshape",
       "Add", "Sub", "Mul", "Div", "Mod", "Pow", "ConstantOfShape", "Equal", "Where", "Expand",
-      "Transpose", "Range", "ScatterND", "Not", "Neg", "Sqrt"};
+      "Transpose", "Range", "ScatterND", "Not", "Neg", "Sqrt", "Floor", "Ceil"};
   return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
@@ -597,7 +599,7 @@ ConstTensor fold(const NodeReader& n, const std::vector<const ConstTensor*>& in)
   if (op == "Range") return range(n, in);
   if (op == "ScatterND") return scatter_nd(n, in);
   if (op == "Not") return logical_not(n, in);
-  if (op == "Neg" || op == "Sqrt") return unary(n, in);
+  if (op == "Neg" || op == "Sqrt" || op == "Floor" || op == "Ceil") return unary(n, in);
   return arithmetic(n, in);
 }
 

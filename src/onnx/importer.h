@@ -29,6 +29,7 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path);
 // The operators mapped onto poet's, and those computed only on constants (folded).
 const std::vector<std::string>& layer_ops();
 const std::vector<std::string>& constant_ops();
+bool maps_operator(const std::string& op);  // one of layer_ops(), by its ONNX name
 // A kernel size, stride, pad or group count as the operator's int attribute: InputError
 // beyond any real model's (which could not be a window over an image poet holds).
 int window_attribute(const NodeReader& n, std::int64_t value, const char* what, const std::string& path);
@@ -68,7 +69,10 @@ class Importer {
   [[noreturn]] void fail(const NodeReader& n, const std::string& why) const {
     throw InputError(fmt::format("'{}': node '{}' ({}): {}", path_, n.label(), n.op_type(), why));
   }
+  // Why poet cannot import node n; the operators it imports are listed only when n's is not
+  // one of them (for one that is, the reason and its fix are the whole message).
   [[noreturn]] void unsupported(const NodeReader& n, const std::string& why) const {
+    if (maps_operator(n.op_type())) fail(n, why + " (docs/ONNX.md)");
     fail(n, fmt::format("{}; poet imports {} (docs/ONNX.md)", why, onnx_supported_operators()));
   }
 

@@ -56,11 +56,16 @@ const std::vector<std::string>& layer_ops() {
       "Tanh", "Transpose", "Unsqueeze"};
   return ops;
 }
+bool maps_operator(const std::string& op) {
+  return std::ranges::any_of(layer_ops(),
+                             [&](const std::string& known) { return known.substr(0, known.find(' ')) == op; });
+}
+
 const std::vector<std::string>& constant_ops() {
   static const std::vector<std::string> ops = {
-      "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand", "Gather", "Mod", "Mul", "Neg", "Not",
-      "Pow", "Range", "Reshape", "ScatterND", "Shape", "Slice", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze",
-      "Where"};
+      "Cast", "Ceil", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand", "Floor", "Gather", "Mod",
+      "Mul", "Neg", "Not", "Pow", "Range", "Reshape", "ScatterND", "Shape", "Slice", "Sqrt", "Squeeze", "Sub",
+      "Transpose", "Unsqueeze", "Where"};
   return ops;
 }
 
@@ -75,24 +80,23 @@ int window_attribute(const NodeReader& n, std::int64_t value, const char* what, 
 
 namespace {
 
-// torch.onnx.export's default, TrainingMode.EVAL, folds each batch norm into the convolution
-// before it and names the folded weight as a computed constant ("onnx::Conv_26"). Such a
-// file imports, as a model without batch norm: seldom what a user who trains meant.
-std::optional<std::string> folded_batch_norm_note(const ::onnx::GraphProto& graph, const std::string& path) {
+// torch folds into one constant what it computes from weights alone, and names it so
+// ("onnx::Conv_26" for a convolution's): a batch norm after a convolution in an eval-mode
+// export (TrainingMode.EVAL, torch.onnx.export's default), or a weight norm. Such a file
+// imports, its folded weights trained as one: seldom what a user who trains meant.
+std::optional<std::string> folded_weights_note(const ::onnx::GraphProto& graph, const std::string& path) {
   std::vector<std::string> folded;
-  for (const auto& node : graph.node()) {
-    if (node.op_type() == "BatchNormalization") return std::nullopt;
+  for (const auto& node : graph.node())
     if (node.op_type() == "Conv" && node.input_size() > 1 && node.input(1).starts_with("onnx::Conv_"))
       folded.push_back("'" + node.input(1) + "'");
-  }
   if (folded.empty()) return std::nullopt;
   const std::size_t shown = std::min<std::size_t>(folded.size(), 3);
   return fmt::format(
-      "'{}' has no batch norm, and {} of its convolutions read weights torch computed ({}{}): it was likely exported "
-      "in eval mode (torch.onnx.export's default, TrainingMode.EVAL), which folds each batch norm into the "
-      "convolution before it. poet trains the model as the file has it, without batch norm; to train the batch norms "
-      "as PyTorch does, export with training=torch.onnx.TrainingMode.PRESERVE (docs/ONNX.md)",
-      path, folded.size(), fmt::join(folded.begin(), folded.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      "{} of the convolutions of '{}' read weights torch computed at export ({}{}): torch folds into one weight what "
+      "it computes from weights alone, such as a batch norm after a convolution in an eval-mode export (TrainingMode."
+      "EVAL, torch.onnx.export's default) or a weight norm, and poet trains the weights as the file has them. To "
+      "train the batch norms as PyTorch does, export with training=torch.onnx.TrainingMode.PRESERVE (docs/ONNX.md)",
+      folded.size(), path, fmt::join(folded.begin(), folded.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
       folded.size() > shown ? ", ..." : "");
 }
 
@@ -142,7 +146,7 @@ OnnxModel Importer::run() {
   m.onnx_nodes = graph.node_size();
   m.folded_nodes = folded_;
   m.opset = model_opset();
-  if (auto note = folded_batch_norm_note(graph, path_)) m.notes.push_back(std::move(*note));
+  if (auto note = folded_weights_note(graph, path_)) m.notes.push_back(std::move(*note));
   return m;
 }
 
@@ -453,10 +457,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Split") return split(n);  // several outputs, each used
   // An operator poet has not (LSTM, whose state outputs a model uses) is named as such, not
   // for its outputs: a user who rewrote the model to read only the first would still be refused.
-  const auto layer = std::ranges::find_if(layer_ops(), [&](const std::string& known) {
-    return known.substr(0, known.find(' ')) == op;
-  });
-  if (layer != layer_ops().end()) check_unused_outputs(n);
+  if (maps_operator(op)) check_unused_outputs(n);
   if (op == "Identity") return alias(n, 0);
   if (op == "Conv") return bind(n, conv(n));
   if (op == "Gemm") return bind(n, gemm(n));

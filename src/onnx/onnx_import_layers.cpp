@@ -426,8 +426,9 @@ void Importer::dropout(const NodeReader& n) {
 // Resize (torch's Upsample and interpolate) by the nearest pixel, rows and columns by whole
 // factors: each pixel becomes a block of copies. ONNX picks each output pixel's source by
 // its coordinate rules, which give those blocks for whole factors in two cases: the floor
-// of out / factor (asymmetric with floor, torch's export), and the rounded centre
-// (out + 0.5) / factor - 0.5 (half_pixel; never halfway for a whole factor).
+// of out / factor (asymmetric with floor, torch's export; tf_half_pixel_for_nn's
+// (out + 0.5) / factor with floor too), and the rounded centre (out + 0.5) / factor - 0.5
+// (half_pixel; never halfway for a whole factor).
 void Importer::resize(const NodeReader& n) {
   if (model_opset() < 11)
     unsupported(n, fmt::format("poet reads Resize as opset 11 and later define it, not opset {}'s: export with "
@@ -439,12 +440,14 @@ void Importer::resize(const NodeReader& n) {
   const std::string coordinates = n.get_string("coordinate_transformation_mode", "half_pixel");
   const std::string rounding = n.get_string("nearest_mode", "round_prefer_floor");
   const bool half_pixel = coordinates == "half_pixel" || coordinates == "pytorch_half_pixel";
-  const bool blocks = (coordinates == "asymmetric" && rounding == "floor") ||
-                      (half_pixel && (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil"));
+  const bool blocks =
+      ((coordinates == "asymmetric" || coordinates == "tf_half_pixel_for_nn") && rounding == "floor") ||
+      (half_pixel && (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil"));
   if (!blocks)
-    unsupported(n, fmt::format("coordinate_transformation_mode '{}' with nearest_mode '{}' does not repeat each pixel "
-                               "as a block; poet reads 'asymmetric' with 'floor' (torch's export) and 'half_pixel' "
-                               "with either rounding",
+    unsupported(n, fmt::format("poet reads the coordinates that repeat each pixel as a block for every whole factor: "
+                               "'asymmetric' (torch's export) or 'tf_half_pixel_for_nn' with nearest_mode 'floor', "
+                               "'half_pixel' or 'pytorch_half_pixel' with either rounding; not "
+                               "coordinate_transformation_mode '{}' with nearest_mode '{}'",
                                coordinates, rounding));
   if (n.find("axes")) unsupported(n, "poet reads scales or sizes for every axis, without an axes attribute");
   const NodeId x = activation_as_onnx(n, 0);
@@ -469,8 +472,8 @@ void Importer::resize(const NodeReader& n) {
     unsupported(n, "it has neither sizes nor 4 float scales");
   }
   if (factor[0] != 1 || factor[1] != 1 || factor[2] < 1 || factor[3] < 1 || factor[2] > 1024 || factor[3] > 1024)
-    unsupported(n, fmt::format("poet enlarges an image's rows and columns by whole factors (2 for nn.Upsample("
-                               "scale_factor=2)), keeping its batch and channels; this Resize takes {} to {}",
+    unsupported(n, fmt::format("poet enlarges an image's rows and columns by whole factors of 1 to 1024 (2 for "
+                               "nn.Upsample(scale_factor=2)), keeping its batch and channels; this Resize takes {} to {}",
                                shape_string(in),
                                sizes && sizes->elements() > 0
                                    ? dims_string(sizes->ints)

@@ -56,8 +56,8 @@ struct OnnxModel {
   // The model's bytes with its weights inside (external data read in): about what
   // export_onnx writes.
   std::uint64_t bytes = 0;
-  // What the user should know of a file that imports, but likely not as meant (a batch
-  // norm folded away by an eval-mode export); commands print each as a note.
+  // What the user should know of a file that imports, but likely not as meant (batch norms
+  // folded away by an eval-mode export); commands print each as a note.
   std::vector<std::string> notes;
 };
 
