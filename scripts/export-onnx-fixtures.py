@@ -301,6 +301,27 @@ class TinyGroupNorm(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class TinyConv1d(nn.Module):
+    """A keyword-spotting-like network over a signal [N, 4, 32]: Conv1d (strided, padded), BatchNorm1d, MaxPool1d, a
+    dilated depthwise Conv1d, AvgPool1d with padding (Pad then AveragePool), a pointwise Conv1d and a linear layer
+    reading each position."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(4, 8, 5, stride=2, padding=2)
+        self.norm = nn.BatchNorm1d(8)
+        self.pool1 = nn.MaxPool1d(2)
+        self.depthwise = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=8)
+        self.pool2 = nn.AvgPool1d(3, stride=2, padding=1)
+        self.pointwise = nn.Conv1d(8, 6, 1)
+        self.fc = nn.Linear(6 * 4, 3)
+
+    def forward(self, x):
+        x = self.pool1(torch.relu(self.norm(self.conv1(x))))
+        x = self.pointwise(self.pool2(torch.relu(self.depthwise(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -527,6 +548,7 @@ def main():
     write_fixture("tiny_leaky", TinyLeaky, (3, 8, 8), 4, out_dir, perturb=True)
     write_fixture("tiny_upsample", TinyUpsample, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_group_norm", TinyGroupNorm, (3, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_conv1d", TinyConv1d, (4, 32), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

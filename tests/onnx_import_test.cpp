@@ -162,6 +162,29 @@ TEST(OnnxImport, ResizeSizesComputedThroughFloorAndCeilAreFolded) {
   EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
 }
 
+// A 1-D convolution is a 2-D one over an image of one row, between reshapes; tiny_conv1d
+// holds it to PyTorch.
+TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
+  const std::string path = write_model("conv1d", {2, 3, 10}, {2, 20}, [](auto& g) {
+    add_initializer(g, "w", {4, 3, 3}, 0.1f);
+    auto* conv = add_node(g, "conv", "Conv", {"x", "w"}, "c");
+    add_ints_attribute(conv, "pads", {1, 1});
+    add_ints_attribute(conv, "strides", {2});
+    add_node(g, "flatten", "Flatten", {"c"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Reshape, OpKind::Conv2d, OpKind::Reshape, OpKind::Flatten,
+                                      OpKind::SoftmaxCrossEntropy}));
+  const Node& conv = m.forward.node(2);
+  EXPECT_EQ(conv.shape, (Shape{2, 4, 1, 5}));
+  EXPECT_EQ(conv.attrs.kernel_h, 1);
+  EXPECT_EQ(conv.attrs.kernel_w, 3);
+  EXPECT_EQ(conv.attrs.pad_h, 0);
+  EXPECT_EQ(conv.attrs.pad_w, 1);
+}
+
 // torch.onnx.export's default (TrainingMode.EVAL) folds each batch norm into its convolution,
 // whose weight it then names as a computed constant: the import says so, since the model
 // trains without those batch norms (also when others, after a ReLU, stay). A weight with

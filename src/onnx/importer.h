@@ -109,7 +109,13 @@ class Importer {
   struct Window {
     int stride, pad_h, pad_w, dilation;
   };
-  Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {});
+  // one_row: a 1-D operator's attributes, read as those of a kernel one row high.
+  Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {},
+                bool one_row = false);
+  // A signal [N, C, L] as an image of one row, [N, C, 1, L], for a 1-D convolution or
+  // pooling made as a 2-D one; and its output back as a signal.
+  NodeId as_one_row(const NodeReader& n, NodeId x);
+  NodeId back_from_one_row(const NodeReader& n, NodeId y);
   NodeId conv(const NodeReader& n);
   NodeId gemm(const NodeReader& n);
   NodeId matmul(const NodeReader& n);

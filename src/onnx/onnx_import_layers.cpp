@@ -11,8 +11,16 @@
 namespace poet::onnx_import {
 
 Importer::Window Importer::window(const NodeReader& n, const char* operation,
-                                  std::optional<std::vector<std::int64_t>> pads) {
-  const std::vector<std::int64_t> dilations = n.get_ints("dilations").value_or(std::vector<std::int64_t>{1, 1});
+                                  std::optional<std::vector<std::int64_t>> pads, bool one_row) {
+  // A 1-D operator's lists, as a row's: one dilation and stride for both axes (the rows'
+  // is moot with a kernel one row high), its pads on the columns.
+  const auto as_row = [&](const char* name, std::vector<std::int64_t> v) {
+    if (!one_row || v.empty()) return v;
+    if (std::string_view(name) == "pads") return v.size() == 2 ? std::vector<std::int64_t>{0, v[0], 0, v[1]} : v;
+    return v.size() == 1 ? std::vector<std::int64_t>{v[0], v[0]} : v;
+  };
+  const std::vector<std::int64_t> dilations =
+      as_row("dilations", n.get_ints("dilations").value_or(std::vector<std::int64_t>{1, 1}));
   const bool pooling = std::string_view(operation) == "pooling";
   if (pooling && std::any_of(dilations.begin(), dilations.end(), [](auto v) { return v != 1; }))
     unsupported(n, "dilated pooling (dilations other than 1) is not supported");
@@ -22,8 +30,9 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
   const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID")
     unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
-  const std::vector<std::int64_t> strides = n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1});
-  if (!pads) pads = n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0});
+  const std::vector<std::int64_t> strides =
+      as_row("strides", n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1}));
+  if (!pads) pads = as_row("pads", n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0}));
   if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
     unsupported(n, fmt::format("poet's {} takes one stride for both axes", operation));
   const auto& p = *pads;
@@ -33,20 +42,39 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
           window_attribute(n, p[1], "pad", path_), window_attribute(n, dilations[0], "dilation", path_)};
 }
 
+NodeId Importer::as_one_row(const NodeReader& n, NodeId x) {
+  const Shape in = g_.node(x).shape;
+  OpAttrs a;
+  a.dims = {in[0], in[1], 1, in[2]};
+  return make(n, OpKind::Reshape, {x}, {.attrs = a});
+}
+
+NodeId Importer::back_from_one_row(const NodeReader& n, NodeId y) {
+  const Shape out = g_.node(y).shape;
+  OpAttrs a;
+  a.dims = {out[0], out[1], out[3]};
+  return make(n, OpKind::Reshape, {y}, {.attrs = a});
+}
+
 NodeId Importer::conv(const NodeReader& n) {
-  const NodeId x = activation_as_onnx(n, 0);
-  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  NodeId x = activation_as_onnx(n, 0);
   const ConstTensor* w = constant(n, 1);
-  if (!w || w->dims.size() != 4 || in.size() != 4)
-    unsupported(n, "poet convolves 2-D images only: an [N, C, H, W] input and an [out, in/groups, kh, kw] weight");
+  // Conv1d: the same convolution over an image of one row, by a kernel one row high (the
+  // same weights, in the same order), between reshapes.
+  const bool one_row = w && w->dims.size() == 3 && g_.node(x).shape.size() == 3;
+  if (one_row) x = as_one_row(n, x);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  if (!w || w->dims.size() != (one_row ? 3 : 4) || in.size() != 4)
+    unsupported(n, "poet convolves images, [N, C, H, W] by an [out, in/groups, kh, kw] weight, and signals, [N, C, "
+                   "L] by an [out, in/groups, k] weight");
   const int groups = window_attribute(n, n.get_int("group", 1), "group", path_);
   if (groups < 1 || in[1] != w->dims[1] * groups)
     fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
                         in[1]));
-  const Window geometry = window(n, "convolution");
+  const Window geometry = window(n, "convolution", std::nullopt, one_row);
   OpAttrs a;
-  a.kernel_h = window_attribute(n, w->dims[2], "kernel height", path_);
-  a.kernel_w = window_attribute(n, w->dims[3], "kernel width", path_);
+  a.kernel_h = one_row ? 1 : window_attribute(n, w->dims[2], "kernel height", path_);
+  a.kernel_w = window_attribute(n, w->dims[one_row ? 2 : 3], "kernel width", path_);
   a.stride = geometry.stride;
   a.pad_h = geometry.pad_h;
   a.pad_w = geometry.pad_w;
@@ -58,7 +86,7 @@ NodeId Importer::conv(const NodeReader& n) {
   std::vector<Weight> weights = {weight(n, 1, w->dims, "weight")};
   if (a.bias) weights.push_back(weight(n, 2, {out}, "bias"));
   set_parameters(n, id, weights);
-  return id;
+  return one_row ? back_from_one_row(n, id) : id;
 }
 
 NodeId Importer::gemm(const NodeReader& n) {
@@ -194,18 +222,25 @@ NodeId Importer::layer_norm(const NodeReader& n) {
   return id;
 }
 
+// MaxPool1d and AvgPool1d, as Conv1d: over an image of one row.
 NodeId Importer::pool(const NodeReader& n, OpKind op) {
-  const NodeId x = activation(n, 0);
+  NodeId x = activation(n, 0);
+  auto kernel = n.get_ints("kernel_shape");
+  const bool one_row = kernel && kernel->size() == 1 && g_.node(x).shape.size() == 3;
+  if (one_row) {
+    x = as_one_row(n, x);
+    kernel = std::vector<std::int64_t>{1, (*kernel)[0]};
+  }
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
-  const auto kernel = n.get_ints("kernel_shape");
-  if (!kernel || kernel->size() != 2 || in.size() != 4) unsupported(n, "poet pools 2-D images with a 2-D kernel");
+  if (!kernel || kernel->size() != 2 || in.size() != 4)
+    unsupported(n, "poet pools images [N, C, H, W] with a 2-D kernel, and signals [N, C, L] with a 1-D one");
   std::optional<std::vector<std::int64_t>> folded_pads;
   bool counts_padding = n.get_int("count_include_pad", 0) != 0;
   if (const auto it = pool_padding_.find(index_); it != pool_padding_.end()) {  // the Pad before it, folded in
     folded_pads = {it->second.first, it->second.second, it->second.first, it->second.second};
     counts_padding = true;
   }
-  const Window geometry = window(n, "pooling", folded_pads);
+  const Window geometry = window(n, "pooling", folded_pads, one_row);
   if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
     unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   OpAttrs a;
@@ -225,7 +260,8 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
                      "PyTorch does (export with ceil_mode=False)");
     a.ceil_mode = true;
   }
-  return make(n, op, {x}, {.attrs = a});
+  const NodeId y = make(n, op, {x}, {.attrs = a});
+  return one_row ? back_from_one_row(n, y) : y;
 }
 
 std::optional<NodeId> Importer::reshape(const NodeReader& n) {
