@@ -190,12 +190,21 @@ TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
 // trains without those batch norms (also when others, after a ReLU, stay). A weight with
 // its parameter's name is no such export.
 TEST(OnnxImport, ConvolutionsWithFoldedWeightsAreNoted) {
-  const auto notes_with_weight = [](const std::string& weight) {
-    const std::string path = write_model("folded_" + weight.substr(0, 4), {2, 1, 4, 4}, {2, 32}, [&](auto& g) {
+  // With a batch norm after a ReLU, which an eval-mode export keeps.
+  const auto notes_with_weight = [](const std::string& weight, bool norm_after_relu = false) {
+    const std::string name = "folded_" + weight.substr(0, 4) + (norm_after_relu ? "_norm" : "");
+    const std::string path = write_model(name, {2, 1, 4, 4}, {2, 32}, [&](auto& g) {
       add_initializer(g, weight, {2, 1, 3, 3}, 0.1f);
       add_initializer(g, "onnx::Conv_8", {2}, 0.0f);
       add_ints_attribute(add_node(g, "conv", "Conv", {"x", weight, "onnx::Conv_8"}, "c"), "pads", {1, 1, 1, 1});
-      add_node(g, "flatten", "Flatten", {"c"}, "y");
+      if (norm_after_relu) {
+        for (const char* p : {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"})
+          add_initializer(g, p, {2}, 1.0f);
+        add_node(g, "relu", "Relu", {"c"}, "r");
+        add_node(g, "bn", "BatchNormalization", {"r", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"},
+                 "n");
+      }
+      add_node(g, "flatten", "Flatten", {norm_after_relu ? "n" : "c"}, "y");
     });
     return import_onnx(path, {.batch_size = 2}).notes;
   };
@@ -205,7 +214,9 @@ TEST(OnnxImport, ConvolutionsWithFoldedWeightsAreNoted) {
   EXPECT_NE(folded[0].find("' read weights torch computed at export ('onnx::Conv_7')"), std::string::npos)
       << folded[0];
   EXPECT_NE(folded[0].find("training=torch.onnx.TrainingMode.PRESERVE"), std::string::npos) << folded[0];
+  EXPECT_EQ(notes_with_weight("onnx::Conv_7", true).size(), 1u);
   EXPECT_TRUE(notes_with_weight("conv.weight").empty());
+  EXPECT_TRUE(notes_with_weight("conv.weight", true).empty());
   EXPECT_TRUE(import_onnx(testing::onnx_fixture("tiny_resnet.onnx"), {.batch_size = 2}).notes.empty());
 }
 
