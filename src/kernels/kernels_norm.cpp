@@ -309,9 +309,16 @@ void layer_norm_backward_params(const LayerNormShape& s, std::span<const float> 
   }
 }
 
+// Group norm shares its rows (a sample's group) between the threads, and the parameter
+// gradients its channels; each is computed whole by one thread, in a fixed order.
 void group_norm_stats(const GroupNormShape& s, std::span<const float> x, std::span<float> stats) {
   check_group_norm("group_norm_stats", s, x, stats);
-  layer_norm_stats({.rows = s.batch * s.groups, .features = s.group_elements(), .eps = s.eps}, x, stats);
+  const LayerNormShape row{.rows = 1, .features = s.group_elements(), .eps = s.eps};
+  const auto n = static_cast<std::size_t>(row.features);
+  detail::parallel_for(s.batch * s.groups, row.features, [&](std::int64_t r) {
+    const auto i = static_cast<std::size_t>(r);
+    layer_norm_stats(row, x.subspan(i * n, n), stats.subspan(2 * i, 2));
+  });
 }
 
 void group_norm_forward(const GroupNormShape& s, std::span<const float> x, std::span<const float> stats,
@@ -320,10 +327,10 @@ void group_norm_forward(const GroupNormShape& s, std::span<const float> x, std::
   expect_size("group_norm_forward", "gamma", gamma, s.channels);
   expect_size("group_norm_forward", "beta", beta, s.channels);
   expect_size("group_norm_forward", "y", y, x.size());
-  for (std::int64_t r = 0; r < s.batch * s.groups; ++r) {
+  detail::parallel_for(s.batch * s.groups, s.group_elements(), [&](std::int64_t r) {
     const Moments m = moments_of(stats, r);
     for_group(s, r, [&](std::int64_t c, std::int64_t i) { y[i] = gamma[c] * ((x[i] - m.mean) * m.inv_std) + beta[c]; });
-  }
+  });
 }
 
 void group_norm_backward_input(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
@@ -333,7 +340,7 @@ void group_norm_backward_input(const GroupNormShape& s, std::span<const float> d
   expect_size("group_norm_backward_input", "gamma", gamma, s.channels);
   expect_size("group_norm_backward_input", "dx", dx, x.size());
   const double count = static_cast<double>(s.group_elements());
-  for (std::int64_t r = 0; r < s.batch * s.groups; ++r) {
+  detail::parallel_for(s.batch * s.groups, s.group_elements(), [&](std::int64_t r) {
     const Moments m = moments_of(stats, r);
     double sum_g = 0.0, sum_g_xhat = 0.0;
     for_group(s, r, [&](std::int64_t c, std::int64_t i) {
@@ -345,7 +352,7 @@ void group_norm_backward_input(const GroupNormShape& s, std::span<const float> d
       const float xhat = (x[i] - m.mean) * m.inv_std;
       dx[i] = normalized_input_gradient(dy[i] * gamma[c], xhat, m.inv_std, count, sum_g, sum_g_xhat);
     });
-  }
+  });
 }
 
 void group_norm_backward_params(const GroupNormShape& s, std::span<const float> dy, std::span<const float> x,
@@ -356,7 +363,7 @@ void group_norm_backward_params(const GroupNormShape& s, std::span<const float> 
   expect_size("group_norm_backward_params", "dbeta", dbeta, s.channels);
   // Channel by channel over the batch, in double: a channel's sums need no scratch.
   const std::int64_t per_group = s.channels / s.groups;
-  for (std::int64_t c = 0; c < s.channels; ++c) {
+  detail::parallel_for(s.channels, s.batch * s.spatial, [&](std::int64_t c) {
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
     for (std::int64_t n = 0; n < s.batch; ++n) {
       const Moments m = moments_of(stats, n * s.groups + c / per_group);
@@ -368,7 +375,7 @@ void group_norm_backward_params(const GroupNormShape& s, std::span<const float> 
     }
     dgamma[c] = static_cast<float>(sum_dy_xhat);
     dbeta[c] = static_cast<float>(sum_dy);
-  }
+  });
 }
 
 }  // namespace poet::kernels
