@@ -405,7 +405,8 @@ bool Importer::group_norm(const NodeReader& n) {
   const auto to_x = [&](const std::string& shape) {
     if (const ConstTensor* t = constant_named(shape)) return !t->is_float && t->has_data && t->ints == x;
     const auto p = producer_.find(shape);
-    const auto& s = graph.node(p == producer_.end() ? norm : p->second);
+    if (p == producer_.end()) return false;
+    const auto& s = graph.node(p->second);
     return s.op_type() == "Shape" && s.input(0) == n.input(0) && s.attribute_size() == 0;
   };
   const int back = sole_reader(out(norm), "Reshape");

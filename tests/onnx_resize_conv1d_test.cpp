@@ -1,0 +1,87 @@
+// The image and signal operators of small on-device models that map onto poet's 2-D ones:
+// Resize by whole factors (nearest-neighbour upsampling) and the 1-D convolution, made as
+// a 2-D one over an image of one row. tiny_upsample and tiny_conv1d hold both to PyTorch
+// (onnx_parity_test.cpp); these check what the importer makes of them.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "onnx_builder.h"
+#include "poet/graph/graph.h"
+#include "poet/onnx/onnx_import.h"
+
+namespace poet {
+namespace {
+
+using namespace testing::onnx_builder;
+
+// ONNX's default coordinates (half_pixel, rounded) pick the same source pixels as torch's
+// export (asymmetric, floor) for whole factors, and so do TensorFlow exporters'
+// tf_half_pixel_for_nn with floor, (out + 0.5) / factor: all are blocks of copies.
+TEST(OnnxImport, ResizeByWholeFactorsIsAnUpsampling) {
+  for (const std::string coordinates : {"half_pixel", "tf_half_pixel_for_nn"}) {
+    const std::string path = write_model("resize_" + coordinates, {2, 2, 3, 3}, {2, 108}, [&](auto& g) {
+      add_floats_initializer(g, "scales", {1, 1, 2, 3});
+      auto* resize = add_node(g, "up", "Resize", {"x", "", "scales"}, "u");
+      add_string_attribute(resize, "coordinate_transformation_mode", coordinates);
+      if (coordinates != "half_pixel") add_string_attribute(resize, "nearest_mode", "floor");
+      add_node(g, "flatten", "Flatten", {"u"}, "y");
+    });
+    const OnnxModel m = import_onnx(path, {.batch_size = 2});
+    const auto up =
+        std::ranges::find_if(m.forward.nodes(), [](const Node& n) { return n.op == OpKind::UpsampleNearest; });
+    ASSERT_NE(up, m.forward.nodes().end()) << coordinates;
+    EXPECT_EQ(up->attrs.kernel_h, 2);
+    EXPECT_EQ(up->attrs.kernel_w, 3);
+    EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
+  }
+}
+
+// interpolate(..., recompute_scale_factor=True) computes its sizes from the input's shape
+// through Floor: folded as a constant, they make the same upsampling.
+TEST(OnnxImport, ResizeSizesComputedThroughFloorAndCeilAreFolded) {
+  const std::string path = write_model("resize_floor", {2, 2, 3, 3}, {2, 108}, [](auto& g) {
+    add_floats_initializer(g, "scaled", {2.0f, 2.0f, 6.7f, 8.2f});  // floor: [2, 2, 6, 8]; ceil of the last: 9
+    add_floats_initializer(g, "column", {0, 0, 0, 0.5f});
+    add_node(g, "floor", "Floor", {"scaled"}, "floored");
+    add_node(g, "ceil", "Ceil", {"column"}, "one_more");
+    add_node(g, "sum", "Add", {"floored", "one_more"}, "sized");
+    add_int_attribute(add_node(g, "cast", "Cast", {"sized"}, "sizes"), "to", ::onnx::TensorProto::INT64);
+    add_node(g, "up", "Resize", {"x", "", "", "sizes"}, "u");
+    add_node(g, "flatten", "Flatten", {"u"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  const auto up = std::ranges::find_if(m.forward.nodes(), [](const Node& n) { return n.op == OpKind::UpsampleNearest; });
+  ASSERT_NE(up, m.forward.nodes().end());
+  EXPECT_EQ(up->shape, (Shape{2, 2, 6, 9}));
+}
+
+// A 1-D convolution is a 2-D one over an image of one row, between reshapes; tiny_conv1d
+// holds it to PyTorch.
+TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
+  const std::string path = write_model("conv1d", {2, 3, 10}, {2, 20}, [](auto& g) {
+    add_initializer(g, "w", {4, 3, 3}, 0.1f);
+    auto* conv = add_node(g, "conv", "Conv", {"x", "w"}, "c");
+    add_ints_attribute(conv, "pads", {1, 1});
+    add_ints_attribute(conv, "strides", {2});
+    add_node(g, "flatten", "Flatten", {"c"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : m.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Reshape, OpKind::Conv2d, OpKind::Reshape, OpKind::Flatten,
+                                      OpKind::SoftmaxCrossEntropy}));
+  const Node& conv = m.forward.node(2);
+  EXPECT_EQ(conv.shape, (Shape{2, 4, 1, 5}));
+  EXPECT_EQ(conv.attrs.kernel_h, 1);
+  EXPECT_EQ(conv.attrs.kernel_w, 3);
+  EXPECT_EQ(conv.attrs.pad_h, 0);
+  EXPECT_EQ(conv.attrs.pad_w, 1);
+}
+
+}  // namespace
+}  // namespace poet
