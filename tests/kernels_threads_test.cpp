@@ -83,8 +83,12 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
   // convolution), and those whose images are shared between the threads (small GEMMs, the
   // weight gradient summed in groups of images; 5 images, uneven groups): with 16 input
   // channels its weight gradient goes channels-last where the CPU has AVX-512
-  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes. And
-  // one too large for that at 7x7, 5 images side by side in chunks of 4.
+  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes.
+  // Not here: a convolution too large to share its images (96 -> 256 at 7x7, 5 images side by
+  // side in chunks of 4). Its products are shared by oneDNN itself, whose sgemm splits k on
+  // some CPUs and thread counts (an AVX2 EPYC at 3 threads): bits identical across thread
+  // counts for those would cost 1.06-1.18x in speed (docs/BENCHMARKS.md, "Large products
+  // split by C's blocks"), so they are not promised.
   const Conv2dShape shapes[] = {
       {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .bias = true},
@@ -96,12 +100,11 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 32, .in_h = 8, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
        .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
-      {.batch = 5, .in_channels = 96, .in_h = 7, .in_w = 7, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 8, .in_h = 20, .in_w = 20, .out_channels = 24, .kernel_h = 3, .kernel_w = 3,
        .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
   };
   for (const Conv2dShape& s : shapes) {
+    SCOPED_TRACE(::testing::Message() << "shape " << &s - shapes);
     const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w,
                       y_size = s.batch * s.out_channels * s.out_h() * s.out_w(),
                       w_size = s.out_channels * s.in_channels_per_group() * 9, b_size = s.bias ? s.out_channels : 0;
