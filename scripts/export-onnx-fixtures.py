@@ -301,6 +301,29 @@ class TinyGroupNorm(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class TinyFixedNorms(nn.Module):
+    """Each norm without a learned scale and shift (affine=False): InstanceNorm2d's default, GroupNorm, BatchNorm2d
+    and LayerNorm (at opset 13 its decomposition, ending at the Div)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)  # the norm would cancel a bias: its gradient is 0
+        self.instance = nn.InstanceNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.group = nn.GroupNorm(4, 8, affine=False)
+        self.conv3 = nn.Conv2d(8, 6, 3, padding=1, bias=False)
+        self.batch = nn.BatchNorm2d(6, affine=False)
+        self.fc1 = nn.Linear(6 * 4 * 4, 16)
+        self.layer = nn.LayerNorm(16, elementwise_affine=False)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.instance(self.conv1(x)))
+        x = torch.relu(self.group(self.conv2(x)))
+        x = torch.relu(self.batch(self.conv3(x)))
+        return self.fc2(torch.relu(self.layer(self.fc1(torch.flatten(x, 1)))))
+
+
 class TinyConv1d(nn.Module):
     """A keyword-spotting-like network over a signal [N, 4, 32]: Conv1d (strided, padded), BatchNorm1d, MaxPool1d, a
     dilated depthwise Conv1d, AvgPool1d with padding (Pad then AveragePool), a pointwise Conv1d and a linear layer
@@ -387,8 +410,9 @@ def randomize_norms(model, gen):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
             with torch.no_grad():
-                m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
-                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+                if m.weight is not None:  # affine=False: none to set
+                    m.weight.copy_(1 + 0.2 * torch.randn(m.weight.shape, generator=gen))
+                    m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
                 if isinstance(m, nn.BatchNorm2d):
                     m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=gen))
                     m.running_var.copy_(1 + 0.3 * torch.rand(m.running_var.shape, generator=gen))
@@ -549,6 +573,7 @@ def main():
     write_fixture("tiny_upsample", TinyUpsample, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_group_norm", TinyGroupNorm, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_conv1d", TinyConv1d, (4, 32), 3, out_dir, perturb=True)
+    write_fixture("tiny_fixed_norms", TinyFixedNorms, (3, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

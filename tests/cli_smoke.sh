@@ -624,6 +624,11 @@ expect 0 "exported    the trained weights into '$tmp/tuned.onnx'" -- train --onn
 expect 0 "weights     from '$onnx/tiny_resnet.onnx'" -- train --onnx "$onnx/tiny_resnet.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --epochs 2 --max-batches 3 --page-file "$tmp" --checkpoint "$tmp/onnx.ckpt" --resume
 [[ "$last_output" == *"resume      from '$tmp/onnx.ckpt' after epoch 1"* ]] || { echo "FAIL: train --onnx did not resume"; failures=$((failures + 1)); }
 expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
+# Norms without affine: their fixed scales are named beside the parameters; the export
+# writes the trained weights back and leaves the fixed constants as the file had them.
+expect 0 " with batch-norm running statistics and fixed norm scales; gradients" -- graph --onnx "$onnx/tiny_fixed_norms.onnx"
+expect 0 "exported    the trained weights into '$tmp/tuned_fixed.onnx'" -- train --onnx "$onnx/tiny_fixed_norms.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --max-batches 2 --page-file "$tmp" --export-onnx "$tmp/tuned_fixed.onnx"
+expect 0 "parameters  2,835 trained" -- graph --onnx "$tmp/tuned_fixed.onnx"
 # A BERT-style encoder on token ids trains on synthetic token sequences, and not on pictures.
 expect 0 "exported    the trained weights into '$tmp/tuned_bert.onnx'" -- train --onnx "$onnx/tiny_bert.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --time-limit 5 --max-batches 3 --page-file "$tmp" --export-onnx "$tmp/tuned_bert.onnx"
 expect 2 "the model takes token ids (an embedding of 20 tokens reads its input)" -- train --onnx "$onnx/tiny_bert.onnx" --batch-size 4

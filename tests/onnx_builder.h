@@ -122,10 +122,10 @@ inline void add_float_attribute(::onnx::NodeProto* n, const std::string& name, f
 
 // A model with input x of `input` dims and output y of `output` dims, whose nodes `body` adds.
 inline std::string write_model(const std::string& name, const Shape& input, const Shape& output,
-                        const std::function<void(::onnx::GraphProto&)>& body) {
+                        const std::function<void(::onnx::GraphProto&)>& body, int opset = 13) {
   ::onnx::ModelProto m;
   m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
+  m.add_opset_import()->set_version(opset);
   ::onnx::GraphProto& g = *m.mutable_graph();
   g.set_name(name);
   add_value(g.add_input(), "x", input);

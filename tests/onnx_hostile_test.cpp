@@ -179,45 +179,5 @@ TEST(OnnxHostile, AResizeOtherThanNearestByWholeFactorsIsNamed) {
   EXPECT_TRUE(import_refused_with(resize("shrink", {1, 1, 0.5f, 0.5f}, {1, 2, 2, 2}, {}), "whole factors"));
 }
 
-// nn.InstanceNorm2d's default (affine=False) writes constants of ones and zeros, which
-// poet's norm would learn: refused with the fix. Learned ones import.
-TEST(OnnxHostile, AnInstanceNormWithoutALearnedScaleIsRefused) {
-  const auto instance = [](const std::string& name, bool learned) {
-    return write_model(name, {1, 2, 3, 3}, {1, 18}, [&](auto& g) {
-      if (learned) {
-        add_initializer(g, "scale", {2}, 1.0f);
-        add_initializer(g, "bias", {2}, 0.0f);
-      } else {  // Constant nodes, as torch writes them
-        add_float_constant(g, "scale", {2}, {1, 1});
-        add_float_constant(g, "bias", {2}, {0, 0});
-      }
-      add_node(g, "norm", "InstanceNormalization", {"x", "scale", "bias"}, "n");
-      add_node(g, "flatten", "Flatten", {"n"}, "y");
-    });
-  };
-  EXPECT_NO_THROW(import_onnx(instance("instance_learned", true), {.batch_size = 1}));
-  EXPECT_TRUE(import_refused_with(instance("instance_fixed", false),
-                                  "its scale and bias are constants, not learned (nn.InstanceNorm2d's default, "
-                                  "affine=False); poet's instance norm learns them: export the model with "
-                                  "affine=True"));
-  // nn.GroupNorm(2, 4, affine=False): its decomposition multiplies and adds constant scalars.
-  const std::string group = write_model("group_fixed", {2, 4, 2, 2}, {2, 16}, [](auto& g) {
-    add_int64_initializer(g, "to_groups", {0, 2, -1});
-    add_int64_initializer(g, "to_x", {2, 4, 2, 2});
-    add_float_constant(g, "ones", {2}, {1, 1});
-    add_float_constant(g, "zeros", {2}, {0, 0});
-    add_float_constant(g, "one", {}, {1});
-    add_float_constant(g, "zero", {}, {0});
-    add_node(g, "split", "Reshape", {"x", "to_groups"}, "grouped");
-    add_node(g, "norm", "InstanceNormalization", {"grouped", "ones", "zeros"}, "normed");
-    add_node(g, "back", "Reshape", {"normed", "to_x"}, "shaped");
-    add_node(g, "weight", "Mul", {"shaped", "one"}, "scaled");
-    add_node(g, "bias", "Add", {"scaled", "zero"}, "shifted");
-    add_node(g, "flatten", "Flatten", {"shifted"}, "y");
-  });
-  EXPECT_TRUE(import_refused_with(group, "the group norm's weight and bias are constants, not learned "
-                                         "(nn.GroupNorm(affine=False)); poet's group norm learns them"));
-}
-
 }  // namespace
 }  // namespace poet

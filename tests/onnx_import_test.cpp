@@ -700,7 +700,7 @@ TEST_P(OnnxExportRoundTrip, GivesTheTrainedWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, OnnxExportRoundTrip,
-                         ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit", "tiny_bert"));
+                         ::testing::Values("tiny_resnet", "tiny_transformer", "tiny_vit", "tiny_bert", "tiny_fixed_norms"));
 
 // Fine-tuning cannot start from weights that are NaN: the node is named, and the store
 // keeps what it held.

@@ -24,13 +24,22 @@ void print_summary(const Graph& g, const GraphCosts& costs, const DeviceProfile&
              format_joules(costs.total_compute_energy_j), format_count(g.total_flops()));
   fmt::print("activations {} forward ({})\n", format_bytes(static_cast<double>(g.forward_activation_bytes())),
              format_bytes_exact(g.forward_activation_bytes()));
-  // Batch norm's running statistics are parameters that are not trained: said only where there are some.
-  const bool running = fixed.parameter_bytes > fixed.gradient_bytes;
+  // Parameters that are not trained (batch norm's running statistics, the fixed scale and
+  // shift of a norm without affine): said only where there are some, and which.
+  bool running = false, fixed_norm = false;
+  for (const Node& n : g.nodes()) {
+    running = running || (n.role == Role::Forward && n.op == OpKind::BatchNorm2d);
+    fixed_norm = fixed_norm || (n.role == Role::Forward && op_def(n.op).statistics && !n.attrs.affine);
+  }
+  const std::string untrained = running && fixed_norm ? " with batch-norm running statistics and fixed norm scales"
+                                : running             ? " with batch-norm running statistics"
+                                : fixed_norm          ? " with fixed norm scales"
+                                                      : "";
   fmt::print("parameters  {} trained, as PyTorch counts them; {} ({}){}; "
              "gradients {} (the trained ones); optimizer state x1 (momentum), x2 (Adam) of the gradients\n",
              fmt::group_digits(trainable_parameters(g)),
              format_bytes(static_cast<double>(fixed.parameter_bytes)), format_bytes_exact(fixed.parameter_bytes),
-             running ? " with batch-norm running statistics" : "", format_bytes_exact(fixed.gradient_bytes));
+             untrained, format_bytes_exact(fixed.gradient_bytes));
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ json attrs_to_json(const OpAttrs& a) {
   if (a.dropout_p != d.dropout_p) j["dropout_p"] = a.dropout_p;
   if (a.epsilon != d.epsilon) j["epsilon"] = a.epsilon;
   if (a.momentum != d.momentum) j["momentum"] = a.momentum;
+  if (a.affine != d.affine) j["affine"] = a.affine;
   if (a.dims != d.dims) j["dims"] = a.dims;
   if (a.axis != d.axis) j["axis"] = a.axis;
   if (a.begin != d.begin) j["begin"] = a.begin;
@@ -139,6 +140,7 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     else if (key == "bias" && value.is_boolean()) a.bias = value.get<bool>();
     else if (key == "transpose_b" && value.is_boolean()) a.transpose_b = value.get<bool>();
     else if (key == "ceil_mode" && value.is_boolean()) a.ceil_mode = value.get<bool>();
+    else if (key == "affine" && value.is_boolean()) a.affine = value.get<bool>();
     else if (key == "dropout_p" && value.is_number()) {
       a.dropout_p = value.get<double>();
       if (!(a.dropout_p >= 0 && a.dropout_p < 1)) r.fail(fmt::format("attrs.dropout_p is {}; it must be in [0, 1)", a.dropout_p));

@@ -29,6 +29,9 @@ OpDef norm(OpKind op, std::string_view name, std::string_view reference_class, S
   OpDef d = parameterless(op, name, reference_class, shape, flops, norm_gradient());
   d.params = params;
   d.statistics = statistics;
+  // Without affine, scale and shift stay at 1 and 0 (they are kept, as ones and zeros, so
+  // that one kernel serves both kinds).
+  d.untrained = [](const Node& n) { return n.attrs.affine ? 0 : n.param_count; };
   return d;
 }
 
@@ -57,8 +60,8 @@ OpDef batch_norm2d() {
       // running statistics).
       [](const OpArgs& a, const Shape&) { return 2.0 * elements(a.input()); },
       [](const OpArgs& a, const Shape&) { return 4 * a.input()[1]; }, OpKind::BatchNormStats);
-  // Of scale, shift, running mean and running variance, the last two.
-  d.untrained = [](const Node& n) { return n.param_count / 2; };
+  // Of scale, shift, running mean and running variance, the last two (all four without affine).
+  d.untrained = [](const Node& n) { return n.attrs.affine ? n.param_count / 2 : n.param_count; };
   return d;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,6 +90,10 @@ class Importer {
   NodeId activation_as_onnx(const NodeReader& n, int i);
   const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
   Weight weight(const NodeReader& n, int i, Shape expected_dims, const std::string& what);
+  // Whether a norm's scale and shift are learned (initializers) or fixed: constants of ones
+  // and zeros, torch's affine=False, which then are not written back. Anything else is refused.
+  bool learned_or_fixed(const NodeReader& n, Weight& scale, Weight& shift);
+  Weight fixed_tensor(Shape dims, float value);  // made here, for a norm the file gives none
 
   std::string unique_name(const NodeReader& n);
   NodeId make(const NodeReader& n, OpKind op, std::vector<NodeId> inputs, OpArgs args = {});
@@ -143,9 +148,16 @@ class Importer {
   std::optional<NodeId> mul_parameter(const NodeReader& n);
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
+  // A norm's scale and shift in its decomposition: the Mul by a constant of `expected` dims
+  // (broadcast alike) that alone reads v, then the Add of another that alone reads the Mul.
+  struct ScaleShift {
+    int mul, add;
+    Weight scale, shift;
+  };
+  std::optional<ScaleShift> scale_and_shift(const std::string& v, Shape expected);
   // torch's GroupNorm, from the Reshape that starts its decomposition; false: no such pattern.
   bool group_norm(const NodeReader& n);
-  NodeId instance_norm(const NodeReader& n);  // with a learned scale and bias: a group per channel
+  NodeId instance_norm(const NodeReader& n);  // a group norm of a group per channel
   void expand(const NodeReader& n);
   std::optional<NodeId> prepend_tokens(const NodeReader& n);
   NodeId add(const NodeReader& n);
@@ -191,7 +203,8 @@ class Importer {
   std::map<int, std::pair<std::int64_t, std::int64_t>> pool_padding_;
   bool has_weights_ = true;
   std::unordered_map<std::string, int> producer_;        // value -> index of the node making it
-  std::unordered_map<std::string, ConstTensor> later_;   // constants of Constant nodes read ahead
+  std::unordered_map<std::string, ConstTensor> later_;   // constants read ahead (Constant nodes, folded)
+  std::deque<ConstTensor> made_;                         // fixed_tensor's
   std::set<int> taken_;                                  // nodes a pattern took in (layer norm, GELU)
   std::unordered_map<std::string, std::string> tokens_;  // Expand output -> the learned tokens' initializer
   int folded_ = 0;

@@ -283,6 +283,30 @@ Weight Importer::weight(const NodeReader& n, int i, Shape expected, const std::s
   return {.tensor = t, .value_name = n.input(i)};
 }
 
+bool Importer::learned_or_fixed(const NodeReader& n, Weight& scale, Weight& shift) {
+  const bool scale_learned = !scale.tensor->name.empty(), shift_learned = !shift.tensor->name.empty();
+  if (scale_learned && shift_learned) return true;
+  const auto all = [](const ConstTensor& t, float v) {
+    return t.has_data && std::all_of(t.floats.begin(), t.floats.end(), [v](float f) { return f == v; });
+  };
+  if (scale_learned || shift_learned || !all(*scale.tensor, 1.0f) || !all(*shift.tensor, 0.0f))
+    unsupported(n, fmt::format("its scale '{}' and shift '{}' are neither both learned (initializers) nor both fixed "
+                               "at ones and zeros (affine=False): poet cannot train a tensor the file computes from "
+                               "others; export the norm's weight and bias as they are",
+                               scale.value_name, shift.value_name));
+  scale.value_name.clear();
+  shift.value_name.clear();
+  return false;
+}
+
+Weight Importer::fixed_tensor(Shape dims, float value) {
+  ConstTensor& t = made_.emplace_back();
+  t.is_float = true;
+  t.floats.assign(static_cast<std::size_t>(element_count(dims)), value);
+  t.dims = std::move(dims);
+  return {.tensor = &t};
+}
+
 std::string Importer::unique_name(const NodeReader& n) {
   std::string base = n.proto().name();
   if (base.empty()) base = fmt::format("{}_{}", n.op_type(), index_);

@@ -200,11 +200,12 @@ NodeId Importer::batch_norm(const NodeReader& n) {
   const NodeId x = activation(n, 0);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (in.size() < 2) fail(n, "it needs an [N, C, ...] input");
-  const NodeId id = make(n, OpKind::BatchNorm2d, {x}, {.attrs = norm_attributes(n, path_)});
   const Shape c = {in[1]};
-  set_parameters(n, id,
-                 {weight(n, 1, c, "scale"), weight(n, 2, c, "bias"), weight(n, 3, c, "running mean"),
-                  weight(n, 4, c, "running variance")});
+  Weight scale = weight(n, 1, c, "scale"), bias = weight(n, 2, c, "bias");
+  OpAttrs a = norm_attributes(n, path_);
+  a.affine = learned_or_fixed(n, scale, bias);
+  const NodeId id = make(n, OpKind::BatchNorm2d, {x}, {.attrs = a});
+  set_parameters(n, id, {scale, bias, weight(n, 3, c, "running mean"), weight(n, 4, c, "running variance")});
   return id;
 }
 
@@ -215,10 +216,16 @@ NodeId Importer::layer_norm(const NodeReader& n) {
   if (axis < 0) axis += static_cast<std::int64_t>(in.size());
   if (axis != static_cast<std::int64_t>(in.size()) - 1)
     unsupported(n, "poet's layer norm normalizes over the last axis only");
-  if (n.input(2).empty()) unsupported(n, "poet's layer norm has a bias (B); this one has none");
-  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = norm_attributes(n, path_)});
   const Shape f = {in.back()};
-  set_parameters(n, id, {weight(n, 1, f, "scale"), weight(n, 2, f, "bias")});
+  Weight scale = weight(n, 1, f, "scale");
+  // Without B, a fixed scale of ones is elementwise_affine=False; a learned one has no match.
+  if (n.input(2).empty() && !scale.tensor->name.empty())
+    unsupported(n, "poet's layer norm learns a bias (B) beside its scale; this one has none");
+  Weight bias = n.input(2).empty() ? fixed_tensor(f, 0.0f) : weight(n, 2, f, "bias");
+  OpAttrs a = norm_attributes(n, path_);
+  a.affine = learned_or_fixed(n, scale, bias);
+  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = a});
+  set_parameters(n, id, {scale, bias});
   return id;
 }
 

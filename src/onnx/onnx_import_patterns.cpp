@@ -26,8 +26,19 @@ const ConstTensor* Importer::constant_named(const std::string& name) {
   if (const auto it = values_.find(name); it != values_.end()) return it->second.constant ? &*it->second.constant : nullptr;
   if (const auto it = later_.find(name); it != later_.end()) return &it->second;
   const auto p = producer_.find(name);
-  if (p == producer_.end() || model_.graph().node(p->second).op_type() != "Constant") return nullptr;
-  return &(later_[name] = constant_value(NodeReader(model_.graph().node(p->second), p->second)));
+  if (p == producer_.end()) return nullptr;
+  const NodeReader maker(model_.graph().node(p->second), p->second);
+  if (maker.op_type() == "Constant") return &(later_[name] = constant_value(maker));
+  // A constant computed from constants (torch's Unsqueeze of a Constant), folded ahead. The
+  // checker has put the nodes in topological order, so this ends.
+  if (!is_foldable(maker.op_type()) || maker.proto().output_size() != 1) return nullptr;
+  std::vector<const ConstTensor*> inputs;
+  for (int i = 0; i < maker.input_count(); ++i) {
+    const ConstTensor* c = maker.input(i).empty() ? nullptr : constant_named(maker.input(i));
+    if (!c && !maker.input(i).empty()) return nullptr;
+    inputs.push_back(c);
+  }
+  return &(later_[name] = fold(maker, inputs));  // unordered_map: the address stays
 }
 
 std::optional<float> Importer::scalar(const std::string& name) {
@@ -339,7 +350,8 @@ void Importer::reduce_mean(const NodeReader& n) {
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
   auto unmatched = [&] {
     unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
-                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps) * weight + bias");
+                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps), then * weight + bias "
+                   "where the norm is affine");
   };
   if (!over_last_axis(n, rank)) unmatched();
   const int sub = sole_reader(out(index_), "Sub");
@@ -358,31 +370,46 @@ void Importer::reduce_mean(const NodeReader& n) {
   const std::optional<float> eps = plus < 0 ? std::nullopt : scalar(other_input(plus, out(variance)));
   const int root = plus < 0 ? -1 : sole_reader(out(plus), "Sqrt");
   if (!eps || root < 0 || sole_reader(out(root), "Div") != div) unmatched();
-  const int mul = sole_reader(out(div), "Mul");
-  const int bias = mul < 0 ? -1 : sole_reader(out(mul), "Add");
-  if (bias < 0) unsupported(n, "poet's layer norm has a weight and a bias; this decomposition has none");
   const Shape features = {in.back()};
-  auto learned = [&](int node, const std::string& v) {
-    const std::string& name = other_input(node, v);
-    const ConstTensor* t = constant_named(name);
-    if (!t || !t->is_float || t->dims != features)
-      unsupported(n, fmt::format("the layer norm's '{}' is not a float vector of {} features", name, in.back()));
-    return Weight{.tensor = t, .value_name = name};
-  };
-  const Weight weight = learned(mul, out(div)), shift = learned(bias, out(mul));
+  std::optional<ScaleShift> learned = scale_and_shift(out(div), features);
+  Weight weight = learned ? learned->scale : fixed_tensor(features, 1.0f);
+  Weight shift = learned ? learned->shift : fixed_tensor(features, 0.0f);
   OpAttrs a;
   a.epsilon = *eps;
   if (!(a.epsilon > 0 && a.epsilon < 1)) fail(n, fmt::format("epsilon {} is outside (0, 1)", a.epsilon));
-  take_in({sub, pow, variance, plus, root, div, mul, bias});
+  a.affine = learned_or_fixed(n, weight, shift);
+  take_in({sub, pow, variance, plus, root, div});
+  if (learned) take_in({learned->mul, learned->add});
   const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = a});
   set_parameters(n, id, {weight, shift});
-  bind_output(n, out(bias), id);
+  bind_output(n, out(learned ? learned->add : div), id);
+}
+
+std::optional<Importer::ScaleShift> Importer::scale_and_shift(const std::string& v, Shape expected) {
+  const auto& graph = model_.graph();
+  const int mul = sole_reader(v, "Mul");
+  const int add = mul < 0 ? -1 : sole_reader(graph.node(mul).output(0), "Add");
+  if (add < 0) return std::nullopt;
+  const auto without_leading_ones = [](Shape s) {
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), [](std::int64_t d) { return d != 1; }));
+    return s;
+  };
+  expected = without_leading_ones(std::move(expected));
+  const auto per_element = [&](int node, const std::string& in) -> std::optional<Weight> {
+    const std::string& name = other_input(node, in);
+    const ConstTensor* t = constant_named(name);
+    if (!t || !t->is_float || without_leading_ones(t->dims) != expected) return std::nullopt;
+    return Weight{.tensor = t, .value_name = name};
+  };
+  const std::optional<Weight> scale = per_element(mul, v), shift = per_element(add, graph.node(mul).output(0));
+  if (!scale || !shift) return std::nullopt;
+  return ScaleShift{.mul = mul, .add = add, .scale = *scale, .shift = *shift};
 }
 
 // torch writes GroupNorm(G, C) as Reshape(x, [0, G, -1]) -> InstanceNormalization with a
 // scale of ones and a bias of zeros (constants) -> Reshape back to x's shape -> Mul by its
 // weight [C, 1, 1] -> Add of its bias [C, 1, 1]: one group norm, the Mul's and Add's
-// initializers its gamma and beta.
+// tensors its gamma and beta (learned, or with affine=False constants of ones and zeros).
 bool Importer::group_norm(const NodeReader& n) {
   const auto& graph = model_.graph();
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
@@ -410,42 +437,33 @@ bool Importer::group_norm(const NodeReader& n) {
     return s.op_type() == "Shape" && s.input(0) == n.input(0) && s.attribute_size() == 0;
   };
   const int back = sole_reader(out(norm), "Reshape");
-  const int mul = back < 0 ? -1 : sole_reader(out(back), "Mul");
-  const int add = mul < 0 ? -1 : sole_reader(out(mul), "Add");
-  if (!all(1, 1.0f) || !all(2, 0.0f) || add < 0 || !to_x(graph.node(back).input(1))) return false;
-  auto learned = [&](int node, const std::string& v) {
-    const std::string& name = other_input(node, v);
-    const ConstTensor* t = constant_named(name);
-    if (t && t->name.empty())
-      unsupported(n, "the group norm's weight and bias are constants, not learned (nn.GroupNorm(affine=False)); "
-                     "poet's group norm learns them: export the model with affine=True");
-    if (!t || !t->is_float || element_count(t->dims) != x[1])
-      unsupported(n, fmt::format("the group norm's '{}' is not a float tensor of {} channels", name, x[1]));
-    return Weight{.tensor = t, .value_name = name};
-  };
-  const Weight gamma = learned(mul, out(back)), beta = learned(add, out(mul));
+  if (!all(1, 1.0f) || !all(2, 0.0f) || back < 0 || !to_x(graph.node(back).input(1))) return false;
+  Shape per_channel(x.size() - 1, 1);  // [C, 1, 1] for an image
+  per_channel[0] = x[1];
   OpAttrs a = norm_attributes(in_norm, path_);
   a.groups = static_cast<int>(groups);
-  take_in({norm, back, mul, add});
+  take_in({norm, back});
+  std::optional<ScaleShift> learned = scale_and_shift(out(back), per_channel);
+  if (learned) take_in({learned->mul, learned->add});
+  Weight gamma = learned ? learned->scale : fixed_tensor({x[1]}, 1.0f);
+  Weight beta = learned ? learned->shift : fixed_tensor({x[1]}, 0.0f);
+  a.affine = learned_or_fixed(n, gamma, beta);
   const NodeId id = make(n, OpKind::GroupNorm, {activation_as_onnx(n, 0)}, {.attrs = a});
   set_parameters(n, id, {gamma, beta});
-  bind_output(n, out(add), id);
+  bind_output(n, out(learned ? learned->add : back), id);
   return true;
 }
 
-// nn.InstanceNorm2d(affine=True): a group norm of a group per channel, its scale and bias
-// learned. Without them (affine=False, torch's default) the file holds constants of ones
-// and zeros, which poet's norm would learn: refused, with the fix.
+// nn.InstanceNorm2d: a group norm of a group per channel, its scale and bias learned
+// (affine=True) or constants of ones and zeros (torch's default, affine=False).
 NodeId Importer::instance_norm(const NodeReader& n) {
   const NodeId x = activation_as_onnx(n, 0);
   const Shape in = g_.node(x).shape;
   if (in.size() < 3) unsupported(n, fmt::format("poet normalizes [N, C, ...] inputs, not {}", shape_string(in)));
-  const Weight scale = weight(n, 1, {in[1]}, "scale"), bias = weight(n, 2, {in[1]}, "bias");
-  if (scale.tensor->name.empty() || bias.tensor->name.empty())
-    unsupported(n, "its scale and bias are constants, not learned (nn.InstanceNorm2d's default, affine=False); "
-                   "poet's instance norm learns them: export the model with affine=True");
+  Weight scale = weight(n, 1, {in[1]}, "scale"), bias = weight(n, 2, {in[1]}, "bias");
   OpAttrs a = norm_attributes(n, path_);
   a.groups = static_cast<int>(in[1]);
+  a.affine = learned_or_fixed(n, scale, bias);
   const NodeId id = make(n, OpKind::GroupNorm, {x}, {.attrs = a});
   set_parameters(n, id, {scale, bias});
   return id;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "op_kernel_defs.h"
+#include "poet/graph/op_table.h"
 #include "poet/kernels/kernels.h"
 #include "poet/util/error.h"
 
@@ -95,13 +96,14 @@ void batch_norm_statistics(const KernelCall& c, std::span<float> stats) {
 
 }  // namespace
 
-// gamma, beta, running mean, running variance per channel; only gamma and beta are trained.
+// gamma, beta, running mean, running variance per channel; only gamma and beta are trained,
+// and only when the norm is affine.
 OpKernels batch_norm2d() {
   OpKernels k = norm_kernels<BatchNormShape, batch_norm_shape, batch_norm_forward, batch_norm_backward_input,
                              batch_norm_backward_params>();
   k.parameters = [](const Graph& g, const Node& f) {
     const std::int64_t c = input_shape(g, f).at(1);
-    return ParameterLayout{.count = 4 * c, .trainable = 2 * c, .ones = {{{0, c}, {3 * c, c}}}};
+    return ParameterLayout{.count = 4 * c, .trainable = trainable_parameters(f), .ones = {{{0, c}, {3 * c, c}}}};
   };
   return k;
 }
@@ -112,7 +114,7 @@ OpKernels layer_norm() {
                              layer_norm_backward_params>();
   k.parameters = [](const Graph& g, const Node& f) {
     const std::int64_t features = input_shape(g, f).back();
-    return ParameterLayout{.count = 2 * features, .trainable = 2 * features, .ones = {{{0, features}}}};
+    return ParameterLayout{.count = 2 * features, .trainable = trainable_parameters(f), .ones = {{{0, features}}}};
   };
   return k;
 }
@@ -123,7 +125,7 @@ OpKernels group_norm() {
                              group_norm_backward_params>();
   k.parameters = [](const Graph& g, const Node& f) {
     const std::int64_t channels = input_shape(g, f).at(1);
-    return ParameterLayout{.count = 2 * channels, .trainable = 2 * channels, .ones = {{{0, channels}}}};
+    return ParameterLayout{.count = 2 * channels, .trainable = trainable_parameters(f), .ones = {{{0, channels}}}};
   };
   return k;
 }

@@ -51,6 +51,8 @@ ParameterStore::ParameterStore(const Graph& g, int state_per_parameter, std::uin
           fmt::format("node '{}' ({}): param_count is {} but a {} of this shape has {}; fix the "
                       "graph's param_count",
                       n.name, v, n.param_count, op_name(n.op), l.count));
+    POET_CHECK(l.trainable == trainable_parameters(n), fmt::format("node '{}': its kernels and its operator "
+                                                                    "disagree on what it trains", n.name));
     slice_of_node_[v] = static_cast<std::int32_t>(slices_.size());
     slices_.push_back({v, total, n.param_count, l.trainable, trained});
     total += n.param_count;

@@ -49,6 +49,7 @@ struct OpAttrs {
   double dropout_p = 0.0;
   double epsilon = 1e-5;  // batch and layer norm (and their statistics): var + epsilon; PyTorch's default
   double momentum = 0.1;  // batch norm: running = (1 - momentum) running + momentum batch; PyTorch's default
+  bool affine = true;     // norms: scale and shift are learned; false: fixed at 1 and 0 (torch's affine=False)
   std::vector<std::int64_t> dims;  // transpose: the permutation; reshape: the target shape; pad: the pads
   int axis = 0;                    // slice: the axis, and [begin, end) along it, every stride-th
   std::int64_t begin = 0, end = 0;
