@@ -20,6 +20,13 @@ bool keeps_for_backward(OpKind op) {
   return false;
 }
 
+// A norm's statistics node (batch, layer, group norm), which reads the step before its norm.
+bool is_statistics(OpKind op) {
+  for (const OpDef& d : op_table())
+    if (d.statistics == op) return true;
+  return false;
+}
+
 }  // namespace
 
 std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std::string_view method) {
@@ -31,17 +38,29 @@ std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std
   };
   ChainReversal chain;
   std::vector<int> step_of(forward, -1);  // a chain node's step; -1 for what a backward keeps
+  std::vector<bool> statistics(forward, false);  // a side node of the step after it (see below)
   const auto users = g.users();
+  const auto read_by_backward_only = [&](NodeId v) {
+    return std::all_of(users[v].begin(), users[v].end(), [&](NodeId u) { return u >= static_cast<NodeId>(forward); });
+  };
   for (NodeId v = 0; v < static_cast<NodeId>(forward); ++v) {
     const auto& inputs = g.node(v).inputs;
-    if (keeps_for_backward(g.node(v).op) && inputs.size() == 1 && step_of[inputs[0]] >= 0 &&
-        std::all_of(users[v].begin(), users[v].end(), [&](NodeId u) { return u >= static_cast<NodeId>(forward); }))
+    if (keeps_for_backward(g.node(v).op) && inputs.size() == 1 && step_of[inputs[0]] >= 0 && read_by_backward_only(v))
       continue;
     const NodeId previous = chain.node.empty() ? -1 : chain.node.back();
+    // A norm's statistics read the step before the norm, and the norm reads both: the norm
+    // is the step, its statistics computed with it and kept, as a mask is, for the
+    // recomputations of the norm and its backward (a small [groups, 2] tensor).
+    if (is_statistics(g.node(v).op) && inputs.size() == 1 && inputs[0] == previous &&
+        std::all_of(users[v].begin(), users[v].end(),
+                    [&](NodeId u) { return u == v + 1 || u >= static_cast<NodeId>(forward); })) {
+      statistics[v] = true;
+      continue;
+    }
     if (v == 0 && !inputs.empty()) return not_a_chain(fmt::format("the first node {} has inputs", node_name(g, 0)));
     if (v > 0 && inputs.empty()) return not_a_chain(fmt::format("{} is a second input", node_name(g, v)));
     for (NodeId in : inputs)
-      if (in != previous)
+      if (in != previous && !(statistics[in] && in == v - 1))
         return not_a_chain(fmt::format("forward node {} reads {}, not only the node before it", node_name(g, v),
                                        node_name(g, in)));
     step_of[v] = static_cast<int>(chain.node.size());

@@ -5,6 +5,8 @@
 // and x_k. Beside them the forward part may hold what a backward keeps of a step (a ReLU's
 // mask, a max-pool's indices: op_table.h's SavedForBackward), read by backward nodes only:
 // computed with its step, a backward read of it counts as a read of the tensor it keeps.
+// So may a norm's statistics node, which reads x_{k-1} for the norm x_k beside it: it is
+// computed once and kept for the norm's recomputations and backward.
 #pragma once
 
 #include <cstddef>
