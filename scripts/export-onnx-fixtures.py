@@ -324,6 +324,28 @@ class TinyFixedNorms(nn.Module):
         return self.fc2(torch.relu(self.layer(self.fc1(torch.flatten(x, 1)))))
 
 
+class TinyDecoder(nn.Module):
+    """An autoencoder's decoder upsamples by transposed convolutions: ConvTranspose2d with output_padding, grouped
+    (4x4, stride 2), dilated without a bias, and a ConvTranspose1d over a signal."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.enc2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.dec1 = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1)
+        self.dec2 = nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1, groups=2)
+        self.dec3 = nn.ConvTranspose2d(4, 4, 3, padding=2, dilation=2, bias=False)
+        self.signal = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+        self.fc = nn.Linear(2 * 128, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.enc2(torch.relu(self.enc1(x))))
+        x = torch.relu(self.dec2(torch.relu(self.dec1(x))))
+        x = torch.relu(self.dec3(x))  # [N, 4, 8, 8]
+        x = self.signal(torch.flatten(x, 2))  # [N, 4, 64] -> [N, 2, 128]
+        return self.fc(torch.flatten(x, 1))
+
+
 class TinyConv1d(nn.Module):
     """A keyword-spotting-like network over a signal [N, 4, 32]: Conv1d (strided, padded), BatchNorm1d, MaxPool1d, a
     dilated depthwise Conv1d, AvgPool1d with padding (Pad then AveragePool), a pointwise Conv1d and a linear layer
@@ -574,6 +596,7 @@ def main():
     write_fixture("tiny_group_norm", TinyGroupNorm, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_conv1d", TinyConv1d, (4, 32), 3, out_dir, perturb=True)
     write_fixture("tiny_fixed_norms", TinyFixedNorms, (3, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_decoder", TinyDecoder, (3, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -629,6 +629,8 @@ expect 0 "parameters  5,266 trained" -- graph --onnx "$tmp/tuned.onnx"
 expect 0 " with batch-norm running statistics and fixed norm scales; gradients" -- graph --onnx "$onnx/tiny_fixed_norms.onnx"
 expect 0 "exported    the trained weights into '$tmp/tuned_fixed.onnx'" -- train --onnx "$onnx/tiny_fixed_norms.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --max-batches 2 --page-file "$tmp" --export-onnx "$tmp/tuned_fixed.onnx"
 expect 0 "parameters  2,835 trained" -- graph --onnx "$tmp/tuned_fixed.onnx"
+# A decoder's transposed convolutions plan, train and export like any layer.
+expect 0 "exported    the trained weights into '$tmp/tuned_decoder.onnx'" -- train --onnx "$onnx/tiny_decoder.onnx" --dataset synthetic --batch-size 4 --strategy poet --ram-budget 80% --max-batches 2 --page-file "$tmp" --export-onnx "$tmp/tuned_decoder.onnx"
 # A BERT-style encoder on token ids trains on synthetic token sequences, and not on pictures.
 expect 0 "exported    the trained weights into '$tmp/tuned_bert.onnx'" -- train --onnx "$onnx/tiny_bert.onnx" --dataset synthetic --batch-size 4 --ram-budget 90% --time-limit 5 --max-batches 3 --page-file "$tmp" --export-onnx "$tmp/tuned_bert.onnx"
 expect 2 "the model takes token ids (an embedding of 20 tokens reads its input)" -- train --onnx "$onnx/tiny_bert.onnx" --batch-size 4

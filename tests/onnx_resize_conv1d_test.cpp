@@ -1,7 +1,8 @@
 // The image and signal operators of small on-device models that map onto poet's 2-D ones:
-// Resize by whole factors (nearest-neighbour upsampling) and the 1-D convolution, made as
-// a 2-D one over an image of one row. tiny_upsample and tiny_conv1d hold both to PyTorch
-// (onnx_parity_test.cpp); these check what the importer makes of them.
+// Resize by whole factors (nearest-neighbour upsampling), the 1-D convolution, made as a
+// 2-D one over an image of one row, and the transposed convolution. tiny_upsample,
+// tiny_conv1d and tiny_decoder hold them to PyTorch (onnx_parity_test.cpp); these check what
+// the importer makes of them.
 #include <gtest/gtest.h>
 
 #include <onnx/onnx_pb.h>
@@ -81,6 +82,45 @@ TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
   EXPECT_EQ(conv.attrs.kernel_w, 3);
   EXPECT_EQ(conv.attrs.pad_h, 0);
   EXPECT_EQ(conv.attrs.pad_w, 1);
+}
+
+// ConvTranspose (a decoder's upsampling) takes its weight [in, out/groups, kh, kw] and an
+// output padding; a 1-D one goes over an image of one row, as Conv1d. tiny_decoder holds
+// both to PyTorch.
+TEST(OnnxImport, ConvTransposeTakesItsOutputPaddingAndSignals) {
+  const auto transposed = [](const std::string& name, const Shape& x, const Shape& w, const Shape& y,
+                             std::vector<std::int64_t> output_padding, bool output_shape = false) {
+    return write_model(name, x, y, [&](auto& g) {
+      add_initializer(g, "w", w, 0.1f);
+      auto* up = add_node(g, "up", "ConvTranspose", {"x", "w"}, "u");
+      add_ints_attribute(up, "strides", std::vector<std::int64_t>(x.size() - 2, 2));
+      add_ints_attribute(up, "pads", std::vector<std::int64_t>(2 * (x.size() - 2), 1));
+      if (!output_padding.empty()) add_ints_attribute(up, "output_padding", output_padding);
+      if (output_shape) add_ints_attribute(up, "output_shape", {6, 6});
+      add_node(g, "flatten", "Flatten", {"u"}, "y");
+    });
+  };
+  const OnnxModel image = import_onnx(transposed("transposed", {2, 4, 3, 3}, {4, 3, 3, 3}, {2, 108}, {1, 1}),
+                                      {.batch_size = 2});
+  const Node& up = image.forward.node(1);
+  EXPECT_EQ(up.op, OpKind::ConvTranspose2d);
+  EXPECT_EQ(up.shape, (Shape{2, 3, 6, 6}));  // (3 - 1) 2 - 2 + 3 + 1
+  EXPECT_EQ(up.attrs.dims, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(up.param_count, 4 * 3 * 9);
+
+  const OnnxModel signal =
+      import_onnx(transposed("transposed_1d", {2, 4, 5}, {4, 2, 3}, {2, 20}, {1}), {.batch_size = 2});
+  std::vector<OpKind> ops;
+  for (const Node& n : signal.forward.nodes()) ops.push_back(n.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Reshape, OpKind::ConvTranspose2d, OpKind::Reshape,
+                                      OpKind::Flatten, OpKind::SoftmaxCrossEntropy}));
+  EXPECT_EQ(signal.forward.node(2).shape, (Shape{2, 2, 1, 10}));  // (5 - 1) 2 - 2 + 3 + 1 columns, one row
+  EXPECT_EQ(signal.forward.node(3).shape, (Shape{2, 2, 10}));
+
+  EXPECT_TRUE(import_refused_with(transposed("output_shape", {2, 4, 3, 3}, {4, 3, 3, 3}, {2, 108}, {}, true),
+                                  "takes pads and output_padding, not output_shape; export with output_padding"));
+  EXPECT_TRUE(import_refused_with(transposed("too_much", {2, 4, 3, 3}, {4, 3, 3, 3}, {2, 147}, {2, 2}),
+                                  "takes an output padding from 0 to the stride less 1"));
 }
 
 }  // namespace

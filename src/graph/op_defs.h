@@ -23,6 +23,7 @@ OpDef matmul();
 OpDef embedding();
 // ops_conv.cpp
 OpDef conv2d();
+OpDef conv_transpose2d();
 OpDef max_pool2d();
 OpDef max_pool_indices();
 OpDef avg_pool2d();

@@ -30,7 +30,7 @@ std::array<OpDef, kOpKindCount> make_table() {
       ops::mul(),            ops::pad(),            ops::mul_parameter(),
       ops::div(),            ops::add_constant(),   ops::add_gathered(),
       ops::leaky_relu(),     ops::upsample_nearest(), ops::group_norm(),
-      ops::group_norm_stats(), ops::softmax_cross_entropy(),
+      ops::group_norm_stats(), ops::conv_transpose2d(), ops::softmax_cross_entropy(),
       ops::ref_query_key_value(), ops::ref_qkt(),   ops::ref_qktv(),
       ops::ref_linear_relu(), ops::chain_gradient(), ops::grad_input(),
       ops::grad_param(),     ops::grad_accumulate(),

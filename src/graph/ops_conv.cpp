@@ -32,6 +32,15 @@ double pool_flops(const OpArgs& a, const Shape& out) {
   return 2.0 * a.attrs.kernel_h * a.attrs.kernel_w * elements(out);
 }
 
+// The reference's convolution: 2 x k^2 x |input| x out_channels + |output| (it charges
+// every output channel against every input position; kept as is for parity). Grouped
+// convolutions see 1/groups of the input channels.
+double convolution_flops(const OpArgs& a, const Shape& out) {
+  return 2.0 * a.attrs.kernel_h * a.attrs.kernel_w * elements(a.input()) * static_cast<double>(a.features) /
+             a.attrs.groups +
+         elements(out);
+}
+
 }  // namespace
 
 OpDef conv2d() {
@@ -54,16 +63,50 @@ OpDef conv2d() {
         return Shape{in[0], a.features, window_positions(in[2], span(t.kernel_h), t.stride, t.pad_h),
                      window_positions(in[3], span(t.kernel_w), t.stride, t.pad_w)};
       },
-      // The reference: 2 x k^2 x |input| x out_channels + |output| (it charges every output
-      // channel against every input position; kept as is for parity). Grouped convolutions
-      // see 1/groups of the input channels.
-      .flops = [](const OpArgs& a, const Shape& out) {
-        return 2.0 * a.attrs.kernel_h * a.attrs.kernel_w * elements(a.input()) * static_cast<double>(a.features) /
-                   a.attrs.groups +
-               elements(out);
-      },
+      .flops = convolution_flops,
       .params = [](const OpArgs& a, const Shape&) {
         return a.features * (a.input()[1] / a.attrs.groups) * a.attrs.kernel_h * a.attrs.kernel_w +
+               (a.attrs.bias ? a.features : 0);
+      },
+      .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_like_forward,
+                               .param_flops = grad_like_forward},
+  };
+}
+
+// The convolution's transpose: each input pixel spreads its channels over a window of the
+// output (every stride-th), which is (in - 1) stride - 2 pad + dilation (kernel - 1) + 1
+// rows and columns, plus the output padding (torch's output_padding: rows and columns on
+// the far side that only the bias reaches). It is the input gradient of the convolution
+// from its output to its input, and is computed so (the runtime's kernels).
+OpDef conv_transpose2d() {
+  return {
+      .op = OpKind::ConvTranspose2d,
+      .name = "conv_transpose2d",
+      .shape = [](const OpArgs& a) {
+        require_nchw(a, "conv_transpose2d");
+        const Shape& in = a.input();
+        const OpAttrs& t = a.attrs;
+        require(t.groups > 0 && in[1] % t.groups == 0 && a.features % t.groups == 0, "conv_transpose2d",
+                "groups must divide channels");
+        require(t.stride > 0, "conv_transpose2d", "needs a positive stride");
+        require(t.dilation > 0 && t.dilation <= (1 << 20), "conv_transpose2d", "needs a dilation of 1 to 2^20");
+        require(t.dims.empty() || t.dims.size() == 2, "conv_transpose2d",
+                "takes its output padding as dims [rows, columns]");
+        const std::int64_t pad_rows = t.dims.empty() ? 0 : t.dims[0], pad_columns = t.dims.empty() ? 0 : t.dims[1];
+        require(pad_rows >= 0 && pad_rows < t.stride && pad_columns >= 0 && pad_columns < t.stride,
+                "conv_transpose2d", "takes an output padding from 0 to the stride less 1");
+        const auto extent = [&](std::int64_t in, int kernel, int pad, std::int64_t extra) {
+          return (in - 1) * t.stride - 2 * pad + std::int64_t{t.dilation} * (kernel - 1) + 1 + extra;
+        };
+        const std::int64_t rows = extent(in[2], t.kernel_h, t.pad_h, pad_rows);
+        const std::int64_t columns = extent(in[3], t.kernel_w, t.pad_w, pad_columns);
+        require(t.kernel_h > 0 && t.kernel_w > 0 && rows > 0 && columns > 0, "conv_transpose2d",
+                "its padding leaves no output");
+        return Shape{in[0], a.features, rows, columns};
+      },
+      .flops = convolution_flops,  // exact here: each input position meets kernel x out / groups weights
+      .params = [](const OpArgs& a, const Shape&) {
+        return a.input()[1] * (a.features / a.attrs.groups) * a.attrs.kernel_h * a.attrs.kernel_w +
                (a.attrs.bias ? a.features : 0);
       },
       .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_like_forward,

@@ -45,11 +45,11 @@ OpAttrs norm_attributes(const NodeReader& n, const std::string& path) {
 const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
       "Add (two activations, a learned tensor, or a constant scalar)", "AveragePool", "BatchNormalization", "Clip",
-      "Concat", "Conv", "Div (by a constant, or of two activations)", "Dropout",
+      "Concat", "Conv", "ConvTranspose", "Div (by a constant, or of two activations)", "Dropout",
       "Einsum (a batched matrix product)", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
-      "InstanceNormalization (learned scale and bias, or within GroupNorm's decomposition)", "LayerNormalization",
+      "InstanceNormalization (scale and bias learned, or fixed at ones and zeros; within GroupNorm's decomposition)", "LayerNormalization",
       "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
       "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest, by whole factors)",
       "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
@@ -304,7 +304,7 @@ Weight Importer::fixed_tensor(Shape dims, float value) {
   t.is_float = true;
   t.floats.assign(static_cast<std::size_t>(element_count(dims)), value);
   t.dims = std::move(dims);
-  return {.tensor = &t};
+  return {.tensor = &t, .value_name = {}};
 }
 
 std::string Importer::unique_name(const NodeReader& n) {
@@ -483,7 +483,7 @@ void Importer::import_node(const NodeReader& n) {
   // for its outputs: a user who rewrote the model to read only the first would still be refused.
   if (maps_operator(op)) check_unused_outputs(n);
   if (op == "Identity") return alias(n, 0);
-  if (op == "Conv") return bind(n, conv(n));
+  if (op == "Conv" || op == "ConvTranspose") return bind(n, conv(n));
   if (op == "Gemm") return bind(n, gemm(n));
   if (op == "MatMul") return bind(n, matmul(n));
   if (op == "Einsum") return bind(n, einsum(n));

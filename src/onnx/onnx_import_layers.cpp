@@ -56,7 +56,9 @@ NodeId Importer::back_from_one_row(const NodeReader& n, NodeId y) {
   return make(n, OpKind::Reshape, {y}, {.attrs = a});
 }
 
+// Conv, and ConvTranspose (a decoder's upsampling) whose weight is [in, out/groups, kh, kw].
 NodeId Importer::conv(const NodeReader& n) {
+  const bool transposed = n.op_type() == "ConvTranspose";
   NodeId x = activation_as_onnx(n, 0);
   const ConstTensor* w = constant(n, 1);
   // Conv1d: the same convolution over an image of one row, by a kernel one row high (the
@@ -65,13 +67,15 @@ NodeId Importer::conv(const NodeReader& n) {
   if (one_row) x = as_one_row(n, x);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (!w || w->dims.size() != (one_row ? 3 : 4) || in.size() != 4)
-    unsupported(n, "poet convolves images, [N, C, H, W] by an [out, in/groups, kh, kw] weight, and signals, [N, C, "
-                   "L] by an [out, in/groups, k] weight");
+    unsupported(n, transposed ? "poet's transposed convolution takes images, [N, C, H, W] by an [in, out/groups, kh, "
+                                "kw] weight, and signals, [N, C, L] by an [in, out/groups, k] weight"
+                              : "poet convolves images, [N, C, H, W] by an [out, in/groups, kh, kw] weight, and "
+                                "signals, [N, C, L] by an [out, in/groups, k] weight");
   const int groups = window_attribute(n, n.get_int("group", 1), "group", path_);
-  if (groups < 1 || in[1] != w->dims[1] * groups)
+  if (groups < 1 || in[1] != (transposed ? w->dims[0] : w->dims[1] * groups))
     fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
                         in[1]));
-  const Window geometry = window(n, "convolution", std::nullopt, one_row);
+  const Window geometry = window(n, transposed ? "transposed convolution" : "convolution", std::nullopt, one_row);
   OpAttrs a;
   a.kernel_h = one_row ? 1 : window_attribute(n, w->dims[2], "kernel height", path_);
   a.kernel_w = window_attribute(n, w->dims[one_row ? 2 : 3], "kernel width", path_);
@@ -81,8 +85,18 @@ NodeId Importer::conv(const NodeReader& n) {
   a.groups = groups;
   a.dilation = geometry.dilation;
   a.bias = !n.input(2).empty();
-  const std::int64_t out = w->dims[0];
-  const NodeId id = make(n, OpKind::Conv2d, {x}, {.attrs = a, .features = out});
+  if (transposed) {
+    if (n.get_ints("output_shape"))
+      unsupported(n, "poet's transposed convolution takes pads and output_padding, not output_shape; export with "
+                     "output_padding (torch's ConvTranspose2d writes it so)");
+    std::vector<std::int64_t> extra = n.get_ints("output_padding").value_or(std::vector<std::int64_t>{});
+    if (one_row && extra.size() == 1) extra.insert(extra.begin(), 0);
+    if (!extra.empty() && extra.size() != 2)
+      fail(n, fmt::format("its output_padding [{}] is not one value per axis", fmt::join(extra, ", ")));
+    if (std::any_of(extra.begin(), extra.end(), [](std::int64_t v) { return v != 0; })) a.dims = extra;
+  }
+  const std::int64_t out = transposed ? w->dims[1] * groups : w->dims[0];
+  const NodeId id = make(n, transposed ? OpKind::ConvTranspose2d : OpKind::Conv2d, {x}, {.attrs = a, .features = out});
   std::vector<Weight> weights = {weight(n, 1, w->dims, "weight")};
   if (a.bias) weights.push_back(weight(n, 2, {out}, "bias"));
   set_parameters(n, id, weights);

@@ -25,6 +25,7 @@ OpKernels matmul();
 OpKernels embedding();
 // op_kernels_conv.cpp: convolution and pooling.
 OpKernels conv2d();
+OpKernels conv_transpose2d();
 OpKernels max_pool2d();
 OpKernels max_pool_indices();
 OpKernels avg_pool2d();

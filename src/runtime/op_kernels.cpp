@@ -22,6 +22,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::Input, bind::input());
   set(OpKind::Linear, bind::linear());
   set(OpKind::Conv2d, bind::conv2d());
+  set(OpKind::ConvTranspose2d, bind::conv_transpose2d());
   set(OpKind::BatchNorm2d, bind::batch_norm2d());
   set(OpKind::BatchNormStats, bind::batch_norm_stats());
   set(OpKind::LayerNorm, bind::layer_norm());

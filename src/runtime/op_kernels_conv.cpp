@@ -19,7 +19,19 @@ Conv2dShape conv_shape(const Graph& g, const Node& f) {
           .dilation = f.attrs.dilation};
 }
 
-// Weights [out, in / groups, kh, kw], then the bias if the layer has one.
+// A transposed convolution's as the convolution it transposes: from its output [N, out, H',
+// W'] to its input [N, in, H, W] (kernels_conv.h).
+Conv2dShape transposed_as_conv(const Graph& g, const Node& f) {
+  const Shape& x = input_shape(g, f);
+  POET_CHECK(x.size() == 4 && f.shape.size() == 4, fmt::format("conv_transpose2d '{}' is not NCHW", f.name));
+  return {.batch = x[0], .in_channels = f.shape[1], .in_h = f.shape[2], .in_w = f.shape[3], .out_channels = x[1],
+          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride,
+          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = false,
+          .dilation = f.attrs.dilation};
+}
+
+// Weights [out, in / groups, kh, kw] (transposed: [in, out / groups, kh, kw]), then the bias
+// if the layer has one.
 std::size_t bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.at(1)) : 0; }
 
 Pool2dShape pool_shape(const Graph& g, const Node& f) {
@@ -73,6 +85,38 @@ OpKernels conv2d() {
             const std::int64_t out = f.shape.at(1);
             const std::int64_t fan_in = input_shape(g, f).at(1) / f.attrs.groups * f.attrs.kernel_h * f.attrs.kernel_w;
             return he_uniform(out * fan_in, f.attrs.bias ? out : 0, fan_in);
+          }};
+}
+
+OpKernels conv_transpose2d() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            const auto [w, b] = split_tail(c.parameters(), bias_floats(c.forward));
+            conv_transpose2d_forward(transposed_as_conv(c.g, c.forward), c.in.at(0), w, b, y, c.ctx.scratch);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            const auto weight = split_tail(c.parameters(), bias_floats(c.forward)).head;
+            conv_transpose2d_backward_input(transposed_as_conv(c.g, c.forward), dy, weight, dx, c.ctx.scratch);
+          },
+          .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
+            const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
+            conv_transpose2d_backward_params(transposed_as_conv(c.g, c.forward), dy, c.forward_input(0), dw, db,
+                                             c.ctx.scratch);
+          },
+          .validate = [](const Graph& g, const Node& f) {
+            const Conv2dShape s = transposed_as_conv(g, f);
+            validate(s);
+            const Shape& x = input_shape(g, f);
+            if (s.out_h() != x[2] || s.out_w() != x[3])
+              throw InputError(fmt::format("conv_transpose2d '{}': its output {} does not take its input {} back "
+                                           "by the convolution of its kernel, stride and pads",
+                                           f.name, shape_string(f.shape), shape_string(x)));
+          },
+          .scratch = [](const Graph& g, const Node& f) { return conv2d_scratch_elements(transposed_as_conv(g, f)); },
+          .parameters = [](const Graph& g, const Node& f) {
+            // torch's: the fan-in of the weight's second axis, out / groups x kernel.
+            const std::int64_t in = input_shape(g, f).at(1), out = f.shape.at(1);
+            const std::int64_t fan_in = out / f.attrs.groups * f.attrs.kernel_h * f.attrs.kernel_w;
+            return he_uniform(in * fan_in, f.attrs.bias ? out : 0, fan_in);
           }};
 }
 

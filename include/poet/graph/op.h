@@ -61,6 +61,8 @@ enum class OpKind : std::uint8_t {
   GroupNorm,       // over attrs.groups groups of channels per sample; gamma and beta per channel (torch's
                    // GroupNorm; InstanceNorm with a group per channel)
   GroupNormStats,  // [batch x groups, 2]
+  ConvTranspose2d, // attrs as conv2d's, and dims: the output padding [rows, columns] (none: 0); weight
+                   // [in, out / groups, kh, kw] (torch's ConvTranspose2d, a decoder's upsampling)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

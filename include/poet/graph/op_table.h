@@ -24,7 +24,7 @@ namespace poet {
 struct OpArgs {
   std::span<const Shape> inputs = {};
   OpAttrs attrs = {};
-  // Linear and ref_linear_relu: out features; conv2d: out channels; embedding: the vector
+  // Linear and ref_linear_relu: out features; conv2d, conv_transpose2d: out channels; embedding: the vector
   // size; the loss: classes.
   std::int64_t features = 0;
   std::int64_t vocabulary = 0;  // embedding: rows of the table
