@@ -41,6 +41,22 @@ double convolution_flops(const OpArgs& a, const Shape& out) {
          elements(out);
 }
 
+// A convolution's or its transpose's input: NCHW, channels the groups divide (in and out),
+// a positive stride and dilation.
+void require_convolution(const OpArgs& a, std::string_view op) {
+  require_nchw(a, op);
+  const OpAttrs& t = a.attrs;
+  require(t.groups > 0 && a.input()[1] % t.groups == 0 && a.features % t.groups == 0, op,
+          "groups must divide channels");
+  require(t.stride > 0, op, "needs a positive stride");
+  require(t.dilation > 0 && t.dilation <= (1 << 20), op, "needs a dilation of 1 to 2^20");
+}
+
+// The weight gradient reads x and dy; the input gradient dy and the weight.
+GradientRule convolution_gradient() {
+  return {.params = {.all_inputs = true}, .input_flops = grad_like_forward, .param_flops = grad_like_forward};
+}
+
 }  // namespace
 
 OpDef conv2d() {
@@ -49,13 +65,9 @@ OpDef conv2d() {
       .name = "conv2d",
       .reference_class = "Conv2dLayer",
       .shape = [](const OpArgs& a) {
-        require_nchw(a, "conv2d");
+        require_convolution(a, "conv2d");
         const Shape& in = a.input();
         const OpAttrs& t = a.attrs;
-        require(t.groups > 0 && in[1] % t.groups == 0 && a.features % t.groups == 0, "conv2d",
-                "groups must divide channels");
-        require(t.stride > 0, "conv2d", "needs a positive stride");
-        require(t.dilation > 0 && t.dilation <= (1 << 20), "conv2d", "needs a dilation of 1 to 2^20");
         // Dilated, the taps spread over dilation (kernel - 1) + 1 rows and columns.
         const auto span = [&](int kernel) { return std::int64_t{t.dilation} * (kernel - 1) + 1; };
         require(in[2] + 2 * t.pad_h >= span(t.kernel_h) && in[3] + 2 * t.pad_w >= span(t.kernel_w), "conv2d",
@@ -68,8 +80,7 @@ OpDef conv2d() {
         return a.features * (a.input()[1] / a.attrs.groups) * a.attrs.kernel_h * a.attrs.kernel_w +
                (a.attrs.bias ? a.features : 0);
       },
-      .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_like_forward,
-                               .param_flops = grad_like_forward},
+      .gradient = convolution_gradient(),
   };
 }
 
@@ -83,13 +94,9 @@ OpDef conv_transpose2d() {
       .op = OpKind::ConvTranspose2d,
       .name = "conv_transpose2d",
       .shape = [](const OpArgs& a) {
-        require_nchw(a, "conv_transpose2d");
+        require_convolution(a, "conv_transpose2d");
         const Shape& in = a.input();
         const OpAttrs& t = a.attrs;
-        require(t.groups > 0 && in[1] % t.groups == 0 && a.features % t.groups == 0, "conv_transpose2d",
-                "groups must divide channels");
-        require(t.stride > 0, "conv_transpose2d", "needs a positive stride");
-        require(t.dilation > 0 && t.dilation <= (1 << 20), "conv_transpose2d", "needs a dilation of 1 to 2^20");
         require(t.dims.empty() || t.dims.size() == 2, "conv_transpose2d",
                 "takes its output padding as dims [rows, columns]");
         const std::int64_t pad_rows = t.dims.empty() ? 0 : t.dims[0], pad_columns = t.dims.empty() ? 0 : t.dims[1];
@@ -109,8 +116,7 @@ OpDef conv_transpose2d() {
         return a.input()[1] * (a.features / a.attrs.groups) * a.attrs.kernel_h * a.attrs.kernel_w +
                (a.attrs.bias ? a.features : 0);
       },
-      .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_like_forward,
-                               .param_flops = grad_like_forward},
+      .gradient = convolution_gradient(),
   };
 }
 
