@@ -283,6 +283,24 @@ class TinyUpsample(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class TinyBilinear(nn.Module):
+    """Bilinear upsampling as segmentation decoders use it (align_corners=False): nn.Upsample(scale_factor=2,
+    mode="bilinear") beside a skip connection, then interpolate to a size (rows x2, columns x3)."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.skip = nn.Conv2d(3, 8, 1)
+        self.mix = nn.Conv2d(8, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 16 * 24, 3)
+
+    def forward(self, x):
+        y = self.up(torch.relu(self.down(x))) + self.skip(x)
+        y = nn.functional.interpolate(self.mix(y), size=(16, 24), mode="bilinear", align_corners=False)
+        return self.fc(torch.flatten(y, 1))
+
+
 class TinyGroupNorm(nn.Module):
     """GroupNorm (4 groups of 2 channels: Reshape, InstanceNormalization, Reshape, Mul, Add) and InstanceNorm2d with
     its affine scale and bias, the norms of small-batch training."""
@@ -597,6 +615,7 @@ def main():
     write_fixture("tiny_conv1d", TinyConv1d, (4, 32), 3, out_dir, perturb=True)
     write_fixture("tiny_fixed_norms", TinyFixedNorms, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_decoder", TinyDecoder, (3, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_bilinear", TinyBilinear, (3, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -166,6 +166,26 @@ TEST(KernelUpsampleNearest, BlocksOfCopiesAndGradientMatches) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { upsample_nearest_forward(planes, in, out); }, x, 72, dy, dx));
 }
 
+// torch's bilinear upsampling with align_corners=False: one row [0, 4] by 2 columns reads
+// the coordinates -0.25 (clamped to 0), 0.25, 0.75 and 1.25 (the last pixel beyond it).
+TEST(KernelUpsampleBilinear, WeightsAtHalfPixelCentresAndGradientMatches) {
+  const UpsampleShape row{.planes = 1, .in_h = 1, .in_w = 2, .factor_h = 1, .factor_w = 2};
+  std::vector<float> y(4);
+  upsample_bilinear_forward(row, std::vector<float>{0, 4}, y);
+  EXPECT_EQ(y, (std::vector<float>{0, 1, 3, 4}));
+  // x3 rows: (o + 0.5) / 3 - 0.5 is -1/3, 0, 1/3 for the first pixel's rows.
+  const UpsampleShape column{.planes = 1, .in_h = 2, .in_w = 1, .factor_h = 3, .factor_w = 1};
+  std::vector<float> z(6);
+  upsample_bilinear_forward(column, std::vector<float>{0, 3}, z);
+  const std::vector<float> expected = {0, 0, 1, 2, 3, 3};
+  for (std::size_t i = 0; i < z.size(); ++i) EXPECT_NEAR(z[i], expected[i], 1e-6) << i;
+  const UpsampleShape planes{.planes = 3, .in_h = 3, .in_w = 4, .factor_h = 2, .factor_w = 3};
+  const std::vector<float> x = random_values(36, 25), dy = random_values(216, 26);
+  std::vector<float> dx(36);
+  upsample_bilinear_backward(planes, dy, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { upsample_bilinear_forward(planes, in, out); }, x, 216, dy, dx));
+}
+
 TEST(KernelHardActivations, ValuesAndGradientsMatch) {
   std::vector<float> y(4);
   hard_sigmoid_forward(std::vector<float>{-4.0f, -1.5f, 0.0f, 3.5f}, y);

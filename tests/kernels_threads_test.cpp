@@ -10,6 +10,7 @@
 #include "kernel_gradcheck.h"
 #include "poet/kernels/kernels_activation.h"
 #include "poet/kernels/kernels_conv.h"
+#include "poet/kernels/kernels_layout.h"
 #include "poet/kernels/kernels_dropout.h"
 #include "poet/kernels/kernels_norm.h"
 #include "poet/kernels/kernels_optimizer.h"
@@ -118,6 +119,18 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
       return std::vector<std::vector<float>>{y, dx, dw, db};
     });
   }
+}
+
+// Bilinear upsampling: each plane by one thread, its gradient spread in a fixed order.
+TEST(KernelThreads, BilinearUpsamplingGivesTheSameBitsOnEveryThreadCount) {
+  const UpsampleShape s{.planes = 24, .in_h = 40, .in_w = 40, .factor_h = 2, .factor_w = 2};
+  const std::vector<float> x = random_values(24 * 1600, 11), dy = random_values(24 * 6400, 12);
+  same_bits_for_every_thread_count([&] {
+    std::vector<float> y(dy.size()), dx(x.size());
+    upsample_bilinear_forward(s, x, y);
+    upsample_bilinear_backward(s, dy, dx);
+    return std::vector<std::vector<float>>{y, dx};
+  });
 }
 
 // A convolution by Winograd's F(2x2, 3x3): blocks of tiles on the threads, the weight

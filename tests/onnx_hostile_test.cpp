@@ -148,8 +148,9 @@ TEST(OnnxHostile, WeightsGivenAsInputsAreNamedWithTheExportOption) {
                                         "the batch of samples: if the others are the model's weights"));
 }
 
-// A Resize poet cannot compute as blocks of copies is named with what it takes instead.
-TEST(OnnxHostile, AResizeOtherThanNearestByWholeFactorsIsNamed) {
+// A Resize poet cannot compute (as blocks of copies, or bilinearly at pixel centres) is named
+// with what it takes instead.
+TEST(OnnxHostile, AResizeOtherThanNearestOrBilinearByWholeFactorsIsNamed) {
   const auto resize = [](const std::string& name, const std::vector<float>& scales, const Shape& out,
                          const std::vector<std::pair<std::string, std::string>>& attributes) {
     return write_model(name, {1, 2, 4, 4}, out, [&](auto& g) {
@@ -159,10 +160,15 @@ TEST(OnnxHostile, AResizeOtherThanNearestByWholeFactorsIsNamed) {
     });
   };
   // The reason and its fix alone: Resize is an operator poet imports, so the list of them is left out.
-  const std::string bilinear = import_error(resize("bilinear", {1, 1, 2, 2}, {1, 2, 8, 8}, {{"mode", "linear"}}));
-  EXPECT_TRUE(bilinear.ends_with("node 'up' (Resize): mode 'linear': poet resizes by the nearest pixel only "
-                                 "(torch's mode 'nearest') (docs/ONNX.md)"))
-      << bilinear;
+  const std::string cubic = import_error(resize("cubic", {1, 1, 2, 2}, {1, 2, 8, 8}, {{"mode", "cubic"}}));
+  EXPECT_TRUE(cubic.ends_with("node 'up' (Resize): mode 'cubic': poet resizes by the nearest pixel or bilinearly "
+                              "(torch's modes 'nearest' and 'bilinear') (docs/ONNX.md)"))
+      << cubic;
+  EXPECT_TRUE(import_refused_with(resize("bilinear_corners", {1, 1, 2, 2}, {1, 2, 8, 8},
+                                         {{"mode", "linear"}, {"coordinate_transformation_mode", "align_corners"}}),
+                                  "poet's bilinear upsampling maps pixels by their centres, as torch's "
+                                  "align_corners=False ('half_pixel' or 'pytorch_half_pixel'), not "
+                                  "coordinate_transformation_mode 'align_corners'; export with align_corners=False"));
   // Asymmetric, rounded up: output pixels 1 and 2 (0.5 and 1.0) both read input pixel 1, not blocks of 2.
   EXPECT_TRUE(import_refused_with(
       resize("rounded", {1, 1, 2, 2}, {1, 2, 8, 8},

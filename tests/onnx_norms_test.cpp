@@ -89,12 +89,16 @@ TEST(OnnxNorms, ConstantsOfOnesAndZerosAreAFixedScaleAndShift) {
 
 }
 
-// A scale the file computes that is not ones (a parameter reshaped in the file, say) could
-// be neither trained nor written back; nor can half of a norm be learned.
+// A constant scale that is not ones could be neither trained nor written back; nor can half
+// of a norm be learned.
 TEST(OnnxNorms, ComputedScalesThatAreNotOnesAndZerosAreRefused) {
-  const std::string why = "are neither both learned (initializers) nor both fixed at ones and zeros (affine=False)";
-  EXPECT_TRUE(import_refused_with(instance_norm("instance_twos", {2, 2}, {0, 0}), why));
-  EXPECT_TRUE(import_refused_with(instance_norm("instance_half", {1, 1}, {0, 0}, true), why));
+  EXPECT_TRUE(import_refused_with(instance_norm("instance_twos", {2, 2}, {0, 0}),
+                                  "its scale 'scale' and shift 'bias' are constants other than ones and zeros: poet "
+                                  "keeps a norm's scale and shift fixed only at 1 and 0 (affine=False); export them "
+                                  "as learned parameters (affine=True)"));
+  EXPECT_TRUE(import_refused_with(instance_norm("instance_half", {1, 1}, {0, 0}, true),
+                                  "its scale 'scale' is learned (an initializer) and its shift 'bias' a constant: "
+                                  "poet's norm learns both its scale and shift, or neither (affine=False)"));
   const std::string layer = write_model(
       "layer_no_bias", {2, 5}, {2, 5},
       [](auto& g) {

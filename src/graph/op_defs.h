@@ -53,6 +53,7 @@ OpDef slice();
 OpDef prepend_tokens();
 OpDef pad();
 OpDef upsample_nearest();
+OpDef upsample_bilinear();
 // ops_elementwise.cpp, for ONNX files.
 OpDef scale();
 OpDef gelu_erf();

@@ -109,23 +109,33 @@ OpDef pad() {
       moved, move_back());
 }
 
+// An image's rows and columns enlarged by whole factors, kernel_h and kernel_w.
+Shape upsampled(const OpArgs& a, std::string_view op) {
+  Shape out = a.input();
+  require(out.size() == 4, op, fmt::format("needs an [N, C, H, W] input, not {}", shape_string(out)));
+  require(a.attrs.kernel_h >= 1 && a.attrs.kernel_w >= 1 && a.attrs.kernel_h <= 1024 && a.attrs.kernel_w <= 1024, op,
+          fmt::format("factors {} x {} are outside 1 to 1024", a.attrs.kernel_h, a.attrs.kernel_w));
+  out[2] *= a.attrs.kernel_h;
+  out[3] *= a.attrs.kernel_w;
+  return out;
+}
+
 // Each pixel becomes a kernel_h x kernel_w block of copies; the gradient sums dY's block.
 OpDef upsample_nearest() {
   return parameterless(
       OpKind::UpsampleNearest, "upsample_nearest", "",
-      [](const OpArgs& a) {
-        Shape out = a.input();
-        require(out.size() == 4, "upsample_nearest",
-                fmt::format("needs an [N, C, H, W] input, not {}", shape_string(out)));
-        require(a.attrs.kernel_h >= 1 && a.attrs.kernel_w >= 1 && a.attrs.kernel_h <= 1024 && a.attrs.kernel_w <= 1024,
-                "upsample_nearest",
-                fmt::format("factors {} x {} are outside 1 to 1024", a.attrs.kernel_h, a.attrs.kernel_w));
-        out[2] *= a.attrs.kernel_h;
-        out[3] *= a.attrs.kernel_w;
-        return out;
-      },
-      moved,
+      [](const OpArgs& a) { return upsampled(a, "upsample_nearest"); }, moved,
       elementwise_gradient({}, [](const Node& f, const Node&) { return elements(f.shape); }));
+}
+
+// Each output pixel weighs its 4 nearest inputs: 3 linear interpolations of 3 FLOP each;
+// the gradient spreads dY back by the same weights.
+OpDef upsample_bilinear() {
+  return parameterless(
+      OpKind::UpsampleBilinear, "upsample_bilinear", "",
+      [](const OpArgs& a) { return upsampled(a, "upsample_bilinear"); },
+      [](const OpArgs&, const Shape& out) { return 9.0 * elements(out); },
+      elementwise_gradient({}, [](const Node& f, const Node&) { return 8.0 * elements(f.shape); }));
 }
 
 }  // namespace poet::ops

@@ -91,7 +91,8 @@ class Importer {
   const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
   Weight weight(const NodeReader& n, int i, Shape expected_dims, const std::string& what);
   // Whether a norm's scale and shift are learned (initializers) or fixed: constants of ones
-  // and zeros, torch's affine=False, which then are not written back. Anything else is refused.
+  // and zeros, torch's affine=False, which then are not written back. Anything else (one of
+  // each, other constants) is refused.
   bool learned_or_fixed(const NodeReader& n, Weight& scale, Weight& shift);
   Weight fixed_tensor(Shape dims, float value);  // made here, for a norm the file gives none
 
@@ -133,7 +134,7 @@ class Importer {
   std::optional<NodeId> reshape(const NodeReader& n);  // none: a reshape to the same shape
   void dropout(const NodeReader& n);  // binds its output: a dropout node, or its input for ratio 0
   void pad(const NodeReader& n);
-  void resize(const NodeReader& n);  // nearest, rows and columns by whole factors: an upsampling
+  void resize(const NodeReader& n);  // nearest or bilinear, rows and columns by whole factors: an upsampling
   NodeId softmax(const NodeReader& n);
   void transpose(const NodeReader& n);
   void slice(const NodeReader& n);

@@ -51,7 +51,7 @@ const std::vector<std::string>& layer_ops() {
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
       "InstanceNormalization (scale and bias learned, or fixed at ones and zeros; within GroupNorm's decomposition)", "LayerNormalization",
       "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
-      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest, by whole factors)",
+      "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest or linear, by whole factors)",
       "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
   return ops;
@@ -289,10 +289,16 @@ bool Importer::learned_or_fixed(const NodeReader& n, Weight& scale, Weight& shif
   const auto all = [](const ConstTensor& t, float v) {
     return t.has_data && std::all_of(t.floats.begin(), t.floats.end(), [v](float f) { return f == v; });
   };
-  if (scale_learned || shift_learned || !all(*scale.tensor, 1.0f) || !all(*shift.tensor, 0.0f))
-    unsupported(n, fmt::format("its scale '{}' and shift '{}' are neither both learned (initializers) nor both fixed "
-                               "at ones and zeros (affine=False): poet cannot train a tensor the file computes from "
-                               "others; export the norm's weight and bias as they are",
+  if (scale_learned || shift_learned)
+    unsupported(n, fmt::format("its {} '{}' is learned (an initializer) and its {} '{}' a constant: poet's norm learns "
+                               "both its scale and shift, or neither (affine=False); export the norm with both as "
+                               "parameters",
+                               scale_learned ? "scale" : "shift", scale_learned ? scale.value_name : shift.value_name,
+                               scale_learned ? "shift" : "scale", scale_learned ? shift.value_name : scale.value_name));
+  if (!all(*scale.tensor, 1.0f) || !all(*shift.tensor, 0.0f))
+    unsupported(n, fmt::format("its scale '{}' and shift '{}' are constants other than ones and zeros: poet keeps a "
+                               "norm's scale and shift fixed only at 1 and 0 (affine=False); export them as learned "
+                               "parameters (affine=True)",
                                scale.value_name, shift.value_name));
   scale.value_name.clear();
   shift.value_name.clear();

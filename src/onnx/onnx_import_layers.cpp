@@ -93,6 +93,10 @@ NodeId Importer::conv(const NodeReader& n) {
     if (one_row && extra.size() == 1) extra.insert(extra.begin(), 0);
     if (!extra.empty() && extra.size() != 2)
       fail(n, fmt::format("its output_padding [{}] is not one value per axis", fmt::join(extra, ", ")));
+    if (std::any_of(extra.begin(), extra.end(), [&](std::int64_t v) { return v < 0 || v >= a.stride; }))
+      unsupported(n, fmt::format("its output_padding [{}] is not below its stride {}: poet's transposed convolution "
+                                 "adds 0 to stride - 1 rows and columns (torch's output_padding=1 for a stride of 2)",
+                                 fmt::join(extra, ", "), a.stride));
     if (std::any_of(extra.begin(), extra.end(), [](std::int64_t v) { return v != 0; })) a.dims = extra;
   }
   const std::int64_t out = transposed ? w->dims[1] * groups : w->dims[0];
@@ -492,15 +496,25 @@ void Importer::resize(const NodeReader& n) {
                                "opset_version=11 or later",
                                model_opset()));
   const std::string mode = n.get_string("mode", "nearest");
-  if (mode != "nearest")
-    unsupported(n, fmt::format("mode '{}': poet resizes by the nearest pixel only (torch's mode 'nearest')", mode));
+  if (mode != "nearest" && mode != "linear")
+    unsupported(n, fmt::format("mode '{}': poet resizes by the nearest pixel or bilinearly (torch's modes 'nearest' "
+                               "and 'bilinear')",
+                               mode));
+  const bool linear = mode == "linear";
   const std::string coordinates = n.get_string("coordinate_transformation_mode", "half_pixel");
   const std::string rounding = n.get_string("nearest_mode", "round_prefer_floor");
   const bool half_pixel = coordinates == "half_pixel" || coordinates == "pytorch_half_pixel";
+  // Upsampling, both read a coordinate before the first pixel as that pixel (clamped).
+  if (linear && !half_pixel)
+    unsupported(n, fmt::format("poet's bilinear upsampling maps pixels by their centres, as torch's "
+                               "align_corners=False ('half_pixel' or 'pytorch_half_pixel'), not "
+                               "coordinate_transformation_mode '{}'; export with align_corners=False",
+                               coordinates));
+  if (n.get_int("antialias", 0) != 0) unsupported(n, "poet's upsampling has no antialias filter");
   const bool blocks =
       ((coordinates == "asymmetric" || coordinates == "tf_half_pixel_for_nn") && rounding == "floor") ||
       (half_pixel && (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil"));
-  if (!blocks)
+  if (!linear && !blocks)
     unsupported(n, fmt::format("poet reads the coordinates that repeat each pixel as a block for every whole factor: "
                                "'asymmetric' (torch's export) or 'tf_half_pixel_for_nn' with nearest_mode 'floor', "
                                "'half_pixel' or 'pytorch_half_pixel' with either rounding; not "
@@ -539,7 +553,7 @@ void Importer::resize(const NodeReader& n) {
   OpAttrs a;
   a.kernel_h = static_cast<int>(factor[2]);
   a.kernel_w = static_cast<int>(factor[3]);
-  bind(n, make(n, OpKind::UpsampleNearest, {x}, {.attrs = a}));
+  bind(n, make(n, linear ? OpKind::UpsampleBilinear : OpKind::UpsampleNearest, {x}, {.attrs = a}));
 }
 
 }  // namespace poet::onnx_import

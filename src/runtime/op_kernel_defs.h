@@ -19,6 +19,7 @@ OpKernels slice();
 OpKernels prepend_tokens();
 OpKernels pad();
 OpKernels upsample_nearest();
+OpKernels upsample_bilinear();
 // op_kernels_dense.cpp
 OpKernels linear();
 OpKernels matmul();

@@ -62,6 +62,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());
   set(OpKind::UpsampleNearest, bind::upsample_nearest());
+  set(OpKind::UpsampleBilinear, bind::upsample_bilinear());
   set(OpKind::MulParameter, bind::mul_parameter());
   set(OpKind::AddConstant, bind::add_constant());
   set(OpKind::AddGathered, bind::add_gathered());

@@ -63,7 +63,7 @@ UpsampleShape upsample_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   if (x.size() != 4)
     throw InputError(
-        fmt::format("upsample_nearest: the runtime upsamples [N, C, H, W] tensors, not {}", shape_string(x)));
+        fmt::format("{}: the runtime upsamples [N, C, H, W] tensors, not {}", op_name(f.op), shape_string(x)));
   return {.planes = x[0] * x[1],
           .in_h = x[2],
           .in_w = x[3],
@@ -79,6 +79,16 @@ OpKernels upsample_nearest() {
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
             upsample_nearest_backward(upsample_shape(c.g, c.forward), dy, dx);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(upsample_shape(g, f)); }};
+}
+
+OpKernels upsample_bilinear() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            upsample_bilinear_forward(upsample_shape(c.g, c.forward), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            upsample_bilinear_backward(upsample_shape(c.g, c.forward), dy, dx);
           },
           .validate = [](const Graph& g, const Node& f) { validate(upsample_shape(g, f)); }};
 }

@@ -63,6 +63,8 @@ enum class OpKind : std::uint8_t {
   GroupNormStats,  // [batch x groups, 2]
   ConvTranspose2d, // attrs as conv2d's, and dims: the output padding [rows, columns] (none: 0); weight
                    // [in, out / groups, kh, kw] (torch's ConvTranspose2d, a decoder's upsampling)
+  UpsampleBilinear, // [N, C, H, W] -> [N, C, H kernel_h, W kernel_w]: each output pixel interpolated between its
+                    // 4 nearest inputs at half-pixel centres (torch's Upsample, mode bilinear, align_corners=False)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

@@ -26,6 +26,12 @@ void pad_backward(const PadShape& s, std::span<const float> dy, std::span<float>
 // row-major order within the block (the order is fixed: results are bit-identical).
 void upsample_nearest_forward(const UpsampleShape& s, std::span<const float> x, std::span<float> y);
 void upsample_nearest_backward(const UpsampleShape& s, std::span<const float> dy, std::span<float> dx);
+// y: each output pixel interpolated between the 4 input pixels around its centre mapped back
+// by the factors, (o + 0.5) / factor - 0.5, clamped to the image (torch's bilinear with
+// align_corners=False, as it computes it); dx: dY spread back by the same weights, each
+// plane by one thread in a fixed order (bit-identical).
+void upsample_bilinear_forward(const UpsampleShape& s, std::span<const float> x, std::span<float> y);
+void upsample_bilinear_backward(const UpsampleShape& s, std::span<const float> dy, std::span<float> dx);
 
 void prepend_tokens_forward(const TokensShape& s, std::span<const float> x, std::span<const float> tokens,
                             std::span<float> y);
