@@ -93,9 +93,9 @@ TEST(OnnxNorms, ConstantsOfOnesAndZerosAreAFixedScaleAndShift) {
 // of a norm be learned.
 TEST(OnnxNorms, ComputedScalesThatAreNotOnesAndZerosAreRefused) {
   EXPECT_TRUE(import_refused_with(instance_norm("instance_twos", {2, 2}, {0, 0}),
-                                  "its scale 'scale' and shift 'bias' are constants other than ones and zeros: poet "
-                                  "keeps a norm's scale and shift fixed only at 1 and 0 (affine=False); export them "
-                                  "as learned parameters (affine=True)"));
+                                  "its scale 'scale' and shift 'bias' are constants other than ones and zeros, or "
+                                  "computed from parameters: poet keeps a norm's scale and shift fixed only at 1 and "
+                                  "0 (affine=False), and learns them from initializers"));
   EXPECT_TRUE(import_refused_with(instance_norm("instance_half", {1, 1}, {0, 0}, true),
                                   "its scale 'scale' is learned (an initializer) and its shift 'bias' a constant: "
                                   "poet's norm learns both its scale and shift, or neither (affine=False)"));

@@ -296,9 +296,10 @@ bool Importer::learned_or_fixed(const NodeReader& n, Weight& scale, Weight& shif
                                scale_learned ? "scale" : "shift", scale_learned ? scale.value_name : shift.value_name,
                                scale_learned ? "shift" : "scale", scale_learned ? shift.value_name : scale.value_name));
   if (!all(*scale.tensor, 1.0f) || !all(*shift.tensor, 0.0f))
-    unsupported(n, fmt::format("its scale '{}' and shift '{}' are constants other than ones and zeros: poet keeps a "
-                               "norm's scale and shift fixed only at 1 and 0 (affine=False); export them as learned "
-                               "parameters (affine=True)",
+    unsupported(n, fmt::format("its scale '{}' and shift '{}' are constants other than ones and zeros, or computed "
+                               "from parameters: poet keeps a norm's scale and shift fixed only at 1 and 0 "
+                               "(affine=False), and learns them from initializers; export them as learned parameters "
+                               "(affine=True, do_constant_folding=True)",
                                scale.value_name, shift.value_name));
   scale.value_name.clear();
   shift.value_name.clear();

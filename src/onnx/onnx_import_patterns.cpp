@@ -350,8 +350,8 @@ void Importer::reduce_mean(const NodeReader& n) {
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
   auto unmatched = [&] {
     unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
-                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps), then * weight + bias "
-                   "where the norm is affine");
+                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps), then "
+                   "* weight + bias where the norm is affine");
   };
   if (!over_last_axis(n, rank)) unmatched();
   const int sub = sole_reader(out(index_), "Sub");
