@@ -14,7 +14,7 @@ namespace {
 std::string node_name(const Graph& g, NodeId v) { return fmt::format("'{}' ({})", g.node(v).name, v); }
 
 // A node that keeps something of a step for its backward (a ReLU's mask, a max-pool's indices).
-bool keeps_for_backward(OpKind op) {
+bool saved_for_backward(OpKind op) {
   for (const OpDef& d : op_table())
     if (d.saved && d.saved->op == op) return true;
   return false;
@@ -45,7 +45,7 @@ std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std
   };
   for (NodeId v = 0; v < static_cast<NodeId>(forward); ++v) {
     const auto& inputs = g.node(v).inputs;
-    if (keeps_for_backward(g.node(v).op) && inputs.size() == 1 && step_of[inputs[0]] >= 0 && read_by_backward_only(v))
+    if (saved_for_backward(g.node(v).op) && inputs.size() == 1 && step_of[inputs[0]] >= 0 && read_by_backward_only(v))
       continue;
     const NodeId previous = chain.node.empty() ? -1 : chain.node.back();
     // A norm's statistics read the step before the norm, and the norm reads both: the norm

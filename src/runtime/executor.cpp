@@ -17,16 +17,19 @@
 #include "transfer_tracker.h"
 
 namespace poet::runtime {
-namespace {
 
 // A block boundary (4096 B): a paged tensor at a block offset of the arena then moves
 // between it and an O_DIRECT page file without a copy (file_pager_page_file.cpp).
 constexpr std::align_val_t kArenaAlignment{4096};
-using Clock = std::chrono::steady_clock;
 
+// Outside the anonymous namespace: Executor::State, which has linkage, holds one.
 struct ArenaDelete {
   void operator()(std::byte* p) const { ::operator delete[](p, kArenaAlignment); }
 };
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<std::byte[], ArenaDelete> allocate_arena(std::int64_t bytes, const Graph& g) {
   // The parameters, data and code are held already. Past a container's memory limit the

@@ -32,7 +32,7 @@ Conv2dShape transposed_as_conv(const Graph& g, const Node& f) {
 
 // Weights [out, in / groups, kh, kw] (transposed: [in, out / groups, kh, kw]), then the bias
 // if the layer has one.
-std::size_t bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.at(1)) : 0; }
+std::size_t conv_bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.at(1)) : 0; }
 
 Pool2dShape pool_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
@@ -68,15 +68,15 @@ GlobalPoolShape global_pool_shape(const Graph& g, const Node& f) {
 
 OpKernels conv2d() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            const auto [w, b] = split_tail(c.parameters(), bias_floats(c.forward));
+            const auto [w, b] = split_tail(c.parameters(), conv_bias_floats(c.forward));
             conv2d_forward(conv_shape(c.g, c.forward), c.in.at(0), w, b, y, c.ctx.scratch);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            const auto weight = split_tail(c.parameters(), bias_floats(c.forward)).head;
+            const auto weight = split_tail(c.parameters(), conv_bias_floats(c.forward)).head;
             conv2d_backward_input(conv_shape(c.g, c.forward), dy, weight, dx, c.ctx.scratch);
           },
           .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
-            const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
+            const auto [dw, db] = split_tail(grad, conv_bias_floats(c.forward));
             conv2d_backward_params(conv_shape(c.g, c.forward), dy, c.forward_input(0), dw, db, c.ctx.scratch);
           },
           .validate = [](const Graph& g, const Node& f) { validate(conv_shape(g, f)); },
@@ -90,15 +90,15 @@ OpKernels conv2d() {
 
 OpKernels conv_transpose2d() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            const auto [w, b] = split_tail(c.parameters(), bias_floats(c.forward));
+            const auto [w, b] = split_tail(c.parameters(), conv_bias_floats(c.forward));
             conv_transpose2d_forward(transposed_as_conv(c.g, c.forward), c.in.at(0), w, b, y, c.ctx.scratch);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            const auto weight = split_tail(c.parameters(), bias_floats(c.forward)).head;
+            const auto weight = split_tail(c.parameters(), conv_bias_floats(c.forward)).head;
             conv_transpose2d_backward_input(transposed_as_conv(c.g, c.forward), dy, weight, dx, c.ctx.scratch);
           },
           .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
-            const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
+            const auto [dw, db] = split_tail(grad, conv_bias_floats(c.forward));
             conv_transpose2d_backward_params(transposed_as_conv(c.g, c.forward), dy, c.forward_input(0), dw, db,
                                              c.ctx.scratch);
           },

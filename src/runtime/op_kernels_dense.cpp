@@ -16,7 +16,7 @@ LinearShape linear_shape(const Graph& g, const Node& f) {
 }
 
 // Weights [out, in], then the bias if the layer has one.
-std::size_t bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.back()) : 0; }
+std::size_t linear_bias_floats(const Node& f) { return f.attrs.bias ? static_cast<std::size_t>(f.shape.back()) : 0; }
 
 // Scores A B^T are scaled by 1 / sqrt(k) (scaled dot-product attention); the graph has no
 // scale attribute, so transpose_b is what marks a matmul as attention scores.
@@ -42,15 +42,15 @@ std::span<const std::int32_t> as_ids(std::span<const float> t) {
 
 OpKernels linear() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            const auto [w, b] = split_tail(c.parameters(), bias_floats(c.forward));
+            const auto [w, b] = split_tail(c.parameters(), linear_bias_floats(c.forward));
             linear_forward(linear_shape(c.g, c.forward), c.in.at(0), w, b, y);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            const auto weight = split_tail(c.parameters(), bias_floats(c.forward)).head;
+            const auto weight = split_tail(c.parameters(), linear_bias_floats(c.forward)).head;
             linear_backward_input(linear_shape(c.g, c.forward), dy, weight, dx);
           },
           .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
-            const auto [dw, db] = split_tail(grad, bias_floats(c.forward));
+            const auto [dw, db] = split_tail(grad, linear_bias_floats(c.forward));
             linear_backward_params(linear_shape(c.g, c.forward), dy, c.forward_input(0), dw, db);
           },
           .validate = [](const Graph& g, const Node& f) { validate(linear_shape(g, f)); },
