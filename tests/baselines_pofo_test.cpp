@@ -116,6 +116,23 @@ TEST(BaselinePofo, OffloadsWhenTransfersHideAndRecomputesWhenTheyDoNot) {
   EXPECT_GT(recomputing.simulation->recomputes, 0u);
 }
 
+// The DP's model keeps relu1's 75 KiB output until relu1's backward, which reads only its
+// mask: at checkpoint-all's peak and some way above it, the model found no choice before
+// its limit was searched for against the simulator.
+TEST(BaselinePofo, FitsEveryBudgetFromCheckpointAllsPeakUpOnLenet) {
+  const Graph g = build_model_training_graph("lenet5", {.batch_size = 4}, BackwardMode::Autodiff);
+  for (const double transfer_s : {0.01, 1e6}) {
+    const auto costs = estimate_costs(g, testing::device_with_transfers(transfer_s));
+    const std::int64_t all_peak = testing::checkpoint_all_peak(g, costs);
+    for (const double above : {1.0, 1.2, 1.5}) {
+      const auto budget = static_cast<std::int64_t>(above * static_cast<double>(all_peak));
+      const BaselineResult r = pofo_for_budget(g, costs, {.ram_budget_bytes = budget});
+      ASSERT_TRUE(r.found()) << "transfers " << transfer_s << " budget " << budget << ": " << r.reason;
+      EXPECT_NO_THROW(simulate(g, costs, plan_from_schedule(*r.schedule, g), {.ram_budget_bytes = budget}));
+    }
+  }
+}
+
 TEST(BaselinePofo, SaysItDoesNotApplyToAGraphThatIsNotAChain) {
   std::mt19937 rng(3);
   const Graph g = testing::random_graph(rng, 20);

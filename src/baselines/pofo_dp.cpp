@@ -107,14 +107,22 @@ std::optional<PofoSolution> pofo_optimum(const PofoChain& chain, std::int64_t me
     std::int64_t from_kept = 0;
     bool better_than(const Entry& o) const { return cost < o.cost || (cost == o.cost && moves < o.moves); }
   };
-  const auto width = static_cast<std::size_t>(total + 1);
-  std::vector<std::vector<std::vector<Entry>>> dp(L + 1, std::vector<std::vector<Entry>>(2, std::vector<Entry>(width)));
-  dp[0][0][0].cost = 0;
+  // A transition writes only kept bytes within its own peak, so within `memory`.
+  const std::int64_t most_kept = std::min(total, std::max<std::int64_t>(memory, 0));
+  const auto width = static_cast<std::size_t>(most_kept + 1);
+  // One block, not a vector per row: rows of about 128 KiB each came from mmap and were
+  // faulted in afresh by every call, which was most of a call's time.
+  std::vector<Entry> table(static_cast<std::size_t>(L + 1) * 2 * width);
+  const auto dp = [&](int c, int f, std::int64_t kept) -> Entry& {
+    const auto row = static_cast<std::size_t>(c) * 2 + static_cast<std::size_t>(f);
+    return table[row * width + static_cast<std::size_t>(kept)];
+  };
+  dp(0, 0, 0).cost = 0;
   Entry best_end;
   for (int c = 0; c < L; ++c)
     for (int f = 0; f < 2; ++f)
-      for (std::int64_t kept = 0; kept <= total; ++kept) {
-        const Entry& here = dp[c][f][kept];
+      for (std::int64_t kept = 0; kept <= most_kept; ++kept) {
+        const Entry& here = dp(c, f, kept);
         if (!std::isfinite(here.cost)) continue;
         const std::int64_t kept_after = kept + (f == 0 ? a[c] : 0);  // kept checkpoints before any d > c
         // Peaks of the transition to d, grown with d: the forward computes c+1 .. d and the
@@ -137,7 +145,7 @@ std::optional<PofoSolution> pofo_optimum(const PofoChain& chain, std::int64_t me
             continue;
           }
           for (int next_fate = 0; next_fate < 2; ++next_fate)
-            if (next.better_than(dp[d][next_fate][kept_after])) dp[d][next_fate][kept_after] = next;
+            if (next.better_than(dp(d, next_fate, kept_after))) dp(d, next_fate, kept_after) = next;
         }
       }
   if (!std::isfinite(best_end.cost)) return std::nullopt;
@@ -148,7 +156,7 @@ std::optional<PofoSolution> pofo_optimum(const PofoChain& chain, std::int64_t me
   Entry at = best_end;
   while (at.from >= 0) {
     s.fate[at.from] = at.from_fate == 0 ? PofoFate::Keep : PofoFate::Offload;
-    at = dp[at.from][at.from_fate][at.from_kept];
+    at = dp(at.from, at.from_fate, at.from_kept);
   }
   s.evaluation = pofo_evaluate(chain, s.fate);
   double plain = 0;

@@ -17,7 +17,7 @@
 // activation's forward read and the backward before its segment is reversed).
 // Memory model: the activations resident at each forward compute, recompute and backward
 // step, plus each step's own backward working set. The simulator judges the laid-out
-// schedule; pofo_for_budget tightens the DP's limit until the simulator agrees.
+// schedule; pofo_for_budget searches for the largest DP limit whose schedule it fits.
 #pragma once
 
 #include <cstdint>
