@@ -385,6 +385,23 @@ class TinyConv1d(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class TinySignal(nn.Module):
+    """ELU (alpha 1 and 0.5) and Softplus over a signal [N, 4, 16], then its mean over the length (x.mean(2): a
+    ReduceMean) read by a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(4, 8, 3, padding=1)
+        self.conv2 = nn.Conv1d(8, 8, 3, padding=1)
+        self.conv3 = nn.Conv1d(8, 6, 3, padding=1)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        x = nn.functional.elu(self.conv1(x))
+        x = nn.functional.elu(self.conv2(x), 0.5)
+        return self.fc(nn.functional.softplus(self.conv3(x)).mean(2))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -616,6 +633,7 @@ def main():
     write_fixture("tiny_fixed_norms", TinyFixedNorms, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_decoder", TinyDecoder, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_bilinear", TinyBilinear, (3, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_signal", TinySignal, (4, 16), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -215,6 +215,34 @@ TEST(KernelLeakyRelu, ValuesAndGradientsMatch) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto o) { leaky_relu_forward(0.2f, in, o); }, x, 30, dy, dx, 1e-3f));
 }
 
+TEST(KernelElu, ValuesAndGradientsMatch) {
+  std::vector<float> y(3);
+  elu_forward(0.5f, std::vector<float>{-2.0f, 0.0f, 3.0f}, y);
+  EXPECT_FLOAT_EQ(y[0], 0.5f * (std::exp(-2.0f) - 1.0f));
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 3.0f);
+  const std::vector<float> x = testing::away_from_zero(30, 20, 0.05f, 3.0f), dy = random_values(30, 21);
+  std::vector<float> out(30), dx(30);
+  elu_forward(0.5f, x, out);
+  elu_backward(0.5f, dy, out, dx);  // by the output, as the node computes in place
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { elu_forward(0.5f, in, o); }, x, 30, dy, dx, 1e-3f));
+}
+
+TEST(KernelSoftplus, ValuesAndGradientsMatch) {
+  std::vector<float> y(4);
+  softplus_forward(std::vector<float>{-30.0f, 0.0f, 2.0f, 25.0f}, y);
+  EXPECT_FLOAT_EQ(y[0], std::exp(-30.0f));  // not 0: ln(1 + e^x) is e^x there
+  EXPECT_FLOAT_EQ(y[1], std::log(2.0f));
+  EXPECT_FLOAT_EQ(y[2], std::log1p(std::exp(2.0f)));
+  EXPECT_EQ(y[3], 25.0f);
+  const std::vector<float> x = random_values(30, 22), dy = random_values(30, 23);
+  std::vector<float> scaled(30), out(30), dx(30);
+  for (std::size_t i = 0; i < x.size(); ++i) scaled[i] = 4.0f * x[i];
+  softplus_forward(scaled, out);
+  softplus_backward(dy, scaled, dx);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto o) { softplus_forward(in, o); }, scaled, 30, dy, dx, 1e-3f));
+}
+
 TEST(KernelMul, BroadcastAndBothGradientsMatch) {
   // a [2, 3, 4] by b [2, 3, 1]: squeeze-and-excitation's scale, one per channel.
   BroadcastShape s;

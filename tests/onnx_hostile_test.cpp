@@ -82,6 +82,10 @@ TEST(OnnxHostile, RefusalsNameTheOperatorTheOutputsAndTheFix) {
   });
   EXPECT_TRUE(
       import_refused_with(flipped, "its negative slope (alpha) is -0.5; poet's leaky ReLU takes a positive one"));
+  const std::string flat_elu = write_model("flat_elu", {1, 4}, {1, 4}, [](auto& g) {
+    add_float_attribute(add_node(g, "elu", "Elu", {"x"}, "y"), "alpha", 0.0f);
+  });
+  EXPECT_TRUE(import_refused_with(flat_elu, "its alpha is 0; poet's ELU takes a positive one (0: use Relu)"));
   const std::string log_softmax = write_model("log_softmax", {1, 4}, {1, 4}, [](auto& g) {
     add_node(g, "ls", "LogSoftmax", {"x"}, "y");
   });

@@ -171,8 +171,8 @@ TEST(OnnxImport, ElementWiseNodesAfterGlobalPoolingKeepItsShape) {
 // x.mean([2, 3]) (MnasNet, ShuffleNet) is global average pooling; a mean over other axes
 // outside layer norm's decomposition is named as unsupported.
 TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {
-  auto mean_over = [](std::vector<std::int64_t> axes, const Shape& out) {
-    return write_model("mean", {1, 2, 3, 3}, out, [axes](auto& g) {
+  auto mean_over = [](std::vector<std::int64_t> axes, const Shape& out, const Shape& in = {1, 2, 3, 3}) {
+    return write_model("mean", in, out, [axes](auto& g) {
       auto* mean = add_node(g, "mean", "ReduceMean", {"x"}, "y");
       add_ints_attribute(mean, "axes", axes);
       auto* keep = mean->add_attribute();
@@ -184,8 +184,15 @@ TEST(OnnxImport, MeanOverRowsAndColumnsIsGlobalPooling) {
   const OnnxModel m = import_onnx(mean_over({2, 3}, {1, 2}), {.batch_size = 2});
   EXPECT_EQ(m.forward.node(1).op, OpKind::GlobalAvgPool);
   EXPECT_EQ(m.forward.node(1).shape, (Shape{2, 2}));
-  const std::string message = import_error(mean_over({1}, {1, 3, 3}));
-  EXPECT_NE(message.find("ReduceMean"), std::string::npos) << message;
+  // A signal's mean over its length (x.mean(2) of [N, C, L]) is global pooling as well.
+  const OnnxModel signal = import_onnx(mean_over({-1}, {1, 2}, {1, 2, 7}), {.batch_size = 2});
+  EXPECT_EQ(signal.forward.node(1).op, OpKind::GlobalAvgPool);
+  EXPECT_EQ(signal.forward.node(1).shape, (Shape{2, 2}));
+  // A mean over the channels, or over the channels and all else (LayerNorm([C, H, W])'s).
+  for (const auto& [axes, out] : {std::pair{std::vector<std::int64_t>{1}, Shape{1, 3, 3}},
+                                   std::pair{std::vector<std::int64_t>{1, 2, 3}, Shape{1}}})
+    EXPECT_TRUE(import_refused_with(mean_over(axes, out), "for a layer norm over several axes (LayerNorm([C, H, W])) "
+                                                          "use GroupNorm(1, C)"));
 }
 
 // Zeros around an image, not for an average pool: poet's pad, whose gradient crops dY.

@@ -109,6 +109,17 @@ TEST(OnnxNorms, ComputedScalesThatAreNotOnesAndZerosAreRefused) {
   EXPECT_TRUE(import_refused_with(layer, "poet's layer norm learns a bias (B) beside its scale; this one has none"));
 }
 
+// What torch 1.13 writes for LayerNorm(elementwise_affine=False) at opset 17: no scale, which
+// the operator requires. ONNX's checker refuses it; the message adds the export that works.
+TEST(OnnxNorms, ALayerNormWithoutItsScaleIsRefusedWithTheExportThatWorks) {
+  const std::string layer = write_model(
+      "layer_no_scale", {2, 5}, {2, 5}, [](auto& g) { add_node(g, "norm", "LayerNormalization", {"x", ""}, "y"); },
+      17);
+  EXPECT_TRUE(import_refused_with(layer, "its LayerNormalization 'norm' has no scale, as torch exports "
+                                         "LayerNorm(elementwise_affine=False) at opset 17: export with "
+                                         "opset_version=13, or with elementwise_affine=True"));
+}
+
 // GroupNorm's decomposition without a per-channel Mul and Add after it (here a Mul and Add
 // of scalars, imported as they are): a group norm whose scale and shift are fixed.
 TEST(OnnxNorms, AGroupNormWithoutItsWeightAndBiasIsFixed) {

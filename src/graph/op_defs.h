@@ -60,6 +60,8 @@ OpDef gelu_erf();
 OpDef add_parameter();
 OpDef hard_sigmoid();
 OpDef leaky_relu();
+OpDef elu();
+OpDef softplus();
 OpDef hard_swish();
 OpDef mul();
 OpDef mul_parameter();

@@ -160,6 +160,22 @@ OpDef leaky_relu() {
   };
   return d;
 }
+// x, or alpha (attrs.scale) (e^x - 1). With alpha positive y has x's sign, and the gradient
+// (1, or y + alpha = alpha e^x) reads the output: computable in place.
+OpDef elu() {
+  OpDef d = in_place(unary(OpKind::ELU, "elu", "", per_element<4>,
+                           in_place_gradient({.output = true}, grad_per_input_2)));
+  d.shape = [](const OpArgs& a) {
+    require(a.attrs.scale > 0, "elu", fmt::format("its alpha (attrs.scale) is {}, and must be positive", a.attrs.scale));
+    return a.input();
+  };
+  return d;
+}
+// ln(1 + e^x); its gradient, the logistic sigmoid of x, reads x.
+OpDef softplus() {
+  return in_place(unary(OpKind::Softplus, "softplus", "", per_element<4>,
+                        in_place_gradient({.same_input = true}, grad_per_input_4)));
+}
 // x hard_sigmoid(x); its gradient (0, (2x + 3) / 6 or 1 by the piece) reads x.
 OpDef hard_swish() {
   return in_place(unary(OpKind::HardSwish, "hard_swish", "", per_element<4>,

@@ -191,6 +191,29 @@ void leaky_relu_backward(float slope, std::span<const float> dy, std::span<const
   map_gradient("leaky_relu_backward", dy, y, dx, [slope](float g, float out) { return out > 0.0f ? g : slope * g; });
 }
 
+void elu_forward(float alpha, std::span<const float> x, std::span<float> y) {
+  map("elu_forward", x, y, [alpha](float v) { return v > 0.0f ? v : alpha * std::expm1(v); });
+}
+
+void elu_backward(float alpha, std::span<const float> dy, std::span<const float> y, std::span<float> dx) {
+  map_gradient("elu_backward", dy, y, dx, [alpha](float g, float out) { return out > 0.0f ? g : g * (out + alpha); });
+}
+
+// Above 20, ln(1 + e^x) is x in float (e^-20 is below half an ulp of 20), as torch rounds it.
+constexpr float kSoftplusThreshold = 20.0f;
+
+void softplus_forward(std::span<const float> x, std::span<float> y) {
+  map("softplus_forward", x, y, [](float v) { return v > kSoftplusThreshold ? v : std::log1p(std::exp(v)); });
+}
+
+void softplus_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx) {
+  map_gradient("softplus_backward", dy, x, dx, [](float g, float v) {
+    if (v > kSoftplusThreshold) return g;
+    const float z = std::exp(v);
+    return g * z / (z + 1.0f);
+  });
+}
+
 void hard_sigmoid_forward(std::span<const float> x, std::span<float> y) {
   map("hard_sigmoid_forward", x, y, [](float v) {
     const float r = v + 3.0f < 0.0f ? 0.0f : v + 3.0f;

@@ -187,7 +187,8 @@ std::string one_line_of(std::string text) {
 }
 
 // What a checker's or shape inference's failure most likely comes from, when the file says:
-// an opset newer than this poet's ONNX knows, or a batch fixed at export.
+// an opset newer than this poet's ONNX knows, a layer norm without its scale, or a batch
+// fixed at export.
 std::string likely_cause(const ::onnx::ModelProto& m, const std::string& input, std::int64_t file_batch, int batch) {
   const int known = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(::onnx::ONNX_DOMAIN).second;
   for (const auto& o : m.opset_import())
@@ -195,6 +196,13 @@ std::string likely_cause(const ::onnx::ModelProto& m, const std::string& input, 
       return fmt::format(" (the file uses opset {}, and this poet knows operators up to opset {}: export with "
                          "opset_version={})",
                          o.version(), known, known);
+  // torch 1.13 exports LayerNorm(elementwise_affine=False) at opset 17 so; the operator
+  // requires a scale. At opset 13 torch writes the norm out in operators poet imports.
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "LayerNormalization" && (n.input_size() < 2 || n.input(1).empty()))
+      return fmt::format(" (its LayerNormalization '{}' has no scale, as torch exports LayerNorm(elementwise_affine="
+                         "False) at opset 17: export with opset_version=13, or with elementwise_affine=True)",
+                         n.name());
   if (file_batch > 0 && file_batch != batch)
     return fmt::format(" (the file was exported for batch {}: a batch fixed at export, as x.view(x.size(0), -1) "
                        "makes it, fails at another; give --batch-size {}, or export with dynamic_axes={{'{}': "

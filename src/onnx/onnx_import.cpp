@@ -46,13 +46,13 @@ const std::vector<std::string>& layer_ops() {
   static const std::vector<std::string> ops = {
       "Add (two activations, a learned tensor, or a constant scalar)", "AveragePool", "BatchNormalization", "Clip",
       "Concat", "Conv", "ConvTranspose", "Div (by a constant, or of two activations)", "Dropout",
-      "Einsum (a batched matrix product)", "Erf (in GELU)",
+      "Einsum (a batched matrix product)", "Elu", "Erf (in GELU)",
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
       "InstanceNormalization (scale and bias learned, or fixed at ones and zeros; within GroupNorm's decomposition)", "LayerNormalization",
       "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
       "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest or linear, by whole factors)",
-      "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
+      "Sigmoid", "Slice", "Softmax", "Softplus", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
   return ops;
 }
@@ -506,6 +506,14 @@ void Importer::import_node(const NodeReader& n) {
                                  a.scale));
     return bind_elementwise(n, make(n, OpKind::LeakyReLU, {activation(n, 0)}, {.attrs = a}));
   }
+  if (op == "Elu") {
+    OpAttrs a;
+    a.scale = n.get_float("alpha", 1.0f);  // ONNX's default, and torch's
+    if (!(a.scale > 0))
+      unsupported(n, fmt::format("its alpha is {}; poet's ELU takes a positive one (0: use Relu)", a.scale));
+    return bind_elementwise(n, make(n, OpKind::ELU, {activation(n, 0)}, {.attrs = a}));
+  }
+  if (op == "Softplus") return bind_elementwise(n, make(n, OpKind::Softplus, {activation(n, 0)}));
   if (op == "Clip") return bind_elementwise(n, clip(n));
   if (op == "Softmax") return bind(n, softmax(n));
   if (op == "BatchNormalization") return bind(n, batch_norm(n));

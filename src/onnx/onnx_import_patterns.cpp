@@ -3,6 +3,7 @@
 // slice, gather, expand) whose arguments come from constants.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "constant_folding.h"
 #include "importer.h"
@@ -334,24 +335,32 @@ void Importer::hard_sigmoid(const NodeReader& n) {
   bind(n, make(n, OpKind::HardSigmoid, {x}));
 }
 
-// The mean over an image's rows and columns (torch's x.mean([2, 3])) is global average
-// pooling. torch writes LayerNorm before opset 17 as mean = ReduceMean(x), d = x - mean,
-// var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias over the last axis:
-// imported as one layer norm.
+// The mean over every axis after the channels (torch's x.mean([2, 3]) of an image, x.mean(2)
+// of a signal) is global average pooling. torch writes LayerNorm before opset 17 as mean =
+// ReduceMean(x), d = x - mean, var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias
+// over the last axis: imported as one layer norm.
 void Importer::reduce_mean(const NodeReader& n) {
   const NodeId x = activation(n, 0);
   const Shape in = g_.node(x).shape;
   const auto rank = static_cast<std::int64_t>(in.size());
-  if (rank == 4 && reduced_axes(n, rank) == std::vector<std::int64_t>{2, 3}) {
-    const bool keeps = n.get_int("keepdims", 1) != 0;
-    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? Shape{in[0], in[1], 1, 1} : Shape{in[0], in[1]});
-  }
   const auto& graph = model_.graph();
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
+  std::vector<std::int64_t> after_channels(static_cast<std::size_t>(std::max<std::int64_t>(rank - 2, 0)));
+  std::iota(after_channels.begin(), after_channels.end(), 2);
+  // Over a [N, T, E] sequence the last axis is a layer norm's, when x less the mean follows.
+  const bool layer_norm_mean = over_last_axis(n, rank) && sole_reader(out(index_), "Sub") >= 0;
+  if (rank >= 3 && reduced_axes(n, rank) == after_channels && !layer_norm_mean) {
+    Shape kept = in;
+    std::fill(kept.begin() + 2, kept.end(), 1);
+    const bool keeps = n.get_int("keepdims", 1) != 0;
+    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? kept : Shape{in[0], in[1]});
+  }
   auto unmatched = [&] {
-    unsupported(n, "poet imports ReduceMean over an image's rows and columns (global pooling), or within layer "
-                   "norm's decomposition over the last axis: (x - mean) / Sqrt(mean((x - mean)^2) + eps), then "
-                   "* weight + bias where the norm is affine");
+    unsupported(n, "poet imports ReduceMean over every axis after the channels (global pooling: an image's rows "
+                   "and columns, a signal's length), or within layer norm's decomposition over the last axis: "
+                   "(x - mean) / Sqrt(mean((x - mean)^2) + eps), then * weight + bias where the norm is affine; "
+                   "for a layer norm over several axes (LayerNorm([C, H, W])) use GroupNorm(1, C), which "
+                   "normalizes the same values with a scale and shift per channel");
   };
   if (!over_last_axis(n, rank)) unmatched();
   const int sub = sole_reader(out(index_), "Sub");

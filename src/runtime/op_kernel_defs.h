@@ -54,6 +54,8 @@ OpKernels scale();
 OpKernels add_parameter();
 OpKernels hard_sigmoid();
 OpKernels leaky_relu();
+OpKernels elu();
+OpKernels softplus();
 OpKernels hard_swish();
 OpKernels mul();
 OpKernels mul_parameter();

@@ -58,6 +58,8 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::PrependTokens, bind::prepend_tokens());
   set(OpKind::HardSigmoid, bind::hard_sigmoid());
   set(OpKind::LeakyReLU, bind::leaky_relu());
+  set(OpKind::ELU, bind::elu());
+  set(OpKind::Softplus, bind::softplus());
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());

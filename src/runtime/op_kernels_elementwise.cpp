@@ -95,6 +95,15 @@ OpKernels add_parameter() {
 }
 
 OpKernels hard_sigmoid() { return activation<hard_sigmoid_forward, hard_sigmoid_backward>(); }
+OpKernels elu() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            elu_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            elu_backward(static_cast<float>(c.forward.attrs.scale), dy, c.forward_output(), dx);
+          }};
+}
+OpKernels softplus() { return activation<softplus_forward, softplus_backward, /*ReadsInput=*/true>(); }
 OpKernels leaky_relu() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
             leaky_relu_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);

@@ -53,7 +53,7 @@ struct OpAttrs {
   std::vector<std::int64_t> dims;  // transpose: the permutation; reshape: the target shape; pad: the pads
   int axis = 0;                    // slice: the axis, and [begin, end) along it, every stride-th
   std::int64_t begin = 0, end = 0;
-  double scale = 1.0;              // scale: the factor; leaky_relu: the negative slope
+  double scale = 1.0;              // scale: the factor; leaky_relu: the negative slope; elu: alpha
   double shift = 0.0;              // scale: the addend, y = scale x + shift
   bool operator==(const OpAttrs&) const = default;
 };

@@ -65,6 +65,8 @@ enum class OpKind : std::uint8_t {
                    // [in, out / groups, kh, kw] (torch's ConvTranspose2d, a decoder's upsampling)
   UpsampleBilinear, // [N, C, H, W] -> [N, C, H kernel_h, W kernel_w]: each output pixel interpolated between its
                     // 4 nearest inputs at half-pixel centres (torch's Upsample, mode bilinear, align_corners=False)
+  ELU,             // x where x > 0, else attrs.scale (e^x - 1) (alpha, > 0), as torch's ELU
+  Softplus,        // ln(1 + e^x), as torch's Softplus (beta 1; x itself above 20)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

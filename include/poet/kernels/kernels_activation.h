@@ -49,6 +49,15 @@ void add_parameter_backward(std::span<const float> dy, std::span<float> dp);
 void leaky_relu_forward(float slope, std::span<const float> x, std::span<float> y);
 void leaky_relu_backward(float slope, std::span<const float> dy, std::span<const float> y, std::span<float> dx);
 
+// torch's ELU: x, or alpha (e^x - 1) where x <= 0; its gradient, 1 or y + alpha by the sign
+// of y (alpha is positive), reads the output.
+void elu_forward(float alpha, std::span<const float> x, std::span<float> y);
+void elu_backward(float alpha, std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+// torch's Softplus (beta 1, threshold 20): ln(1 + e^x), or x above 20; its gradient, the
+// logistic sigmoid of x (1 above 20), reads the input.
+void softplus_forward(std::span<const float> x, std::span<float> y);
+void softplus_backward(std::span<const float> dy, std::span<const float> x, std::span<float> dx);
+
 void hard_sigmoid_forward(std::span<const float> x, std::span<float> y);
 void hard_sigmoid_backward(std::span<const float> dy, std::span<const float> y, std::span<float> dx);
 void hard_swish_forward(std::span<const float> x, std::span<float> y);
