@@ -166,7 +166,8 @@ OpDef elu() {
   OpDef d = in_place(unary(OpKind::ELU, "elu", "", per_element<4>,
                            in_place_gradient({.output = true}, grad_per_input_2)));
   d.shape = [](const OpArgs& a) {
-    require(a.attrs.scale > 0, "elu", fmt::format("its alpha (attrs.scale) is {}, and must be positive", a.attrs.scale));
+    require(a.attrs.scale > 0, "elu",
+            fmt::format("its alpha (attrs.scale) is {}, and must be positive", a.attrs.scale));
     return a.input();
   };
   return d;

@@ -25,6 +25,21 @@ OpKernels activation() {
           }};
 }
 
+using ScaledUnary = void (*)(float, std::span<const float>, std::span<float>);
+using ScaledUnaryBackward = void (*)(float, std::span<const float> dy, std::span<const float> y, std::span<float> dx);
+
+// An activation with a parameter in attrs.scale (leaky ReLU's slope, ELU's alpha), whose
+// gradient reads the output.
+template <ScaledUnary fwd, ScaledUnaryBackward bwd>
+OpKernels activation_of_scale() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            fwd(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            bwd(static_cast<float>(c.forward.attrs.scale), dy, c.forward_output(), dx);
+          }};
+}
+
 // ReLU and ReLU6: the gradient reads the 1-bit mask of the output (relu_mask).
 template <Unary fwd>
 OpKernels masked_activation() {
@@ -95,23 +110,9 @@ OpKernels add_parameter() {
 }
 
 OpKernels hard_sigmoid() { return activation<hard_sigmoid_forward, hard_sigmoid_backward>(); }
-OpKernels elu() {
-  return {.forward = [](const KernelCall& c, std::span<float> y) {
-            elu_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
-          },
-          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            elu_backward(static_cast<float>(c.forward.attrs.scale), dy, c.forward_output(), dx);
-          }};
-}
+OpKernels elu() { return activation_of_scale<elu_forward, elu_backward>(); }
 OpKernels softplus() { return activation<softplus_forward, softplus_backward, /*ReadsInput=*/true>(); }
-OpKernels leaky_relu() {
-  return {.forward = [](const KernelCall& c, std::span<float> y) {
-            leaky_relu_forward(static_cast<float>(c.forward.attrs.scale), c.in.at(0), y);
-          },
-          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            leaky_relu_backward(static_cast<float>(c.forward.attrs.scale), dy, c.forward_output(), dx);
-          }};
-}
+OpKernels leaky_relu() { return activation_of_scale<leaky_relu_forward, leaky_relu_backward>(); }
 OpKernels hard_swish() { return activation<hard_swish_forward, hard_swish_backward, /*ReadsInput=*/true>(); }
 
 namespace {
