@@ -148,28 +148,27 @@ OpDef hard_sigmoid() {
   return in_place(unary(OpKind::HardSigmoid, "hard_sigmoid", "", per_element<3>,
                         in_place_gradient({.output = true}, grad_per_input_2)));
 }
-// x, or the negative slope (attrs.scale) times x. The slope is positive, so y has x's sign
-// and the gradient (1 or the slope) reads the output: computable in place.
+// x's shape, once attrs.scale is positive: leaky ReLU's negative slope, ELU's alpha. y then
+// has x's sign, so their gradients read the output and compute in place.
+template <OpKind Op>
+Shape positive_scale_shape(const OpArgs& a) {
+  constexpr std::string_view op = Op == OpKind::ELU ? "elu" : "leaky_relu";
+  constexpr std::string_view what = Op == OpKind::ELU ? "alpha" : "negative slope";
+  require(a.attrs.scale > 0, op, fmt::format("its {} (attrs.scale) is {}, and must be positive", what, a.attrs.scale));
+  return a.input();
+}
+// x, or the negative slope times x; the gradient is 1 or the slope.
 OpDef leaky_relu() {
   OpDef d = in_place(unary(OpKind::LeakyReLU, "leaky_relu", "", per_element<1>,
                            in_place_gradient({.output = true}, grad_per_input_1)));
-  d.shape = [](const OpArgs& a) {
-    require(a.attrs.scale > 0, "leaky_relu",
-            fmt::format("its negative slope (attrs.scale) is {}, and must be positive", a.attrs.scale));
-    return a.input();
-  };
+  d.shape = positive_scale_shape<OpKind::LeakyReLU>;
   return d;
 }
-// x, or alpha (attrs.scale) (e^x - 1). With alpha positive y has x's sign, and the gradient
-// (1, or y + alpha = alpha e^x) reads the output: computable in place.
+// x, or alpha (e^x - 1); the gradient is 1, or y + alpha = alpha e^x.
 OpDef elu() {
   OpDef d = in_place(unary(OpKind::ELU, "elu", "", per_element<4>,
                            in_place_gradient({.output = true}, grad_per_input_2)));
-  d.shape = [](const OpArgs& a) {
-    require(a.attrs.scale > 0, "elu",
-            fmt::format("its alpha (attrs.scale) is {}, and must be positive", a.attrs.scale));
-    return a.input();
-  };
+  d.shape = positive_scale_shape<OpKind::ELU>;
   return d;
 }
 // ln(1 + e^x); its gradient, the logistic sigmoid of x, reads x.

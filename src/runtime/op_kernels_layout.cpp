@@ -73,25 +73,25 @@ UpsampleShape upsample_shape(const Graph& g, const Node& f) {
 
 }  // namespace
 
-OpKernels upsample_nearest() {
+namespace {
+
+using Upsample = void (*)(const UpsampleShape&, std::span<const float>, std::span<float>);
+
+template <Upsample forward, Upsample backward>
+OpKernels upsample() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {
-            upsample_nearest_forward(upsample_shape(c.g, c.forward), c.in.at(0), y);
+            forward(upsample_shape(c.g, c.forward), c.in.at(0), y);
           },
           .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            upsample_nearest_backward(upsample_shape(c.g, c.forward), dy, dx);
+            backward(upsample_shape(c.g, c.forward), dy, dx);
           },
           .validate = [](const Graph& g, const Node& f) { validate(upsample_shape(g, f)); }};
 }
 
-OpKernels upsample_bilinear() {
-  return {.forward = [](const KernelCall& c, std::span<float> y) {
-            upsample_bilinear_forward(upsample_shape(c.g, c.forward), c.in.at(0), y);
-          },
-          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
-            upsample_bilinear_backward(upsample_shape(c.g, c.forward), dy, dx);
-          },
-          .validate = [](const Graph& g, const Node& f) { validate(upsample_shape(g, f)); }};
-}
+}  // namespace
+
+OpKernels upsample_nearest() { return upsample<upsample_nearest_forward, upsample_nearest_backward>(); }
+OpKernels upsample_bilinear() { return upsample<upsample_bilinear_forward, upsample_bilinear_backward>(); }
 
 OpKernels pad() {
   return {.forward = [](const KernelCall& c, std::span<float> y) { pad_forward(pad_shape(c.g, c.forward), c.in.at(0), y); },
