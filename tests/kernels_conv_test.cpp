@@ -229,7 +229,7 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
 // of their own: by stacked kernel rows (from 16 input channels to fewer than 32 output
 // channels: strides 1 to 3, phases with fewer rows than others, 11 and 13 padded rows),
 // transposed with dY transposed (16 to 63 output channels: over im2col by kernel rows,
-// dilated, and 1x1 reading x directly), and, where the CPU has AVX-512, channels-last
+// dilated, and 1x1 reading x directly), and, where the CPU has AVX2, channels-last
 // (3x3 padded by 1 with a multiple of 16 input channels: stride 2 on odd sizes, output
 // channels in threes with one or two left over, two blocks of 16 input channels, 9 images
 // in groups of 2 and 3, a 1x1 image whose taps are all border but the centre; the stacked
@@ -287,22 +287,24 @@ TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
 
 // Which convolutions take their weight gradient channels-last (conv_channels_last.h): the 3x3
 // ones padded by 1, of stride 1 or 2, with a multiple of 16 input channels, on a CPU with
-// AVX-512. Elsewhere none, and the tests above check the other paths on the same shapes.
+// AVX2 (the forward with AVX-512 only). Elsewhere none, and the tests above check the other
+// paths on the same shapes.
 TEST(KernelConv2d, ChannelsLastWeightGradientAppliesByShapeAndCpu) {
 #if defined(__x86_64__)
   const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = avx512 || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
 #else
-  const bool avx512 = false;
+  const bool avx512 = false, avx2 = false;
 #endif
   const Conv2dShape same{.batch = 32, .in_channels = 16, .in_h = 32, .in_w = 32, .out_channels = 16, .kernel_h = 3,
                          .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
-  EXPECT_EQ(detail::channels_last_weight_gradient_applies(same), avx512);
+  EXPECT_EQ(detail::channels_last_weight_gradient_applies(same), avx2);
   Conv2dShape other = same;
   other.in_channels = 24;
   EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
   other = same;
   other.stride = 2;
-  EXPECT_EQ(detail::channels_last_weight_gradient_applies(other), avx512);
+  EXPECT_EQ(detail::channels_last_weight_gradient_applies(other), avx2);
   other.stride = 3;
   EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
   other = same;

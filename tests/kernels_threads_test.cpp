@@ -83,8 +83,9 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
   // Depthwise (direct loops), a grouped convolution (im2col's loops, the input gradient as a
   // convolution), and those whose images are shared between the threads (small GEMMs, the
   // weight gradient summed in groups of images; 5 images, uneven groups): with 16 input
-  // channels its weight gradient goes channels-last where the CPU has AVX-512
-  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes.
+  // channels its weight gradient goes channels-last where the CPU has AVX2
+  // (conv_channels_last.h), with 24 by stacked kernel rows; 32 -> 32 all three passes (the
+  // forward and input gradient with AVX-512).
   // Not here: a convolution too large to share its images (96 -> 256 at 7x7, 5 images side by
   // side in chunks of 4). Its products are shared by oneDNN itself, whose sgemm splits k on
   // some CPUs and thread counts (an AVX2 EPYC at 3 threads): bits identical across thread

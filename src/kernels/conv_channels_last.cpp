@@ -1,11 +1,12 @@
 // Each worker copies a block of images channels-last into its scratch and accumulates their
 // weight gradient in registers: per output pixel, the nine taps' vectors of 16 input
 // channels times dy of three output channels (broadcast), 27 multiply-adds from 9 + 3 loads.
-// The multiply-adds, not the loads, bound it. The forward reads the same copy, one image at
-// a time: per input channel and tap, two vectors of output channels' weights times x at 8
-// pixels (broadcast), 16 multiply-adds from 2 + 8 loads; the outputs, channels in the lanes,
-// are transposed into y. resnet18_cifar, one thread, batch 32: docs/BENCHMARKS.md, "Small
-// convolutions channels-last".
+// The multiply-adds, not the loads, bound it (AVX2 takes the same sums in six passes). The
+// forward, with AVX-512 only, reads the same copy, one image at a time: per input channel
+// and tap, two vectors of output channels' weights times x at 8 pixels (broadcast), 16
+// multiply-adds from 2 + 8 loads; the outputs, channels in the lanes, are transposed into y.
+// resnet18_cifar, one thread, batch 32: docs/BENCHMARKS.md, "Small convolutions
+// channels-last" and "The weight gradient channels-last on AVX2".
 #include "conv_channels_last.h"
 
 #include <algorithm>
@@ -20,7 +21,7 @@
 namespace poet::kernels::detail {
 namespace {
 
-constexpr std::int64_t kLanes = 16;  // floats in an AVX-512 vector: input channels per block
+constexpr std::int64_t kLanes = 16;  // input channels per block: one AVX-512 vector, two AVX2 ones
 // Images copied channels-last at once: their copy of 16 channels (74 KiB an image at 32x32)
 // stays in the L2 cache while every output channel reads it.
 constexpr std::int64_t kBlockImages = 4;
@@ -58,17 +59,26 @@ void copy_channels_last(const Conv2dShape& s, const float* x, std::int64_t first
     }
 }
 
+// The widest vectors the kernels below have for this CPU. Each lane of a weight-gradient sum
+// sees the same multiply-adds in the same order with either, so both give the same bits.
+enum class Vectors { none, avx2, avx512 };
+Vectors cpu_vectors() {
 #if defined(__x86_64__)
-bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
+  static const Vectors has = __builtin_cpu_supports("avx512f")                                     ? Vectors::avx512
+                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Vectors::avx2
+                                                                                                 : Vectors::none;
   return has;
+#else
+  return Vectors::none;
+#endif
 }
 
+#if defined(__x86_64__)
 // sums[b][t][c] = sum over the images and pixels p of copy[p + tap t][c] dy[b][p], for B
 // output channels (dy at the first, the next a plane apart).
 template <int B>
-__attribute__((target("avx512f,fma"))) void accumulate(const Conv2dShape& s, const float* copy, std::int64_t images,
-                                                       const float* dy, float* sums) {
+__attribute__((target("avx512f,fma"))) void accumulate_avx512(const Conv2dShape& s, const float* copy,
+                                                              std::int64_t images, const float* dy, float* sums) {
   const std::int64_t wp = padded_width(s), plane = s.out_h() * s.out_w(), dy_image = s.out_channels * plane;
   __m512 acc[B][9];
 #pragma GCC unroll 3
@@ -96,6 +106,53 @@ __attribute__((target("avx512f,fma"))) void accumulate(const Conv2dShape& s, con
   for (int b = 0; b < B; ++b)
 #pragma GCC unroll 9
     for (int t = 0; t < 9; ++t) _mm512_storeu_ps(sums + (b * 9 + t) * kLanes, acc[b][t]);
+}
+
+// The same with AVX2's 16 registers of 8 floats: 27 accumulators would not fit, so six
+// passes, each over one half of the 16 channels and one kernel row i: 3 taps x B output
+// channels, 9 multiply-adds from 3 loads and 3 broadcasts. (An AVX2 forward, 2 vectors of
+// output channels x 4 pixels, was slower than oneDNN's: its weights came from the L2 cache
+// for every 4 pixels.)
+template <int B>
+__attribute__((target("avx2,fma"))) void accumulate_avx2(const Conv2dShape& s, const float* copy,
+                                                         std::int64_t images, const float* dy, float* sums) {
+  // Locals, not s's calls: out_h() and out_w() divide, and the rows are as short as 8 pixels.
+  const std::int64_t wp = padded_width(s), out_h = s.out_h(), out_w = s.out_w(), plane = out_h * out_w,
+                     dy_image = s.out_channels * plane, step = s.stride * kLanes;
+  for (int half = 0; half < 2; ++half)
+    for (int i = 0; i < 3; ++i) {
+      __m256 acc[B][3];
+#pragma GCC unroll 3
+      for (int b = 0; b < B; ++b)
+#pragma GCC unroll 3
+        for (int j = 0; j < 3; ++j) acc[b][j] = _mm256_setzero_ps();
+      for (std::int64_t k = 0; k < images; ++k)
+        for (std::int64_t y = 0; y < out_h; ++y) {
+          const float* at = copy + k * image_floats(s) + (y * s.stride + i) * wp * kLanes + half * 8;
+          const float* d = dy + k * dy_image + y * out_w;
+          for (const float* end = d + out_w; d < end; ++d, at += step) {
+            __m256 v[3];
+#pragma GCC unroll 3
+            for (int j = 0; j < 3; ++j) v[j] = _mm256_load_ps(at + j * kLanes);
+#pragma GCC unroll 3
+            for (int b = 0; b < B; ++b) {
+              const __m256 g = _mm256_broadcast_ss(d + b * plane);
+#pragma GCC unroll 3
+              for (int j = 0; j < 3; ++j) acc[b][j] = _mm256_fmadd_ps(v[j], g, acc[b][j]);
+            }
+          }
+        }
+#pragma GCC unroll 3
+      for (int b = 0; b < B; ++b)
+#pragma GCC unroll 3
+        for (int j = 0; j < 3; ++j) _mm256_storeu_ps(sums + (b * 9 + i * 3 + j) * kLanes + half * 8, acc[b][j]);
+    }
+}
+
+template <int B>
+void accumulate(const Conv2dShape& s, const float* copy, std::int64_t images, const float* dy, float* sums) {
+  if (cpu_vectors() == Vectors::avx512) accumulate_avx512<B>(s, copy, images, dy, sums);
+  else accumulate_avx2<B>(s, copy, images, dy, sums);
 }
 
 // out[p][v 16 + lane] = y[co + v 16 + lane][oy][ox + p] of the image in copy, for p <
@@ -187,24 +244,19 @@ void channels_last_weight_gradient_sum(const Conv2dShape& s, const float* x, con
       }
   }
 #else
-  // Never reached: channels_last_weight_gradient_applies is false without AVX-512.
+  // Never reached: channels_last_weight_gradient_applies is false without AVX2.
   (void)s, (void)x, (void)dy, (void)first, (void)end, (void)buffer, (void)sum;
 #endif
 }
 
 bool channels_last_weight_gradient_applies(const Conv2dShape& s) {
-#if defined(__x86_64__)
   return s.kernel_h == 3 && s.kernel_w == 3 && (s.stride == 1 || s.stride == 2) && s.pad_h == 1 && s.pad_w == 1 &&
-         s.dilation == 1 && s.groups == 1 && s.in_channels % kLanes == 0 && cpu_has_avx512();
-#else
-  (void)s;
-  return false;
-#endif
+         s.dilation == 1 && s.groups == 1 && s.in_channels % kLanes == 0 && cpu_vectors() != Vectors::none;
 }
 
 bool channels_last_forward_applies(const Conv2dShape& s) {
-  return channels_last_weight_gradient_applies(s) && s.out_channels % (kForwardVectors * kLanes) == 0 &&
-         s.out_w() % kForwardPixels == 0;
+  return channels_last_weight_gradient_applies(s) && cpu_vectors() == Vectors::avx512 &&
+         s.out_channels % (kForwardVectors * kLanes) == 0 && s.out_w() % kForwardPixels == 0;
 }
 
 std::int64_t channels_last_buffer_elements(const Conv2dShape& s) {

@@ -1,5 +1,5 @@
 // The small 3x3 convolutions (resnet18_cifar's, whose images go to the threads) on CPUs with
-// AVX-512, channels-last. oneDNN's products for their weight gradients have 16 rows or
+// AVX2 (the weight gradient) or AVX-512 (the forward too), channels-last. oneDNN's products for their weight gradients have 16 rows or
 // columns and a long inner dimension, its slowest shape (kernels_conv.cpp). Here each block
 // of 16 input channels of x is first copied channels-last ("NHWC", a zero border around each
 // image), so that the 16 channels of one pixel are one aligned vector. The weight gradient
@@ -16,12 +16,12 @@
 namespace poet::kernels::detail {
 
 // 3x3, stride 1 or 2, padding 1, undilated, one group, input channels a multiple of 16, and a
-// CPU with AVX-512F.
+// CPU with AVX2 and FMA, or AVX-512F.
 bool channels_last_weight_gradient_applies(const Conv2dShape& s);
 
 // The forward the same way, with 32 output channels (two vectors) at 8 pixels of a row in
 // registers: where the weight gradient applies, with a multiple of 32 output channels and of
-// 8 output columns.
+// 8 output columns, on a CPU with AVX-512F.
 bool channels_last_forward_applies(const Conv2dShape& s);
 
 // Floats of one thread's buffer for the functions below (its channels-last copy).

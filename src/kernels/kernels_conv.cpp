@@ -7,8 +7,8 @@
 // kernel_w horizontal shifts of each input row, and kernel_h GEMMs (by_kernel_rows). Depthwise convolutions are
 // computed directly instead (conv_depthwise.h). Large 3x3 convolutions (resnet18's, one
 // image at a time) go by Winograd's F(2x2, 3x3) instead, forward and both gradients
-// (conv_winograd.h). Small 3x3 ones go channels-last on CPUs with AVX-512, where measured
-// faster (conv_channels_last.h). Those with few output positions an image (7x7) and too
+// (conv_winograd.h). Small 3x3 ones go channels-last where measured faster: their weight
+// gradient on CPUs with AVX2, their forward on CPUs with AVX-512 (conv_channels_last.h). Those with few output positions an image (7x7) and too
 // large to share their images take the columns of 4 images side by side, one GEMM for all
 // (side_by_side_images). (oneDNN's convolution primitives were measured too and are
 // not used: each execution allocates on the heap; bench/conv_onednn.cpp, docs/BENCHMARKS.md.)
