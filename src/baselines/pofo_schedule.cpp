@@ -61,13 +61,44 @@ PofoChain chain_costs(const Graph& g, const GraphCosts& costs, const ChainRevers
   return c;
 }
 
+// What the backward reads of the steps kept: a forward node off the chain (a ReLU's mask, a
+// max-pool's indices) made from kept nodes only, smaller than its largest input. Kept, it
+// spares the backward recomputing it and holding that input until then; keeping every step
+// is then checkpoint-all, where recomputing the masks had peaked above it. (One as large as
+// its input, kept beside it, would double what the step holds.)
+std::vector<NodeId> kept_off_the_chain(const Graph& g, const ChainReversal& reversal,
+                                       const std::vector<PofoFate>& fate) {
+  const auto loss = static_cast<std::size_t>(reversal.node.back());
+  std::vector<bool> kept(loss + 1, false), read_by_backward(loss + 1, false);
+  kept[loss] = true;
+  for (std::size_t k = 1; k + 1 < fate.size(); ++k)
+    if (fate[k] != PofoFate::Drop) kept[static_cast<std::size_t>(reversal.node[k])] = true;
+  for (std::size_t t = loss + 1; t < g.size(); ++t)
+    for (NodeId in : g.node(static_cast<NodeId>(t)).inputs)
+      if (static_cast<std::size_t>(in) <= loss) read_by_backward[static_cast<std::size_t>(in)] = true;
+  std::vector<NodeId> also_kept;
+  for (std::size_t v = 0; v < loss; ++v) {
+    const Node& n = g.node(static_cast<NodeId>(v));
+    if (n.inputs.empty()) kept[v] = true;
+    if (kept[v] || !read_by_backward[v]) continue;
+    std::int64_t largest_input = 0;
+    bool from_kept = true;
+    for (NodeId in : n.inputs) {
+      from_kept = from_kept && kept[static_cast<std::size_t>(in)];
+      largest_input = std::max(largest_input, g.node(in).bytes);
+    }
+    if (from_kept && n.bytes < largest_input) kept[v] = true, also_kept.push_back(static_cast<NodeId>(v));
+  }
+  return also_kept;
+}
+
 // Step k is node reversal.node[k], computed in the forward stage of that index.
 Schedule lay_out(const Graph& g, const ChainReversal& reversal, const std::vector<PofoFate>& fate) {
   const int L = static_cast<int>(fate.size()) - 1;
   std::vector<NodeId> boundaries;
   for (int k = 1; k < L; ++k)
     if (fate[k] != PofoFate::Drop) boundaries.push_back(reversal.node[static_cast<std::size_t>(k)]);
-  Schedule s = segment_recompute_schedule(g, boundaries, "pofo");
+  Schedule s = segment_recompute_schedule(g, boundaries, "pofo", kept_off_the_chain(g, reversal, fate));
   const auto users = g.users();
   const auto loss = static_cast<std::size_t>(reversal.node.back());
   for (int k = 1; k < L; ++k) {

@@ -10,7 +10,8 @@
 
 namespace poet {
 
-Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& boundaries, std::string method) {
+Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& boundaries, std::string method,
+                                    const std::vector<NodeId>& also_kept) {
   const std::size_t forward = forward_part_size(g, method);
   const auto candidates = segment_boundary_candidates(g);
   std::vector<bool> kept(forward, false);
@@ -29,6 +30,7 @@ Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& b
   std::vector<int> segment(forward, 0);
   for (NodeId v = 1; v < static_cast<NodeId>(forward); ++v)
     segment[v] = segment[v - 1] + (kept[v - 1] && !g.node(v - 1).inputs.empty() ? 1 : 0);
+  for (NodeId v : also_kept) kept[v] = true;
 
   // What the backward reads from inside segments, closed over the inputs the recomputation
   // needs (inside the same segment by the choice of boundaries).

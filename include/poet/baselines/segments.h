@@ -13,8 +13,11 @@
 namespace poet {
 
 // `boundaries`: forward nodes kept through the backward, each a segment boundary
-// candidate (see articulation.h). Sources and the loss are always kept. Throws InputError
-// naming a boundary that is not a candidate.
-Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& boundaries, std::string method);
+// candidate (see articulation.h). Sources and the loss are always kept. `also_kept`: other
+// forward nodes kept instead of recomputed, inside their segments (POFO keeps what the
+// backward reads of a step it keeps). Throws InputError naming a boundary that is not a
+// candidate.
+Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& boundaries, std::string method,
+                                    const std::vector<NodeId>& also_kept = {});
 
 }  // namespace poet
