@@ -402,6 +402,25 @@ class TinySignal(nn.Module):
         return self.fc(nn.functional.softplus(self.conv3(x)).mean(2))
 
 
+class TinyPRelu(nn.Module):
+    """PReLU with a slope per channel after a convolution (nn.PReLU(4): torch writes the slopes [4, 1, 1]), one slope
+    for all after the next (nn.PReLU(): [1, 1, 1]) and a slope per feature after a linear layer ([8])."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.act1 = nn.PReLU(4)
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, padding=1)
+        self.act2 = nn.PReLU()
+        self.fc1 = nn.Linear(4 * 4 * 4, 8)
+        self.act3 = nn.PReLU(8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        x = self.act2(self.conv2(self.act1(self.conv1(x))))
+        return self.fc2(self.act3(self.fc1(x.flatten(1))))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -634,6 +653,7 @@ def main():
     write_fixture("tiny_decoder", TinyDecoder, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_bilinear", TinyBilinear, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_signal", TinySignal, (4, 16), 3, out_dir, perturb=True)
+    write_fixture("tiny_prelu", TinyPRelu, (1, 8, 8), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -243,6 +243,25 @@ TEST(KernelSoftplus, ValuesAndGradientsMatch) {
   EXPECT_TRUE(gradient_matches([&](auto in, auto o) { softplus_forward(in, o); }, scaled, 30, dy, dx, 1e-3f));
 }
 
+// torch's PReLU, one slope per channel: x [2, 3, 4] by slopes [1, 3, 1], the input kept
+// away from the kink at 0, where the finite differences would straddle it.
+TEST(KernelPRelu, ValuesAndBothGradientsMatch) {
+  BroadcastShape s;
+  s.rank = 3;
+  s.dims = {2, 3, 4};
+  s.b_dims = {1, 3, 1};
+  const std::vector<float> x = testing::away_from_zero(24, 24, 0.05f, 2.0f), slope = {0.25f, -0.5f, 1.5f},
+                           dy = random_values(24, 25);
+  std::vector<float> y(24), dx(24), dslope(3);
+  prelu_forward(s, x, slope, y);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(y[i], x[i] > 0 ? x[i] : slope[i / 4 % 3] * x[i]) << i;
+  prelu_backward_input(s, dy, x, slope, dx);
+  prelu_backward_slope(s, dy, x, dslope);
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { prelu_forward(s, in, slope, out); }, x, 24, dy, dx, 1e-3f));
+  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { prelu_forward(s, x, in, out); }, slope, 24, dy, dslope, 1e-3f));
+}
+
 TEST(KernelMul, BroadcastAndBothGradientsMatch) {
   // a [2, 3, 4] by b [2, 3, 1]: squeeze-and-excitation's scale, one per channel.
   BroadcastShape s;

@@ -62,6 +62,7 @@ OpDef hard_sigmoid();
 OpDef leaky_relu();
 OpDef elu();
 OpDef softplus();
+OpDef prelu();
 OpDef hard_swish();
 OpDef mul();
 OpDef mul_parameter();

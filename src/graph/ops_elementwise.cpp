@@ -217,6 +217,23 @@ OpDef mul_parameter() {
                                    .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
 }
 
+// x where x > 0, else p x, p a learned tensor of shape attrs.dims repeated over x where it
+// has size 1 (torch's PReLU: [1, C, 1, 1] over [N, C, H, W], or one slope for all). dX = dY
+// or p dY by the sign of x, and dp, the sum of dY x over the repeats where x <= 0: both read x.
+OpDef prelu() {
+  return {.op = OpKind::PRelu,
+          .name = "prelu",
+          .shape = [](const OpArgs& a) {
+            require_broadcast("prelu", a.attrs.dims, a.input());
+            return a.input();
+          },
+          .flops = per_element<1>,
+          .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
+          .gradient = GradientRule{.input = {.same_input = true}, .params = {.all_inputs = true},
+                                   .input_flops = grad_per_input_1,
+                                   .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
+}
+
 // x + c with c a fixed tensor of shape attrs.dims (x's rank, size 1 where repeated), not
 // learned: Swin's shifted-window attention mask, which the file computes from constants.
 // Its values are the node's parameters, none trained (fixed memory, as PyTorch's buffers);

@@ -324,6 +324,30 @@ void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::spa
   for_each_broadcast("mul_backward_b", s, dy.size(), db.size(), [&](std::size_t i, std::size_t j) { db[j] += dy[i] * a[i]; });
 }
 
+void prelu_forward(const BroadcastShape& s, std::span<const float> x, std::span<const float> slope,
+                   std::span<float> y) {
+  expect_size("prelu_forward", "y", y, static_cast<std::int64_t>(x.size()));
+  for_each_broadcast("prelu_forward", s, x.size(), slope.size(),
+                     [&](std::size_t i, std::size_t j) { y[i] = x[i] > 0.0f ? x[i] : slope[j] * x[i]; });
+}
+
+void prelu_backward_input(const BroadcastShape& s, std::span<const float> dy, std::span<const float> x,
+                          std::span<const float> slope, std::span<float> dx) {
+  expect_size("prelu_backward_input", "x", x, static_cast<std::int64_t>(dy.size()));
+  expect_size("prelu_backward_input", "dx", dx, static_cast<std::int64_t>(dy.size()));
+  for_each_broadcast("prelu_backward_input", s, dy.size(), slope.size(),
+                     [&](std::size_t i, std::size_t j) { dx[i] = x[i] > 0.0f ? dy[i] : slope[j] * dy[i]; });
+}
+
+void prelu_backward_slope(const BroadcastShape& s, std::span<const float> dy, std::span<const float> x,
+                          std::span<float> dslope) {
+  expect_size("prelu_backward_slope", "x", x, static_cast<std::int64_t>(dy.size()));
+  std::fill(dslope.begin(), dslope.end(), 0.0f);
+  for_each_broadcast("prelu_backward_slope", s, dy.size(), dslope.size(), [&](std::size_t i, std::size_t j) {
+    if (!(x[i] > 0.0f)) dslope[j] += dy[i] * x[i];
+  });
+}
+
 void div_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y) {
   expect_size("div_forward", "y", y, static_cast<std::int64_t>(a.size()));
   for_each_broadcast("div_forward", s, a.size(), b.size(), [&](std::size_t i, std::size_t j) { y[i] = a[i] / b[j]; });

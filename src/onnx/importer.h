@@ -147,6 +147,7 @@ class Importer {
   // Of an activation by a float initializer of more than one element (a layer scale),
   // learned; none: the constant is a scalar (scale).
   std::optional<NodeId> mul_parameter(const NodeReader& n);
+  NodeId prelu(const NodeReader& n);  // its slopes learned
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
   // A norm's scale and shift in its decomposition: the Mul by a constant of `expected` dims

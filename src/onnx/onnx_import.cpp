@@ -50,7 +50,7 @@ const std::vector<std::string>& layer_ops() {
       "Expand (a class token)", "Flatten", "Gather (one index, or embeddings of token ids)", "Gemm",
       "GlobalAveragePool", "HardSigmoid", "HardSwish", "Identity",
       "InstanceNormalization (scale and bias learned, or fixed at ones and zeros; within GroupNorm's decomposition)", "LayerNormalization",
-      "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad",
+      "LeakyRelu", "MatMul", "MaxPool", "Mul (by a constant, a learned tensor, or broadcast)", "Pad", "PRelu",
       "ReduceMean (global pooling, in layer norm)", "Relu", "Reshape", "Resize (nearest or linear, by whole factors)",
       "Sigmoid", "Slice", "Softmax", "Softplus", "Split", "Squeeze", "Sub (of two activations, or a constant scalar)",
       "Tanh", "Transpose", "Unsqueeze"};
@@ -514,6 +514,7 @@ void Importer::import_node(const NodeReader& n) {
     return bind_elementwise(n, make(n, OpKind::ELU, {activation(n, 0)}, {.attrs = a}));
   }
   if (op == "Softplus") return bind_elementwise(n, make(n, OpKind::Softplus, {activation(n, 0)}));
+  if (op == "PRelu") return bind(n, prelu(n));
   if (op == "Clip") return bind_elementwise(n, clip(n));
   if (op == "Softmax") return bind(n, softmax(n));
   if (op == "BatchNormalization") return bind(n, batch_norm(n));

@@ -56,6 +56,7 @@ OpKernels hard_sigmoid();
 OpKernels leaky_relu();
 OpKernels elu();
 OpKernels softplus();
+OpKernels prelu();
 OpKernels hard_swish();
 OpKernels mul();
 OpKernels mul_parameter();

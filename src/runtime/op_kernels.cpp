@@ -60,6 +60,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::LeakyReLU, bind::leaky_relu());
   set(OpKind::ELU, bind::elu());
   set(OpKind::Softplus, bind::softplus());
+  set(OpKind::PRelu, bind::prelu());
   set(OpKind::HardSwish, bind::hard_swish());
   set(OpKind::Mul, bind::mul());
   set(OpKind::Pad, bind::pad());

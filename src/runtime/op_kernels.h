@@ -67,7 +67,8 @@ std::span<const T> stored_as(std::span<const float> t, std::int64_t count) {
 // How an operator with parameters lays them out and starts them: `count` floats, the
 // leading `trainable` of them updated by the optimizer (and the size of the gradient); the
 // leading `weights` start uniform in +-bound, the pieces in `ones` (a norm's scale, batch
-// norm's running variance) at 1, the rest (biases, shifts, running means) at 0.
+// norm's running variance) at 1, the rest at `fill`: 0 (biases, shifts, running means), or
+// PReLU's slopes at torch's 0.25.
 struct ParameterLayout {
   std::int64_t count = 0;
   std::int64_t trainable = 0;
@@ -77,6 +78,7 @@ struct ParameterLayout {
     std::int64_t begin = 0, length = 0;
   };
   std::array<Ones, 2> ones = {};
+  float fill = 0;
 };
 
 struct OpKernels {

@@ -155,6 +155,23 @@ OpKernels mul_parameter() {
           }};
 }
 
+// Both gradients read x. From scratch every slope starts at torch's 0.25.
+OpKernels prelu() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            prelu_forward(parameter_broadcast(c.g, c.forward), c.in.at(0), c.parameters(), y);
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> dx) {
+            prelu_backward_input(parameter_broadcast(c.g, c.forward), dy, c.forward_input(0), c.parameters(), dx);
+          },
+          .parameter_gradient = [](const KernelCall& c, std::span<const float> dy, std::span<float> grad) {
+            prelu_backward_slope(parameter_broadcast(c.g, c.forward), dy, c.forward_input(0), grad);
+          },
+          .validate = [](const Graph& g, const Node& f) { validate(parameter_broadcast(g, f)); },
+          .parameters = [](const Graph&, const Node& f) {
+            return ParameterLayout{.count = f.param_count, .trainable = f.param_count, .fill = 0.25f};
+          }};
+}
+
 // c is the node's parameters, none trained; x's gradient flows through (no kernel).
 OpKernels add_constant() {
   return {.forward = [](const KernelCall& c, std::span<float> y) {

@@ -69,7 +69,7 @@ void ParameterStore::initialize(std::uint64_t seed) {
     const Node& n = graph_.node(s.node);
     const detail::ParameterLayout l = layout_of(graph_, n);
     std::span<float> p = values(s.node);
-    std::fill(p.begin(), p.end(), 0.0f);
+    std::fill(p.begin(), p.end(), l.fill);
     const RandomKey key{seed, kInitialisationStream, static_cast<std::uint32_t>(s.node)};
     for (std::int64_t i = 0; i < l.weights; ++i)
       p[static_cast<std::size_t>(i)] = l.bound * uniform_sign(random_bits(key, static_cast<std::uint64_t>(i)));

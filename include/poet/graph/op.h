@@ -67,6 +67,8 @@ enum class OpKind : std::uint8_t {
                     // 4 nearest inputs at half-pixel centres (torch's Upsample, mode bilinear, align_corners=False)
   ELU,             // x where x > 0, else attrs.scale (e^x - 1) (alpha, > 0), as torch's ELU
   Softplus,        // ln(1 + e^x), as torch's Softplus (beta 1; x itself above 20)
+  PRelu,           // x where x > 0, else p x, p learned of shape attrs.dims (x's rank, size 1 where repeated), as
+                   // torch's PReLU (one slope per channel, or one for all)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,

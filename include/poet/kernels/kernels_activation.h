@@ -79,6 +79,15 @@ void mul_backward_a(const BroadcastShape& s, std::span<const float> dy, std::spa
 void mul_backward_b(const BroadcastShape& s, std::span<const float> dy, std::span<const float> a,
                     std::span<float> db);
 
+// torch's PReLU: y = x where x > 0, else slope x, the slopes broadcast over x (kernel_shapes.h).
+// dx = dy or slope dy by the sign of x; dslope sums dy x over the repeats where x <= 0, in order.
+void prelu_forward(const BroadcastShape& s, std::span<const float> x, std::span<const float> slope,
+                   std::span<float> y);
+void prelu_backward_input(const BroadcastShape& s, std::span<const float> dy, std::span<const float> x,
+                          std::span<const float> slope, std::span<float> dx);
+void prelu_backward_slope(const BroadcastShape& s, std::span<const float> dy, std::span<const float> x,
+                          std::span<float> dslope);
+
 // y = a / b, b broadcast (kernel_shapes.h). da = dy / b; db = -sum of dy a / b^2 over the
 // repeats, in order.
 void div_forward(const BroadcastShape& s, std::span<const float> a, std::span<const float> b, std::span<float> y);
