@@ -201,38 +201,30 @@ OpDef div() {
       elementwise_gradient({.all_inputs = true}, [](const Node& f, const Node&) { return 3 * elements(f.shape); }));
 }
 
-// x p, p a learned tensor of shape attrs.dims repeated over x where it has size 1
-// (ConvNeXt's layer scale: [1, C, 1, 1] over [N, C, H, W]). dX = dY p reads the
-// parameters alone; dp, the sum of dY x over the repeats, reads x.
-OpDef mul_parameter() {
-  return {.op = OpKind::MulParameter,
-          .name = "mul_parameter",
+// x (op) p, p a learned tensor of shape attrs.dims repeated over x where it has size 1;
+// dp, a sum over the repeats of dY times x, reads x.
+template <OpKind Op>
+OpDef over_learned_tensor(std::string_view name, Needs input_gradient_reads) {
+  return {.op = Op,
+          .name = name,
           .shape = [](const OpArgs& a) {
-            require_broadcast("mul_parameter", a.attrs.dims, a.input());
+            require_broadcast(Op == OpKind::PRelu ? "prelu" : "mul_parameter", a.attrs.dims, a.input());
             return a.input();
           },
           .flops = per_element<1>,
           .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
-          .gradient = GradientRule{.params = {.all_inputs = true}, .input_flops = grad_per_input_1,
-                                   .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
-}
-
-// x where x > 0, else p x, p a learned tensor of shape attrs.dims repeated over x where it
-// has size 1 (torch's PReLU: [1, C, 1, 1] over [N, C, H, W], or one slope for all). dX = dY
-// or p dY by the sign of x, and dp, the sum of dY x over the repeats where x <= 0: both read x.
-OpDef prelu() {
-  return {.op = OpKind::PRelu,
-          .name = "prelu",
-          .shape = [](const OpArgs& a) {
-            require_broadcast("prelu", a.attrs.dims, a.input());
-            return a.input();
-          },
-          .flops = per_element<1>,
-          .params = [](const OpArgs& a, const Shape&) { return element_count(a.attrs.dims); },
-          .gradient = GradientRule{.input = {.same_input = true}, .params = {.all_inputs = true},
+          .gradient = GradientRule{.input = input_gradient_reads, .params = {.all_inputs = true},
                                    .input_flops = grad_per_input_1,
                                    .param_flops = [](const Node& f, const Node&) { return 2 * elements(f.shape); }}};
 }
+
+// x p (ConvNeXt's layer scale: [1, C, 1, 1] over [N, C, H, W]). dX = dY p reads the
+// parameters alone.
+OpDef mul_parameter() { return over_learned_tensor<OpKind::MulParameter>("mul_parameter", {}); }
+
+// x where x > 0, else p x (torch's PReLU: [1, C, 1, 1] over [N, C, H, W], or one slope for
+// all). dX = dY or p dY by the sign of x reads x; dp sums dY x where x <= 0.
+OpDef prelu() { return over_learned_tensor<OpKind::PRelu>("prelu", {.same_input = true}); }
 
 // x + c with c a fixed tensor of shape attrs.dims (x's rank, size 1 where repeated), not
 // learned: Swin's shifted-window attention mask, which the file computes from constants.
