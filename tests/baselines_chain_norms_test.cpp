@@ -47,12 +47,21 @@ RevolveLow revolve_low(const Graph& g, const std::string& fixture) {
   return low;
 }
 
+// tiny_conv1d's peak is its first convolution's backward: the norm's gradient beside the
+// input's copy as an image of one row, which the convolution's weight gradient reads. A
+// chain's schedules hold that copy at any number of slots, so revolve cannot lower the peak
+// there (POET's schedules go lower: 7,652 against 9,700 B at batch 4 on a72).
 TEST(ChainsWithNorms, RevolveSchedulesValidateAndLowerThePeak) {
-  for (const std::string fixture : {"tiny_fixed_norms", "tiny_conv1d"}) {
+  for (const auto& [fixture, lowers] : {std::pair{"tiny_fixed_norms", true}, std::pair{"tiny_conv1d", false}}) {
     const Graph g = chain_with_norms(fixture);
     const RevolveLow low = revolve_low(g, fixture);
+    const std::int64_t all_peak = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g)).peak_bytes;
     EXPECT_GT(low.recomputes, 0u) << fixture;
-    EXPECT_LT(low.peak_bytes, testing::simulate_on_hand_device(g, checkpoint_all_schedule(g)).peak_bytes) << fixture;
+    if (lowers) {
+      EXPECT_LT(low.peak_bytes, all_peak) << fixture;
+    } else {
+      EXPECT_EQ(low.peak_bytes, all_peak) << fixture;
+    }
   }
 }
 
@@ -75,7 +84,9 @@ TEST(ChainsWithNorms, PofoFitsItsBudgetOrSaysWhy) {
           << fixture << " budget " << budget;
       tighter += budget < all_peak;
     }
-    EXPECT_GT(tighter, 0) << fixture;
+    if (low < all_peak) {
+      EXPECT_GT(tighter, 0) << fixture;
+    }
   }
 }
 

@@ -85,7 +85,13 @@ class Importer {
   void check_unused_outputs(const NodeReader& n);
 
   const Value& value(const NodeReader& n, int i);
+  // The activation of input i. A signal [N, C, L] that poet holds as an image of one row,
+  // [N, C, 1, L] (the output of a 1-D convolution or pooling, and of the element-wise
+  // layers and norms after it), is reshaped back to the signal once, for every reader.
   NodeId activation(const NodeReader& n, int i);
+  // The activation as poet holds it: for the layers that take a signal as an image of one
+  // row (as_one_row) and those that keep their input's layout (bind_elementwise).
+  NodeId activation_as_held(const NodeReader& n, int i);
   // The activation with the shape ONNX sees (global pooling's [N, C] reshaped to [N, C, 1, 1]).
   NodeId activation_as_onnx(const NodeReader& n, int i);
   const ConstTensor* constant(const NodeReader& n, int i);  // null: the input is left out
@@ -119,10 +125,13 @@ class Importer {
   Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {},
                 bool one_row = false);
   // A signal [N, C, L] as an image of one row, [N, C, 1, L], for a 1-D convolution or
-  // pooling made as a 2-D one; and its output back as a signal.
+  // pooling made as a 2-D one (x itself where poet holds it so already). The output is
+  // held as an image of one row too (bind_one_row_or_image), so that a chain of 1-D layers
+  // reshapes only where it starts and where a reader needs the signal.
   NodeId as_one_row(const NodeReader& n, NodeId x);
-  NodeId back_from_one_row(const NodeReader& n, NodeId y);
-  NodeId conv(const NodeReader& n);
+  // Binds the output of a layer whose input 0 may be a signal taken as an image of one row.
+  void bind_one_row_or_image(const NodeReader& n, NodeId id);
+  NodeId conv(const NodeReader& n);  // and ConvTranspose; a signal's as an image of one row
   NodeId gemm(const NodeReader& n);
   NodeId matmul(const NodeReader& n);
   NodeId einsum(const NodeReader& n);  // a batched matrix product, between transposes
@@ -192,6 +201,7 @@ class Importer {
   bool shapes_only_;
   Graph g_;
   std::unordered_map<std::string, Value> values_;
+  std::unordered_map<NodeId, NodeId> signal_of_row_;  // a signal held as one row -> its reshape back
   std::unordered_map<std::string, std::vector<int>> readers_;  // value -> indices of the nodes reading it
   std::set<std::string> graph_outputs_;
   std::unordered_map<std::string, Shape> inferred_;  // ONNX's static shapes of the values

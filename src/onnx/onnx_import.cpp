@@ -248,12 +248,24 @@ const Value& Importer::value(const NodeReader& n, int i) {
   return it->second;
 }
 
-NodeId Importer::activation(const NodeReader& n, int i) {
+NodeId Importer::activation_as_held(const NodeReader& n, int i) {
   const Value& v = value(n, i);
   if (v.node < 0)
     unsupported(n, fmt::format("input {} ('{}') is a constant where poet's operator takes an activation", i,
                                n.input(i)));
   return v.node;
+}
+
+NodeId Importer::activation(const NodeReader& n, int i) {
+  const NodeId x = activation_as_held(n, i);
+  const Shape held = g_.node(x).shape, seen = value(n, i).onnx_shape;  // copies: make() may move the nodes
+  const bool signal_in_one_row = held.size() == 4 && seen.size() == 3 && held[2] == 1 && held[0] == seen[0] &&
+                                 held[1] == seen[1] && held[3] == seen[2];
+  if (!signal_in_one_row) return x;
+  if (const auto it = signal_of_row_.find(x); it != signal_of_row_.end()) return it->second;
+  OpAttrs a;
+  a.dims = seen;
+  return signal_of_row_[x] = make(n, OpKind::Reshape, {x}, {.attrs = a});
 }
 
 NodeId Importer::activation_as_onnx(const NodeReader& n, int i) {
@@ -391,6 +403,12 @@ void Importer::bind(const NodeReader& n, NodeId id, std::optional<Shape> onnx_sh
 
 void Importer::bind_elementwise(const NodeReader& n, NodeId id) { bind(n, id, value(n, 0).onnx_shape); }
 
+void Importer::bind_one_row_or_image(const NodeReader& n, NodeId id) {
+  if (value(n, 0).onnx_shape.size() != 3) return bind(n, id);
+  const Shape out = g_.node(id).shape;
+  bind(n, id, Shape{out[0], out[1], out[3]});
+}
+
 void Importer::bind_output(const NodeReader& n, const std::string& output, NodeId id, std::optional<Shape> onnx_shape) {
   const Shape seen = onnx_shape ? *onnx_shape : g_.node(id).shape;
   const auto it = inferred_.find(output);
@@ -490,13 +508,13 @@ void Importer::import_node(const NodeReader& n) {
   // for its outputs: a user who rewrote the model to read only the first would still be refused.
   if (maps_operator(op)) check_unused_outputs(n);
   if (op == "Identity") return alias(n, 0);
-  if (op == "Conv" || op == "ConvTranspose") return bind(n, conv(n));
+  if (op == "Conv" || op == "ConvTranspose") return bind_one_row_or_image(n, conv(n));
   if (op == "Gemm") return bind(n, gemm(n));
   if (op == "MatMul") return bind(n, matmul(n));
   if (op == "Einsum") return bind(n, einsum(n));
-  if (op == "Relu") return bind_elementwise(n, make(n, OpKind::ReLU, {activation(n, 0)}));
-  if (op == "Sigmoid") return bind_elementwise(n, make(n, OpKind::Sigmoid, {activation(n, 0)}));
-  if (op == "Tanh") return bind_elementwise(n, make(n, OpKind::Tanh, {activation(n, 0)}));
+  if (op == "Relu") return bind_elementwise(n, make(n, OpKind::ReLU, {activation_as_held(n, 0)}));
+  if (op == "Sigmoid") return bind_elementwise(n, make(n, OpKind::Sigmoid, {activation_as_held(n, 0)}));
+  if (op == "Tanh") return bind_elementwise(n, make(n, OpKind::Tanh, {activation_as_held(n, 0)}));
   if (op == "LeakyRelu") {
     OpAttrs a;
     a.scale = n.get_float("alpha", 0.01f);  // ONNX's default, and torch's negative_slope
@@ -504,34 +522,33 @@ void Importer::import_node(const NodeReader& n) {
       unsupported(n, fmt::format("its negative slope (alpha) is {}; poet's leaky ReLU takes a positive one (0: use "
                                  "Relu)",
                                  a.scale));
-    return bind_elementwise(n, make(n, OpKind::LeakyReLU, {activation(n, 0)}, {.attrs = a}));
+    return bind_elementwise(n, make(n, OpKind::LeakyReLU, {activation_as_held(n, 0)}, {.attrs = a}));
   }
   if (op == "Elu") {
     OpAttrs a;
     a.scale = n.get_float("alpha", 1.0f);  // ONNX's default, and torch's
     if (!(a.scale > 0))
       unsupported(n, fmt::format("its alpha is {}; poet's ELU takes a positive one (0: use Relu)", a.scale));
-    return bind_elementwise(n, make(n, OpKind::ELU, {activation(n, 0)}, {.attrs = a}));
+    return bind_elementwise(n, make(n, OpKind::ELU, {activation_as_held(n, 0)}, {.attrs = a}));
   }
-  if (op == "Softplus") return bind_elementwise(n, make(n, OpKind::Softplus, {activation(n, 0)}));
+  if (op == "Softplus") return bind_elementwise(n, make(n, OpKind::Softplus, {activation_as_held(n, 0)}));
   if (op == "PRelu") return bind(n, prelu(n));
   if (op == "Clip") return bind_elementwise(n, clip(n));
   if (op == "Softmax") return bind(n, softmax(n));
-  if (op == "BatchNormalization") return bind(n, batch_norm(n));
+  if (op == "BatchNormalization") return bind_elementwise(n, batch_norm(n));
   if (op == "LayerNormalization") return bind(n, layer_norm(n));
-  if (op == "MaxPool") return bind(n, pool(n, OpKind::MaxPool2d));
-  if (op == "AveragePool") return bind(n, pool(n, OpKind::AvgPool2d));
+  if (op == "MaxPool") return bind_one_row_or_image(n, pool(n, OpKind::MaxPool2d));
+  if (op == "AveragePool") return bind_one_row_or_image(n, pool(n, OpKind::AvgPool2d));
   if (op == "Flatten") {
     if (n.get_int("axis", 1) != 1) unsupported(n, "poet's flatten keeps the batch axis only (axis 1)");
-    return bind(n, make(n, OpKind::Flatten, {activation(n, 0)}));
+    return bind(n, make(n, OpKind::Flatten, {activation_as_held(n, 0)}));  // every layout flattens alike
   }
   if (op == "Dropout") return dropout(n);
   if (op == "GlobalAveragePool") {
-    const NodeId x = activation(n, 0);
-    Shape seen = g_.node(x).shape;
+    Shape seen = value(n, 0).onnx_shape;
     if (seen.size() < 3) unsupported(n, "it needs an [N, C, H, W] input");
     std::fill(seen.begin() + 2, seen.end(), 1);  // poet's global pooling drops the 1x1
-    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), seen);
+    return bind(n, make(n, OpKind::GlobalAvgPool, {activation_as_held(n, 0)}), seen);
   }
   if (op == "Add") return bind(n, add(n));
   if (op == "Sub") return bind(n, subtract(n));
@@ -545,7 +562,7 @@ void Importer::import_node(const NodeReader& n) {
   if (op == "Div" && value(n, 0).node >= 0 && value(n, 1).node >= 0) return bind(n, divide(n));
   if (op == "Mul" || op == "Div") return scale(n);
   if (op == "HardSigmoid") return hard_sigmoid(n);
-  if (op == "HardSwish") return bind_elementwise(n, make(n, OpKind::HardSwish, {activation(n, 0)}));
+  if (op == "HardSwish") return bind_elementwise(n, make(n, OpKind::HardSwish, {activation_as_held(n, 0)}));
   if (op == "ReduceMean") return reduce_mean(n);
   if (op == "InstanceNormalization") return bind(n, instance_norm(n));
   if (op == "Reshape") {

@@ -44,26 +44,21 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
 
 NodeId Importer::as_one_row(const NodeReader& n, NodeId x) {
   const Shape in = g_.node(x).shape;
+  if (in.size() == 4) return x;
   OpAttrs a;
   a.dims = {in[0], in[1], 1, in[2]};
   return make(n, OpKind::Reshape, {x}, {.attrs = a});
 }
 
-NodeId Importer::back_from_one_row(const NodeReader& n, NodeId y) {
-  const Shape out = g_.node(y).shape;
-  OpAttrs a;
-  a.dims = {out[0], out[1], out[3]};
-  return make(n, OpKind::Reshape, {y}, {.attrs = a});
-}
 
 // Conv, and ConvTranspose (a decoder's upsampling) whose weight is [in, out/groups, kh, kw].
 NodeId Importer::conv(const NodeReader& n) {
   const bool transposed = n.op_type() == "ConvTranspose";
-  NodeId x = activation_as_onnx(n, 0);
   const ConstTensor* w = constant(n, 1);
   // Conv1d: the same convolution over an image of one row, by a kernel one row high (the
-  // same weights, in the same order), between reshapes.
-  const bool one_row = w && w->dims.size() == 3 && g_.node(x).shape.size() == 3;
+  // same weights, in the same order).
+  const bool one_row = w && w->dims.size() == 3 && value(n, 0).onnx_shape.size() == 3;
+  NodeId x = one_row ? activation_as_held(n, 0) : activation_as_onnx(n, 0);
   if (one_row) x = as_one_row(n, x);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (!w || w->dims.size() != (one_row ? 3 : 4) || in.size() != 4)
@@ -104,7 +99,7 @@ NodeId Importer::conv(const NodeReader& n) {
   std::vector<Weight> weights = {weight(n, 1, w->dims, "weight")};
   if (a.bias) weights.push_back(weight(n, 2, {out}, "bias"));
   set_parameters(n, id, weights);
-  return one_row ? back_from_one_row(n, id) : id;
+  return id;
 }
 
 NodeId Importer::gemm(const NodeReader& n) {
@@ -198,8 +193,8 @@ NodeId Importer::clip(const NodeReader& n) {
     return std::nullopt;
   };
   const std::optional<float> lo = bound(1, "min"), hi = bound(2, "max");
-  if (lo == 0.0f && hi == 6.0f) return make(n, OpKind::ReLU6, {activation(n, 0)});
-  if (lo == 0.0f && !hi) return make(n, OpKind::ReLU, {activation(n, 0)});
+  if (lo == 0.0f && hi == 6.0f) return make(n, OpKind::ReLU6, {activation_as_held(n, 0)});
+  if (lo == 0.0f && !hi) return make(n, OpKind::ReLU, {activation_as_held(n, 0)});
   unsupported(n, fmt::format("poet clips to [0, 6] (ReLU6) or [0, inf) (ReLU) only, not [{}, {}]",
                              lo ? fmt::format("{}", *lo) : "-inf", hi ? fmt::format("{}", *hi) : "inf"));
 }
@@ -215,7 +210,7 @@ NodeId Importer::softmax(const NodeReader& n) {
 }
 
 NodeId Importer::batch_norm(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
+  const NodeId x = activation_as_held(n, 0);
   const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
   if (in.size() < 2) fail(n, "it needs an [N, C, ...] input");
   const Shape c = {in[1]};
@@ -249,9 +244,9 @@ NodeId Importer::layer_norm(const NodeReader& n) {
 
 // MaxPool1d and AvgPool1d, as Conv1d: over an image of one row.
 NodeId Importer::pool(const NodeReader& n, OpKind op) {
-  NodeId x = activation(n, 0);
   auto kernel = n.get_ints("kernel_shape");
-  const bool one_row = kernel && kernel->size() == 1 && g_.node(x).shape.size() == 3;
+  const bool one_row = kernel && kernel->size() == 1 && value(n, 0).onnx_shape.size() == 3;
+  NodeId x = one_row ? activation_as_held(n, 0) : activation(n, 0);
   if (one_row) {
     x = as_one_row(n, x);
     kernel = std::vector<std::int64_t>{1, (*kernel)[0]};
@@ -285,8 +280,7 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
                      "PyTorch does (export with ceil_mode=False)");
     a.ceil_mode = true;
   }
-  const NodeId y = make(n, op, {x}, {.attrs = a});
-  return one_row ? back_from_one_row(n, y) : y;
+  return make(n, op, {x}, {.attrs = a});
 }
 
 std::optional<NodeId> Importer::reshape(const NodeReader& n) {
@@ -332,7 +326,7 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
 // rows and columns with zeros symmetrically for the one AveragePool that reads it, which
 // then pools with that padding.
 void Importer::pad(const NodeReader& n) {
-  activation(n, 0);
+  activation_as_held(n, 0);  // an activation, or refused
   const std::vector<std::int64_t> pads =
       n.get_ints("pads") ? *n.get_ints("pads")
                          : (constant(n, 1) ? int_values(*constant(n, 1), "pads") : std::vector<std::int64_t>{});
@@ -344,22 +338,25 @@ void Importer::pad(const NodeReader& n) {
   const auto readers = readers_.find(y);
   const bool one_pool = readers != readers_.end() && readers->second.size() == 1 && !graph_outputs_.count(y) &&
                         model_.graph().node(readers->second.front()).op_type() == "AveragePool";
+  // Rows and columns padded (an image's), or a signal's length: folded into the pool.
   const bool image = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
                      pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
+  const bool signal = pads.size() == 6 && pads[0] == 0 && pads[1] == 0 && pads[3] == 0 && pads[4] == 0 &&
+                      pads[2] == pads[5] && pads[2] >= 0;
   const bool constant_zeros = n.get_string("mode", "constant") == "constant" && zeros;
-  if (constant_zeros && !(one_pool && image) && pads.size() == 2 * value(n, 0).onnx_shape.size() &&
+  if (constant_zeros && !(one_pool && (image || signal)) && pads.size() == 2 * value(n, 0).onnx_shape.size() &&
       std::all_of(pads.begin(), pads.end(), [](std::int64_t p) { return p >= 0; })) {
     OpAttrs a;
     a.dims = pads;
     return bind(n, make(n, OpKind::Pad, {activation_as_onnx(n, 0)}, {.attrs = a}));
   }
-  if (!constant_zeros || !one_pool || !image)
+  if (!constant_zeros || !one_pool || !(image || signal))
     unsupported(n, "poet pads with zeros only (mode constant), by a begin and an end not negative for each axis");
   const int pool = readers->second.front();
   const NodeReader reader(model_.graph().node(pool), pool);
   if (const auto p = reader.get_ints("pads"); p && std::any_of(p->begin(), p->end(), [](auto v) { return v != 0; }))
     unsupported(n, "the average pool after it pads as well");
-  pool_padding_[pool] = {pads[2], pads[3]};
+  pool_padding_[pool] = signal ? std::pair<std::int64_t, std::int64_t>{0, pads[2]} : std::pair{pads[2], pads[3]};
   alias(n, 0);
 }
 

@@ -364,8 +364,7 @@ void Importer::hard_sigmoid(const NodeReader& n) {
 // ReduceMean(x), d = x - mean, var = ReduceMean(d^2), y = d / Sqrt(var + eps) * weight + bias
 // over the last axis: imported as one layer norm.
 void Importer::reduce_mean(const NodeReader& n) {
-  const NodeId x = activation(n, 0);
-  const Shape in = g_.node(x).shape;
+  const Shape in = value(n, 0).onnx_shape;
   const auto rank = static_cast<std::int64_t>(in.size());
   const auto& graph = model_.graph();
   auto out = [&](int i) -> const std::string& { return graph.node(i).output(0); };
@@ -377,7 +376,8 @@ void Importer::reduce_mean(const NodeReader& n) {
     Shape kept = in;
     std::fill(kept.begin() + 2, kept.end(), 1);
     const bool keeps = n.get_int("keepdims", 1) != 0;
-    return bind(n, make(n, OpKind::GlobalAvgPool, {x}), keeps ? kept : Shape{in[0], in[1]});
+    // A signal held as an image of one row is pooled as it is held: the same mean.
+    return bind(n, make(n, OpKind::GlobalAvgPool, {activation_as_held(n, 0)}), keeps ? kept : Shape{in[0], in[1]});
   }
   auto unmatched = [&] {
     unsupported(n, "poet imports ReduceMean over every axis after the channels (global pooling: an image's rows "
@@ -413,7 +413,7 @@ void Importer::reduce_mean(const NodeReader& n) {
   a.affine = learned_or_fixed(n, weight, shift);
   take_in({sub, pow, variance, plus, root, div});
   if (learned) take_in({learned->mul, learned->add});
-  const NodeId id = make(n, OpKind::LayerNorm, {x}, {.attrs = a});
+  const NodeId id = make(n, OpKind::LayerNorm, {activation(n, 0)}, {.attrs = a});
   set_parameters(n, id, {weight, shift});
   bind_output(n, out(learned ? learned->add : div), id);
 }
