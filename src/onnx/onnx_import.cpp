@@ -550,7 +550,10 @@ void Importer::import_node(const NodeReader& n) {
     std::fill(seen.begin() + 2, seen.end(), 1);  // poet's global pooling drops the 1x1
     return bind(n, make(n, OpKind::GlobalAvgPool, {activation_as_held(n, 0)}), seen);
   }
-  if (op == "Add") return bind(n, add(n));
+  if (op == "Add") {
+    const NodeId sum = add(n);  // of two activations: their shape as ONNX sees it
+    return g_.node(sum).op == OpKind::Add ? bind_elementwise(n, sum) : bind(n, sum);
+  }
   if (op == "Sub") return bind(n, subtract(n));
   if (op == "Transpose") return transpose(n);
   if (op == "Slice") return slice(n);

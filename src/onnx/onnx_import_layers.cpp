@@ -50,7 +50,6 @@ NodeId Importer::as_one_row(const NodeReader& n, NodeId x) {
   return make(n, OpKind::Reshape, {x}, {.attrs = a});
 }
 
-
 // Conv, and ConvTranspose (a decoder's upsampling) whose weight is [in, out/groups, kh, kw].
 NodeId Importer::conv(const NodeReader& n) {
   const bool transposed = n.op_type() == "ConvTranspose";
@@ -413,7 +412,10 @@ NodeId Importer::add(const NodeReader& n) {
     set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
     return id;
   }
-  const NodeId a = activation(n, 0), b = activation(n, 1);
+  // Two signals held alike as images of one row (a 1-D residual block) add as they are held.
+  NodeId a = activation_as_held(n, 0), b = activation_as_held(n, 1);
+  if (g_.node(a).shape != g_.node(b).shape || value(n, 0).onnx_shape != value(n, 1).onnx_shape)
+    a = activation(n, 0), b = activation(n, 1);
   if (g_.node(a).shape != g_.node(b).shape)
     unsupported(n, fmt::format("it broadcasts {} and {}; poet's add takes two tensors of one shape",
                                shape_string(g_.node(a).shape), shape_string(g_.node(b).shape)));
