@@ -62,9 +62,9 @@ TEST(OnnxImport, ResizeSizesComputedThroughFloorAndCeilAreFolded) {
 }
 
 // A 1-D convolution is a 2-D one over an image of one row; tiny_conv1d holds it to PyTorch.
-// The signal is held so through the layers after it (a ReLU, a 1-D max-pool, an Add, a
-// flatten), and reshaped back once where a reader needs it as a signal (the Mul, of it by
-// itself).
+// The signal is held so through the layers after it (a ReLU, a dropout, a 1-D max-pool, an
+// Add, a flatten), and reshaped back once where a reader needs it as a signal (the Mul, of it
+// by itself).
 TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
   const std::string path = write_model("conv1d", {2, 3, 10}, {2, 20}, [](auto& g) {
     add_initializer(g, "w", {4, 3, 3}, 0.1f);
@@ -89,7 +89,9 @@ TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
     add_initializer(g, "w", {4, 3, 3}, 0.1f);
     add_ints_attribute(add_node(g, "conv", "Conv", {"x", "w"}, "c"), "pads", {1, 1});
     add_node(g, "relu", "Relu", {"c"}, "r");
-    auto* pool = add_node(g, "pool", "MaxPool", {"r"}, "p");
+    add_initializer(g, "ratio", {}, 0.25f);
+    add_node(g, "drop", "Dropout", {"r", "ratio"}, "d");
+    auto* pool = add_node(g, "pool", "MaxPool", {"d"}, "p");
     add_ints_attribute(pool, "kernel_shape", {2});
     add_ints_attribute(pool, "strides", {2});
     add_node(g, "twice", "Add", {"p", "p"}, "t");
@@ -99,12 +101,12 @@ TEST(OnnxImport, Conv1dIsAConvolutionOverAnImageOfOneRow) {
   const OnnxModel held = import_onnx(chain, {.batch_size = 2});
   ops.clear();
   for (const Node& n : held.forward.nodes()) ops.push_back(n.op);
-  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Reshape, OpKind::Conv2d, OpKind::ReLU, OpKind::MaxPool2d,
-                                      OpKind::Add, OpKind::Reshape, OpKind::Mul, OpKind::Flatten,
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::Input, OpKind::Reshape, OpKind::Conv2d, OpKind::ReLU, OpKind::Dropout,
+                                      OpKind::MaxPool2d, OpKind::Add, OpKind::Reshape, OpKind::Mul, OpKind::Flatten,
                                       OpKind::SoftmaxCrossEntropy}));
-  EXPECT_EQ(held.forward.node(5).shape, (Shape{2, 4, 1, 5}));
-  EXPECT_EQ(held.forward.node(6).shape, (Shape{2, 4, 5}));
-  EXPECT_EQ(held.forward.node(7).inputs, (std::vector<NodeId>{6, 6}));
+  EXPECT_EQ(held.forward.node(6).shape, (Shape{2, 4, 1, 5}));
+  EXPECT_EQ(held.forward.node(7).shape, (Shape{2, 4, 5}));
+  EXPECT_EQ(held.forward.node(8).inputs, (std::vector<NodeId>{7, 7}));
 }
 
 // ConvTranspose (a decoder's upsampling) takes its weight [in, out/groups, kh, kw] and an

@@ -480,7 +480,8 @@ void Importer::dropout(const NodeReader& n) {
   if (p == 0.0f) return alias(n, 0);
   OpAttrs a;
   a.dropout_p = p;
-  bind_elementwise(n, make(n, OpKind::Dropout, {activation(n, 0)}, {.attrs = a}));
+  // Element by element in memory order, which a signal held as an image of one row shares.
+  bind_elementwise(n, make(n, OpKind::Dropout, {activation_as_held(n, 0)}, {.attrs = a}));
 }
 
 // Resize (torch's Upsample and interpolate) by the nearest pixel, rows and columns by whole
