@@ -30,7 +30,7 @@ Schedule segment_recompute_schedule(const Graph& g, const std::vector<NodeId>& b
   std::vector<int> segment(forward, 0);
   for (NodeId v = 1; v < static_cast<NodeId>(forward); ++v)
     segment[v] = segment[v - 1] + (kept[v - 1] && !g.node(v - 1).inputs.empty() ? 1 : 0);
-  for (NodeId v : also_kept) kept[v] = true;
+  for (NodeId v : also_kept) kept[v] = true;  // after the numbering: kept, but no boundaries
 
   // What the backward reads from inside segments, closed over the inputs the recomputation
   // needs (inside the same segment by the choice of boundaries).

@@ -204,11 +204,12 @@ OpDef div() {
 // x (op) p, p a learned tensor of shape attrs.dims repeated over x where it has size 1;
 // dp, a sum over the repeats of dY times x, reads x.
 template <OpKind Op>
-OpDef over_learned_tensor(std::string_view name, Needs input_gradient_reads) {
+OpDef over_learned_tensor(Needs input_gradient_reads) {
+  static constexpr std::string_view name = Op == OpKind::PRelu ? "prelu" : "mul_parameter";
   return {.op = Op,
           .name = name,
           .shape = [](const OpArgs& a) {
-            require_broadcast(Op == OpKind::PRelu ? "prelu" : "mul_parameter", a.attrs.dims, a.input());
+            require_broadcast(name, a.attrs.dims, a.input());
             return a.input();
           },
           .flops = per_element<1>,
@@ -220,11 +221,11 @@ OpDef over_learned_tensor(std::string_view name, Needs input_gradient_reads) {
 
 // x p (ConvNeXt's layer scale: [1, C, 1, 1] over [N, C, H, W]). dX = dY p reads the
 // parameters alone.
-OpDef mul_parameter() { return over_learned_tensor<OpKind::MulParameter>("mul_parameter", {}); }
+OpDef mul_parameter() { return over_learned_tensor<OpKind::MulParameter>({}); }
 
 // x where x > 0, else p x (torch's PReLU: [1, C, 1, 1] over [N, C, H, W], or one slope for
 // all). dX = dY or p dY by the sign of x reads x; dp sums dY x where x <= 0.
-OpDef prelu() { return over_learned_tensor<OpKind::PRelu>("prelu", {.same_input = true}); }
+OpDef prelu() { return over_learned_tensor<OpKind::PRelu>({.same_input = true}); }
 
 // x + c with c a fixed tensor of shape attrs.dims (x's rank, size 1 where repeated), not
 // learned: Swin's shifted-window attention mask, which the file computes from constants.

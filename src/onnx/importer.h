@@ -157,6 +157,9 @@ class Importer {
   // learned; none: the constant is a scalar (scale).
   std::optional<NodeId> mul_parameter(const NodeReader& n);
   NodeId prelu(const NodeReader& n);  // its slopes learned
+  // op of the activation in x_slot and a learned tensor in p_slot (a float initializer of at
+  // most its rank, repeated where it has size 1); `what` begins the refusal of another.
+  NodeId over_learned_tensor(const NodeReader& n, OpKind op, int x_slot, int p_slot, std::string_view what);
   void hard_sigmoid(const NodeReader& n);
   void reduce_mean(const NodeReader& n);  // layer norm's decomposition
   // A norm's scale and shift in its decomposition: the Mul by a constant of `expected` dims

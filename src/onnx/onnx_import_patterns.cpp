@@ -302,46 +302,34 @@ NodeId Importer::divide(const NodeReader& n) {
   return make(n, OpKind::Div, {a, b});
 }
 
-namespace {
-
-// A learned tensor's dims aligned to the activation's trailing axes, as ONNX broadcasts.
-OpAttrs broadcast_over(const Shape& activation, const ConstTensor& p) {
+NodeId Importer::over_learned_tensor(const NodeReader& n, OpKind op, int x_slot, int p_slot,
+                                     std::string_view what) {
+  const NodeId x = activation_as_onnx(n, x_slot);
+  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
+  const ConstTensor* p = constant(n, p_slot);
+  if (!p || !p->is_float || p->name.empty() || p->dims.size() > in.size())
+    unsupported(n, fmt::format("{}: a float initializer of at most the activation's rank ({}), not {}", what,
+                               in.size(), p ? dims_string(p->dims) : std::string("none")));
   OpAttrs a;
-  a.dims = p.dims;
-  a.dims.insert(a.dims.begin(), static_cast<std::ptrdiff_t>(activation.size() - p.dims.size()), 1);
-  return a;
+  a.dims = p->dims;  // aligned to the activation's trailing axes, as ONNX broadcasts
+  a.dims.insert(a.dims.begin(), static_cast<std::ptrdiff_t>(in.size() - p->dims.size()), 1);
+  const NodeId id = make(n, op, {x}, {.attrs = a});
+  set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
+  return id;
 }
-
-}  // namespace
 
 std::optional<NodeId> Importer::mul_parameter(const NodeReader& n) {
   const int p_slot = value(n, 0).node < 0 ? 0 : 1;
   const ConstTensor* p = constant(n, p_slot);
   if (!p || p->elements() == 1) return std::nullopt;
-  const NodeId x = activation_as_onnx(n, 1 - p_slot);
-  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
-  if (!p->is_float || p->name.empty() || p->dims.size() > in.size())
-    unsupported(n, fmt::format("poet multiplies an activation by a learned tensor (a float initializer) of at most "
-                               "its rank, not by {}",
-                               dims_string(p->dims)));
-  const NodeId id = make(n, OpKind::MulParameter, {x}, {.attrs = broadcast_over(in, *p)});
-  set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(p_slot)}});
-  return id;
+  return over_learned_tensor(n, OpKind::MulParameter, 1 - p_slot, p_slot,
+                             "poet multiplies an activation by a learned tensor");
 }
 
 // torch's PReLU writes its slopes as an initializer of [C, 1, 1] over an image (one per
 // channel), [C] over features, or all ones for a single slope.
 NodeId Importer::prelu(const NodeReader& n) {
-  const NodeId x = activation_as_onnx(n, 0);
-  const Shape in = g_.node(x).shape;  // a copy: make() may move the nodes
-  const ConstTensor* p = constant(n, 1);
-  if (!p || !p->is_float || p->name.empty() || p->dims.size() > in.size())
-    unsupported(n, fmt::format("poet's PReLU learns its slopes: a float initializer of at most the input's rank {}, "
-                               "not {}",
-                               in.size(), p ? dims_string(p->dims) : std::string("none")));
-  const NodeId id = make(n, OpKind::PRelu, {x}, {.attrs = broadcast_over(in, *p)});
-  set_parameters(n, id, {Weight{.tensor = p, .value_name = n.input(1)}});
-  return id;
+  return over_learned_tensor(n, OpKind::PRelu, 0, 1, "poet's PReLU learns its slopes");
 }
 
 // torch's hardsigmoid (alpha 1/6, beta 1/2); followed by the Mul of its input by it, the
