@@ -30,7 +30,8 @@ struct ConvLayer {
 inline kernels::Conv2dShape conv(int cin, int size, int cout, int kernel, int stride, int pad, bool bias,
                                  int batch = 32) {
   return {.batch = batch, .in_channels = cin, .in_h = size, .in_w = size, .out_channels = cout, .kernel_h = kernel,
-          .kernel_w = kernel, .stride = stride, .pad_h = pad, .pad_w = pad, .groups = 1, .bias = bias};
+          .kernel_w = kernel, .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad, .groups = 1,
+          .bias = bias};
 }
 
 inline std::vector<ConvLayer> conv_layers() {

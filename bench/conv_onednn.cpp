@@ -98,7 +98,7 @@ struct Times {
 Times time_primitives(const Engine& e, const Conv2dShape& s, bool blocked, int calls, long* allocations_per_execute) {
   const dnnl_dims_t src{s.batch, s.in_channels, s.in_h, s.in_w},
       wei{s.out_channels, s.in_channels, s.kernel_h, s.kernel_w}, dst{s.batch, s.out_channels, s.out_h(), s.out_w()},
-      strides{s.stride, s.stride}, pad{s.pad_h, s.pad_w};
+      strides{s.stride_h, s.stride_w}, pad{s.pad_h, s.pad_w};
   dnnl_memory_desc_t src_plain, wei_plain, dst_plain, src_any, wei_any, dst_any;
   check(dnnl_memory_desc_init_by_tag(&src_plain, 4, src, dnnl_f32, dnnl_nchw), "md");
   check(dnnl_memory_desc_init_by_tag(&wei_plain, 4, wei, dnnl_f32, dnnl_oihw), "md");

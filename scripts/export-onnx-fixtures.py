@@ -421,6 +421,29 @@ class TinyPRelu(nn.Module):
         return self.fc2(self.act3(self.fc1(x.flatten(1))))
 
 
+class TinySpectrogram(nn.Module):
+    """An audio CNN over a spectrogram [N, 1, 16 bands, 12 frames] whose strides differ between the axes: a Conv2d of
+    stride (2, 1), MaxPool2d((1, 2)), a (3, 1) Conv2d of stride (1, 2), AvgPool2d((2, 1)), a ConvTranspose2d of stride
+    (2, 1) and a depthwise Conv2d of stride (1, 2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, stride=(2, 1), padding=1)
+        self.norm = nn.BatchNorm2d(4)
+        self.pool1 = nn.MaxPool2d((1, 2))
+        self.conv2 = nn.Conv2d(4, 6, (3, 1), stride=(1, 2), padding=(1, 0))
+        self.pool2 = nn.AvgPool2d((2, 1))
+        self.up = nn.ConvTranspose2d(6, 4, 3, stride=(2, 1), padding=1, output_padding=(1, 0))
+        self.depthwise = nn.Conv2d(4, 4, 3, stride=(1, 2), padding=1, groups=4)
+        self.fc = nn.Linear(4 * 8 * 2, 3)
+
+    def forward(self, x):
+        x = self.pool1(torch.relu(self.norm(self.conv1(x))))
+        x = self.pool2(torch.relu(self.conv2(x)))
+        x = self.depthwise(torch.relu(self.up(x)))
+        return self.fc(x.flatten(1))
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -654,6 +677,7 @@ def main():
     write_fixture("tiny_bilinear", TinyBilinear, (3, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_signal", TinySignal, (4, 16), 3, out_dir, perturb=True)
     write_fixture("tiny_prelu", TinyPRelu, (1, 8, 8), 3, out_dir, perturb=True)
+    write_fixture("tiny_spectrogram", TinySpectrogram, (1, 16, 12), 3, out_dir, perturb=True)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

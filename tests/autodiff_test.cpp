@@ -369,13 +369,13 @@ TEST(Autodiff, ReluAndMaxPoolKeepOnlyTheirMaskAndArgmax) {
   pool.shape = {2, 4, 4, 4};
   pool.inputs = {n.add("r", OpKind::ReLU, {2, 4, 8, 8}, {c1})};
   pool.attrs = OpAttrs{};
-  pool.attrs.kernel_h = pool.attrs.kernel_w = pool.attrs.stride = 2;
+  pool.attrs.kernel_h = pool.attrs.kernel_w = pool.attrs.stride_h = pool.attrs.stride_w = 2;
   const NodeId pool_id = n.g.add(pool);
   pool.name = "big";  // 17x17 windows: 289 positions need two bytes
   pool.shape = {2, 4, 1, 1};
   pool.inputs = {pool_id};
   pool.attrs.kernel_h = pool.attrs.kernel_w = 17;
-  pool.attrs.stride = 1;
+  pool.attrs.stride_h = pool.attrs.stride_w = 1;
   pool.attrs.pad_h = pool.attrs.pad_w = 7;
   const NodeId big = n.g.add(pool);
   const NodeId fl = n.add("fl", OpKind::Flatten, {2, 4}, {big});

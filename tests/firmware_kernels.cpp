@@ -88,7 +88,7 @@ TEST(FirmwareKernels, ConvolutionsSumInTheHostsOrder) {
     s.in_h = s.in_w = c.size;
     s.out_channels = c.out_channels;
     s.kernel_h = s.kernel_w = c.kernel;
-    s.stride = c.stride;
+    s.stride_h = s.stride_w = c.stride;
     s.pad_h = s.pad_w = c.pad;
     const auto u = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
     const fw_conv_shape f{u(s.batch), u(s.in_channels), u(s.in_h), u(s.in_w), u(s.out_channels), u(s.out_h()),

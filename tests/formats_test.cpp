@@ -10,8 +10,10 @@
 #include "poet/cost/device.h"
 #include "poet/cost/graph_costs_json.h"
 #include "poet/graph/graph_json.h"
+#include "poet/onnx/onnx_import.h"
 #include "poet/util/error.h"
 #include "poet/util/json_file.h"
+#include "onnx_fixture.h"
 
 namespace poet {
 namespace {
@@ -49,6 +51,25 @@ TEST(GraphJson, ZooGraphsRoundTripExactly) {
       fs::remove(path);
     }
   }
+}
+
+// An audio CNN's strides differ between the axes (tests/data/onnx/tiny_spectrogram.onnx): a
+// file carries them as stride_h and stride_w, and one "stride" where they agree.
+TEST(GraphJson, StridesThatDifferPerAxisRoundTrip) {
+  const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_spectrogram.onnx"), {.batch_size = 2});
+  const nlohmann::json forward = graph_to_json(m.forward);
+  int per_axis = 0;
+  for (const auto& node : forward["nodes"]) {
+    const nlohmann::json a = node.value("attrs", nlohmann::json::object());
+    if (a.contains("stride_h")) {
+      EXPECT_FALSE(a.contains("stride")) << node["name"];
+      EXPECT_NE(a["stride_h"], a["stride_w"]) << node["name"];
+      ++per_axis;
+    }
+  }
+  EXPECT_EQ(per_axis, 6);  // the four convolutions and both poolings
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  expect_same(g, graph_from_json(graph_to_json(g), "tiny_spectrogram"));
 }
 
 TEST(GraphJson, WithCostsEveryNodeCarriesItsCostsOnTheDevice) {

@@ -31,14 +31,14 @@ std::vector<float> conv(const Conv2dShape& s, const std::vector<float>& x, const
 TEST(KernelConv2d, ThreeByThreeWorkedByHand) {
   const std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, ones(9, 1.0f);
   Conv2dShape s{.batch = 1, .in_channels = 1, .in_h = 3, .in_w = 3, .out_channels = 1, .kernel_h = 3,
-                .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
+                .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
   EXPECT_EQ(conv(s, x, ones, {0.5f}), (std::vector<float>{45.5f}));
 
   s.pad_h = s.pad_w = 1;
   s.bias = false;
   EXPECT_EQ(conv(s, x, ones, {}), (std::vector<float>{12, 21, 16, 27, 45, 33, 24, 39, 28}));
 
-  s.stride = 2;  // the four corners of the padded result
+  s.stride_h = s.stride_w = 2;  // the four corners of the padded result
   EXPECT_EQ(conv(s, x, ones, {}), (std::vector<float>{12, 16, 24, 28}));
 }
 
@@ -48,7 +48,7 @@ TEST(KernelConv2d, KernelOrientationIsCrossCorrelation) {
   std::vector<float> weight(9, 0.0f);
   weight[2] = 1.0f;  // row 0, column 2: output (y, x) reads input (y - 1, x + 1)
   const Conv2dShape s{.batch = 1, .in_channels = 1, .in_h = 3, .in_w = 3, .out_channels = 1, .kernel_h = 3,
-                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
+                      .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
   EXPECT_EQ(conv(s, x, weight, {}), (std::vector<float>{0, 0, 0, 2, 3, 0, 5, 6, 0}));
 }
 
@@ -64,8 +64,8 @@ std::vector<float> direct_conv(const Conv2dShape& s, const std::vector<float>& x
           for (std::int64_t c = 0; c < cin; ++c)
             for (std::int64_t i = 0; i < s.kernel_h; ++i)
               for (std::int64_t j = 0; j < s.kernel_w; ++j) {
-                const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation,
-                                   ix = ox * s.stride - s.pad_w + j * s.dilation;
+                const std::int64_t iy = oy * s.stride_h - s.pad_h + i * s.dilation,
+                                   ix = ox * s.stride_w - s.pad_w + j * s.dilation;
                 if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
                 const std::int64_t channel = o / cout * cin + c;
                 sum += x[((n * s.in_channels + channel) * s.in_h + iy) * s.in_w + ix] *
@@ -76,27 +76,29 @@ std::vector<float> direct_conv(const Conv2dShape& s, const std::vector<float>& x
   return y;
 }
 
-// Every stride, padding and kernel size, on both paths (im2col and GEMM: one group;
-// depthwise: a group per channel), against the definition.
+// Every stride (each axis its own, as a spectrogram's (2, 1)), padding and kernel size, on
+// both paths (im2col and GEMM: one group; depthwise: a group per channel), against the
+// definition.
 TEST(KernelConv2d, MatchesTheDefinitionForEveryStrideAndPadding) {
   int checked = 0;
   for (int groups : {1, 2})
     for (int kernel = 1; kernel <= 4; ++kernel)
-      for (int stride = 1; stride <= 3; ++stride)
-        for (int pad = 0; pad < kernel; ++pad) {
-          const Conv2dShape s{.batch = 2, .in_channels = 2, .in_h = 7, .in_w = 6, .out_channels = 2,
-                              .kernel_h = kernel, .kernel_w = kernel, .stride = stride, .pad_h = pad, .pad_w = pad,
-                              .groups = groups, .bias = false};
-          const std::vector<float> x = random_values(2 * 2 * 7 * 6, 5),
-                                   weight = random_values(2 * (2 / groups) * kernel * kernel, 6);
-          const std::vector<float> got = conv(s, x, weight, {}), want = direct_conv(s, x, weight);
-          ASSERT_EQ(got.size(), want.size());
-          for (std::size_t k = 0; k < got.size(); ++k)
-            ASSERT_NEAR(got[k], want[k], 1e-5f)
-                << "groups " << groups << ", kernel " << kernel << ", stride " << stride << ", pad " << pad << ", output " << k;
-          ++checked;
-        }
-  EXPECT_EQ(checked, 60);
+      for (int stride_h = 1; stride_h <= 3; ++stride_h)
+        for (int stride_w = 1; stride_w <= 3; ++stride_w)
+          for (int pad = 0; pad < kernel; ++pad) {
+            const Conv2dShape s{.batch = 2, .in_channels = 2, .in_h = 7, .in_w = 6, .out_channels = 2,
+                                .kernel_h = kernel, .kernel_w = kernel, .stride_h = stride_h, .stride_w = stride_w,
+                                .pad_h = pad, .pad_w = pad, .groups = groups, .bias = false};
+            const std::vector<float> x = random_values(2 * 2 * 7 * 6, 5),
+                                     weight = random_values(2 * (2 / groups) * kernel * kernel, 6);
+            const std::vector<float> got = conv(s, x, weight, {}), want = direct_conv(s, x, weight);
+            ASSERT_EQ(got.size(), want.size());
+            for (std::size_t k = 0; k < got.size(); ++k)
+              ASSERT_NEAR(got[k], want[k], 1e-5f) << "groups " << groups << ", kernel " << kernel << ", stride "
+                                                  << stride_h << "x" << stride_w << ", pad " << pad << ", output " << k;
+            ++checked;
+          }
+  EXPECT_EQ(checked, 180);
 }
 
 // resnet18-sized 3x3 convolutions go by Winograd's F(2x2, 3x3) (src/kernels/conv_winograd.h):
@@ -106,7 +108,7 @@ TEST(KernelConv2d, MatchesTheDefinitionForEveryStrideAndPadding) {
 // as NaN, which no product may read.
 TEST(KernelConv2d, WinogradMatchesTheDefinition) {
   const Conv2dShape s{.batch = 3, .in_channels = 32, .in_h = 29, .in_w = 27, .out_channels = 64, .kernel_h = 3,
-                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+                      .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
   const std::int64_t plane = s.in_h * s.in_w;
   const std::vector<float> x = random_values(s.batch * s.in_channels * plane, 11),
                            weight = random_values(s.out_channels * s.in_channels * 9, 12),
@@ -195,12 +197,32 @@ void check_conv_gradients(const Conv2dShape& s) {
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesStridedPaddedGrouped) {
   check_conv_gradients({.batch = 2, .in_channels = 4, .in_h = 5, .in_w = 6, .out_channels = 6, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true});
+                        .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 2,
+                        .bias = true});
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
   check_conv_gradients({.batch = 1, .in_channels = 2, .in_h = 4, .in_w = 5, .out_channels = 3, .kernel_h = 2,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 1, .bias = false});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 0, .groups = 1,
+                        .bias = false});
+}
+
+// Strides that differ between the axes (a spectrogram's frequency rows halved, its time
+// columns kept, and the other way round): by im2col, by kernel rows (images on the threads:
+// one phase of rows, strided columns) and depthwise.
+TEST(KernelConv2d, GradientsMatchFiniteDifferencesWithAStridePerAxis) {
+  check_conv_gradients({.batch = 1, .in_channels = 2, .in_h = 7, .in_w = 5, .out_channels = 3, .kernel_h = 3,
+                        .kernel_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 0, .groups = 1,
+                        .bias = true});
+  check_conv_gradients({.batch = 3, .in_channels = 3, .in_h = 5, .in_w = 9, .out_channels = 4, .kernel_h = 3,
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1,
+                        .bias = false});
+  check_conv_gradients({.batch = 3, .in_channels = 3, .in_h = 8, .in_w = 5, .out_channels = 4, .kernel_h = 3,
+                        .kernel_w = 3, .stride_h = 3, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                        .bias = true});
+  check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 7, .out_channels = 3, .kernel_h = 3,
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 3,
+                        .bias = true});
 }
 
 // The paths src/kernels/kernels_conv.cpp chooses by shape: convolutions by kernel rows
@@ -212,17 +234,23 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesRectangularKernelNoBias) {
 // columns, here with fewer output rows).
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
   check_conv_gradients({.batch = 3, .in_channels = 16, .in_h = 5, .in_w = 4, .out_channels = 4, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                        .bias = false});
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 6, .out_channels = 4, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 2, .pad_w = 0, .groups = 1, .bias = true});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 0, .groups = 1,
+                        .bias = true});
   check_conv_gradients({.batch = 3, .in_channels = 4, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                        .bias = true});
   check_conv_gradients({.batch = 2, .in_channels = 4, .in_h = 5, .in_w = 7, .out_channels = 4, .kernel_h = 3,
-                        .kernel_w = 5, .stride = 1, .pad_h = 1, .pad_w = 2, .groups = 2, .bias = false});
+                        .kernel_w = 5, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 2, .groups = 2,
+                        .bias = false});
   check_conv_gradients({.batch = 5, .in_channels = 2, .in_h = 5, .in_w = 4, .out_channels = 16, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                        .bias = true});
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 6, .out_channels = 2, .kernel_h = 2,
-                        .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 1, .groups = 1,
+                        .bias = false});
 }
 
 // The weight gradient against its definition, in double, on the paths that build operands
@@ -238,25 +266,32 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesOnEveryPath) {
 TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 5, .in_channels = 16, .in_h = 9, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
-       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 3, .in_channels = 17, .in_h = 11, .in_w = 10, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
-       .stride = 3, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 4, .in_channels = 32, .in_h = 6, .in_w = 5, .out_channels = 6, .kernel_h = 3, .kernel_w = 2,
-       .stride = 1, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false},
       {.batch = 2, .in_channels = 16, .in_h = 8, .in_w = 9, .out_channels = 31, .kernel_h = 4, .kernel_w = 3,
-       .stride = 2, .pad_h = 2, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 5, .in_channels = 24, .in_h = 5, .in_w = 7, .out_channels = 33, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 9, .in_channels = 16, .in_h = 5, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 3, .in_channels = 32, .in_h = 4, .in_w = 6, .out_channels = 7, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 2, .in_channels = 16, .in_h = 1, .in_w = 1, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 3, .in_channels = 3, .in_h = 9, .in_w = 7, .out_channels = 20, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = false, .dilation = 2},
+       .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = false, .dilation = 2},
       {.batch = 3, .in_channels = 40, .in_h = 3, .in_w = 5, .out_channels = 18, .kernel_h = 1, .kernel_w = 1,
-       .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true}};
+       .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true},
+      // A stride per axis: channels-last, stacked kernel rows, transposed.
+      {.batch = 5, .in_channels = 16, .in_h = 9, .in_w = 7, .out_channels = 5, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 3, .in_channels = 17, .in_h = 11, .in_w = 10, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 1, .stride_w = 3, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 4, .in_channels = 24, .in_h = 7, .in_w = 9, .out_channels = 33, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
   for (const Conv2dShape& s : shapes) {
     const std::int64_t cin = s.in_channels_per_group(), cout = s.out_channels_per_group();
     const std::vector<float> x = random_values(s.batch * s.in_channels * s.in_h * s.in_w, 7),
@@ -272,15 +307,15 @@ TEST(KernelConv2d, WeightGradientPathsMatchTheDefinition) {
             for (std::int64_t n = 0; n < s.batch; ++n)
               for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
                 for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
-                  const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation,
-                                     ix = ox * s.stride - s.pad_w + j * s.dilation;
+                  const std::int64_t iy = oy * s.stride_h - s.pad_h + i * s.dilation,
+                                     ix = ox * s.stride_w - s.pad_w + j * s.dilation;
                   if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
                   want += static_cast<double>(dy[((n * s.out_channels + o) * s.out_h() + oy) * s.out_w() + ox]) *
                           x[((n * s.in_channels + o / cout * cin + c) * s.in_h + iy) * s.in_w + ix];
                 }
             ASSERT_NEAR(dweight[((o * cin + c) * s.kernel_h + i) * s.kernel_w + j], want, 1e-4)
-                << s.in_channels << " -> " << s.out_channels << ", stride " << s.stride << ", weight (" << o << ", "
-                << c << ", " << i << ", " << j << ")";
+                << s.in_channels << " -> " << s.out_channels << ", stride " << s.stride_h << "x" << s.stride_w
+                << ", weight (" << o << ", " << c << ", " << i << ", " << j << ")";
           }
   }
 }
@@ -297,15 +332,18 @@ TEST(KernelConv2d, ChannelsLastWeightGradientAppliesByShapeAndCpu) {
   const bool avx512 = false, avx2 = false;
 #endif
   const Conv2dShape same{.batch = 32, .in_channels = 16, .in_h = 32, .in_w = 32, .out_channels = 16, .kernel_h = 3,
-                         .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false};
+                         .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                         .bias = false};
   EXPECT_EQ(detail::channels_last_weight_gradient_applies(same), avx2);
   Conv2dShape other = same;
   other.in_channels = 24;
   EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
   other = same;
-  other.stride = 2;
+  other.stride_h = other.stride_w = 2;
   EXPECT_EQ(detail::channels_last_weight_gradient_applies(other), avx2);
-  other.stride = 3;
+  other.stride_w = 1;
+  EXPECT_EQ(detail::channels_last_weight_gradient_applies(other), avx2);
+  other.stride_h = other.stride_w = 3;
   EXPECT_FALSE(detail::channels_last_weight_gradient_applies(other));
   other = same;
   other.pad_w = 0;
@@ -343,7 +381,7 @@ void expect_3x3_passes_match_the_definition(const Conv2dShape& s, unsigned seed,
   conv2d_backward_input(s, dy, weight, dx, scratch);
   if (weight_gradient) conv2d_backward_params(s, dy, x, dweight, dbias, scratch);
   const std::string shape = std::to_string(s.in_channels) + " -> " + std::to_string(s.out_channels) + ", stride " +
-                            std::to_string(s.stride);
+                            std::to_string(s.stride_h) + "x" + std::to_string(s.stride_w);
   std::vector<float> want = direct_conv(s, x, weight);
   for (std::size_t k = 0; k < want.size(); ++k) {
     if (s.bias) want[k] += bias[k / out_plane % s.out_channels];
@@ -358,7 +396,7 @@ void expect_3x3_passes_match_the_definition(const Conv2dShape& s, unsigned seed,
           for (std::int64_t c = 0; c < s.in_channels; ++c)
             for (std::int64_t i = 0; i < 3; ++i)
               for (std::int64_t j = 0; j < 3; ++j) {
-                const std::int64_t iy = oy * s.stride - s.pad_h + i, ix = ox * s.stride - s.pad_w + j;
+                const std::int64_t iy = oy * s.stride_h - s.pad_h + i, ix = ox * s.stride_w - s.pad_w + j;
                 if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) continue;
                 const std::int64_t at = ((n * s.in_channels + c) * s.in_h + iy) * s.in_w + ix,
                                    w = (o * s.in_channels + c) * 9 + i * 3 + j;
@@ -380,11 +418,15 @@ void expect_3x3_passes_match_the_definition(const Conv2dShape& s, unsigned seed,
 TEST(KernelConv2d, ChannelsLastForwardAndInputGradientMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 3, .in_channels = 16, .in_h = 5, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 2, .in_channels = 32, .in_h = 7, .in_w = 16, .out_channels = 64, .kernel_h = 3, .kernel_w = 3,
-       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
       {.batch = 5, .in_channels = 32, .in_h = 3, .in_w = 16, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 2, .in_channels = 16, .in_h = 7, .in_w = 16, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+      {.batch = 3, .in_channels = 32, .in_h = 5, .in_w = 16, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
   for (const Conv2dShape& s : shapes) expect_3x3_passes_match_the_definition(s, 21, 1e-4, false);
 }
 
@@ -395,17 +437,21 @@ TEST(KernelConv2d, ChannelsLastForwardAndInputGradientMatchTheDefinition) {
 TEST(KernelConv2d, ImagesSideBySideMatchTheDefinition) {
   const Conv2dShape shapes[] = {
       {.batch = 5, .in_channels = 96, .in_h = 7, .in_w = 7, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 2, .in_channels = 96, .in_h = 13, .in_w = 13, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
-       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false}};
+       .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+      {.batch = 2, .in_channels = 96, .in_h = 7, .in_w = 13, .out_channels = 256, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 1, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true}};
   for (const Conv2dShape& s : shapes) expect_3x3_passes_match_the_definition(s, 31, 1e-3, true);
 }
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 5, .in_w = 5, .out_channels = 3, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = false});
+                        .kernel_w = 3, .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 3,
+                        .bias = false});
   check_conv_gradients({.batch = 2, .in_channels = 3, .in_h = 6, .in_w = 5, .out_channels = 3, .kernel_h = 3,
-                        .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 3, .bias = true});
+                        .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 3,
+                        .bias = true});
 }
 
 // Dilated (DeepLab's, ONNX's `dilations`): tap (i, j) reads i dilation rows and j dilation
@@ -415,13 +461,15 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesDepthwise) {
 TEST(KernelConv2d, DilatedMatchesTheDefinitionAndItsGradientsFiniteDifferences) {
   const std::vector<Conv2dShape> shapes{
       {.batch = 3, .in_channels = 4, .in_h = 7, .in_w = 6, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = true, .dilation = 2},
+       .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = true, .dilation = 2},
       {.batch = 2, .in_channels = 4, .in_h = 9, .in_w = 8, .out_channels = 4, .kernel_h = 3, .kernel_w = 2,
-       .stride = 2, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false, .dilation = 3},
+       .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 0, .groups = 2, .bias = false, .dilation = 3},
       {.batch = 2, .in_channels = 3, .in_h = 7, .in_w = 7, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 2, .pad_w = 2, .groups = 3, .bias = true, .dilation = 2},
+       .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 2, .groups = 3, .bias = true, .dilation = 2},
       {.batch = 2, .in_channels = 2, .in_h = 6, .in_w = 9, .out_channels = 2, .kernel_h = 2, .kernel_w = 3,
-       .stride = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false, .dilation = 2}};
+       .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 1, .groups = 1, .bias = false, .dilation = 2},
+      {.batch = 2, .in_channels = 2, .in_h = 9, .in_w = 8, .out_channels = 3, .kernel_h = 3, .kernel_w = 3,
+       .stride_h = 2, .stride_w = 1, .pad_h = 2, .pad_w = 2, .groups = 1, .bias = true, .dilation = 2}};
   for (const Conv2dShape& s : shapes) {
     SCOPED_TRACE(::testing::Message() << "dilation " << s.dilation << ", groups " << s.groups);
     const std::vector<float> x = random_values(s.batch * s.in_channels * s.in_h * s.in_w, 7),
@@ -441,7 +489,7 @@ TEST(KernelConv2d, DilatedMatchesTheDefinitionAndItsGradientsFiniteDifferences) 
 
 TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {
   const Conv2dShape s{.batch = 2, .in_channels = 3, .in_h = 3, .in_w = 4, .out_channels = 5, .kernel_h = 1,
-                      .kernel_w = 1, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
+                      .kernel_w = 1, .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 0, .groups = 1, .bias = true};
   // Reads its input directly: no im2col buffer, only the weight-gradient sums of the second
   // image (the batch's images are summed in groups).
   EXPECT_EQ(conv2d_scratch_elements(s), 5 * 3);
@@ -450,7 +498,7 @@ TEST(KernelConv2d, GradientsMatchFiniteDifferencesPointwise) {
 
 TEST(KernelConv2d, RepeatedCallsAreBitIdentical) {
   const Conv2dShape s{.batch = 2, .in_channels = 4, .in_h = 7, .in_w = 7, .out_channels = 8, .kernel_h = 3,
-                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+                      .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
   const std::vector<float> x = random_values(2 * 4 * 49, 1), weight = random_values(8 * 4 * 9, 2),
                            bias = random_values(8, 3);
   const std::vector<float> first = conv(s, x, weight, bias);
@@ -459,7 +507,7 @@ TEST(KernelConv2d, RepeatedCallsAreBitIdentical) {
 
 TEST(KernelConv2d, BadShapesAndBuffersAreRejected) {
   Conv2dShape s{.batch = 1, .in_channels = 3, .in_h = 4, .in_w = 4, .out_channels = 4, .kernel_h = 3,
-                .kernel_w = 3, .stride = 1, .pad_h = 0, .pad_w = 0, .groups = 2, .bias = false};
+                .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 0, .pad_w = 0, .groups = 2, .bias = false};
   EXPECT_THROW(validate(s), InputError);  // 2 groups do not divide 3 channels
   s.groups = 1;
   s.kernel_h = s.kernel_w = 5;

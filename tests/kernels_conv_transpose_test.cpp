@@ -20,15 +20,15 @@ using testing::random_values;
 // convolution from its output back to its input.
 struct Transposed {
   std::int64_t batch, in, h, w, out;
-  int kernel, stride, pad, output_padding, groups, dilation;
+  int kernel, stride_h, stride_w, pad, output_padding, groups, dilation;
   bool bias;
 
-  std::int64_t out_h() const { return (h - 1) * stride - 2 * pad + dilation * (kernel - 1) + 1 + output_padding; }
-  std::int64_t out_w() const { return (w - 1) * stride - 2 * pad + dilation * (kernel - 1) + 1 + output_padding; }
+  std::int64_t out_h() const { return (h - 1) * stride_h - 2 * pad + dilation * (kernel - 1) + 1 + output_padding; }
+  std::int64_t out_w() const { return (w - 1) * stride_w - 2 * pad + dilation * (kernel - 1) + 1 + output_padding; }
   Conv2dShape as_conv() const {
     return {.batch = batch, .in_channels = out, .in_h = out_h(), .in_w = out_w(), .out_channels = in,
-            .kernel_h = kernel, .kernel_w = kernel, .stride = stride, .pad_h = pad, .pad_w = pad, .groups = groups,
-            .bias = false, .dilation = dilation};
+            .kernel_h = kernel, .kernel_w = kernel, .stride_h = stride_h, .stride_w = stride_w, .pad_h = pad,
+            .pad_w = pad, .groups = groups, .bias = false, .dilation = dilation};
   }
   std::size_t x_size() const { return static_cast<std::size_t>(batch * in * h * w); }
   std::size_t y_size() const { return static_cast<std::size_t>(batch * out * out_h() * out_w()); }
@@ -37,15 +37,18 @@ struct Transposed {
 
 const Transposed kShapes[] = {
     // A decoder's x2: 3x3, stride 2, padding 1, output padding 1 (torch's usual), grouped.
-    {.batch = 2, .in = 4, .h = 3, .w = 4, .out = 6, .kernel = 3, .stride = 2, .pad = 1, .output_padding = 1,
-     .groups = 2, .dilation = 1, .bias = true},
+    {.batch = 2, .in = 4, .h = 3, .w = 4, .out = 6, .kernel = 3, .stride_h = 2, .stride_w = 2, .pad = 1,
+     .output_padding = 1, .groups = 2, .dilation = 1, .bias = true},
     // 4x4 stride 2 (DCGAN's), dilated 3x3 without a bias, and a depthwise one.
-    {.batch = 1, .in = 3, .h = 4, .w = 3, .out = 2, .kernel = 4, .stride = 2, .pad = 1, .output_padding = 0,
-     .groups = 1, .dilation = 1, .bias = true},
-    {.batch = 2, .in = 2, .h = 4, .w = 4, .out = 3, .kernel = 3, .stride = 1, .pad = 2, .output_padding = 0,
-     .groups = 1, .dilation = 2, .bias = false},
-    {.batch = 2, .in = 4, .h = 3, .w = 3, .out = 4, .kernel = 3, .stride = 3, .pad = 0, .output_padding = 2,
-     .groups = 4, .dilation = 1, .bias = true},
+    {.batch = 1, .in = 3, .h = 4, .w = 3, .out = 2, .kernel = 4, .stride_h = 2, .stride_w = 2, .pad = 1,
+     .output_padding = 0, .groups = 1, .dilation = 1, .bias = true},
+    {.batch = 2, .in = 2, .h = 4, .w = 4, .out = 3, .kernel = 3, .stride_h = 1, .stride_w = 1, .pad = 2,
+     .output_padding = 0, .groups = 1, .dilation = 2, .bias = false},
+    {.batch = 2, .in = 4, .h = 3, .w = 3, .out = 4, .kernel = 3, .stride_h = 3, .stride_w = 3, .pad = 0,
+     .output_padding = 2, .groups = 4, .dilation = 1, .bias = true},
+    // A stride per axis: a spectrogram decoder's rows doubled, its columns kept.
+    {.batch = 2, .in = 3, .h = 3, .w = 4, .out = 2, .kernel = 3, .stride_h = 2, .stride_w = 1, .pad = 1,
+     .output_padding = 0, .groups = 1, .dilation = 1, .bias = true},
 };
 
 TEST(KernelConvTranspose2d, ForwardMatchesTheDefinition) {
@@ -68,8 +71,8 @@ TEST(KernelConvTranspose2d, ForwardMatchesTheDefinition) {
             for (std::int64_t k = 0; k < out_group; ++k)
               for (int i = 0; i < t.kernel; ++i)
                 for (int j = 0; j < t.kernel; ++j) {
-                  const std::int64_t oy = iy * t.stride - t.pad + i * t.dilation;
-                  const std::int64_t ox = ix * t.stride - t.pad + j * t.dilation;
+                  const std::int64_t oy = iy * t.stride_h - t.pad + i * t.dilation;
+                  const std::int64_t ox = ix * t.stride_w - t.pad + j * t.dilation;
                   if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
                   const std::int64_t o = c / in_group * out_group + k;
                   want[static_cast<std::size_t>(((n * t.out + o) * oh + oy) * ow + ox)] +=
@@ -78,7 +81,7 @@ TEST(KernelConvTranspose2d, ForwardMatchesTheDefinition) {
                 }
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::abs(y[i] - want[i]));
-    EXPECT_LT(worst, 1e-5) << "in " << t.in << " out " << t.out << " stride " << t.stride;
+    EXPECT_LT(worst, 1e-5) << "in " << t.in << " out " << t.out << " stride " << t.stride_h << "x" << t.stride_w;
   }
 }
 
@@ -108,8 +111,8 @@ TEST(KernelConvTranspose2d, GradientsMatchFiniteDifferences) {
 // shares itself (kGemmSmallProduct: 8 x 288 x 2,304 per image), whose bits the thread count
 // may change (kernels_threads_test.cpp).
 TEST(KernelConvTranspose2d, GivesTheSameBitsOnEveryThreadCount) {
-  const Transposed t{.batch = 4, .in = 8, .h = 24, .w = 24, .out = 32, .kernel = 3, .stride = 2, .pad = 1,
-                     .output_padding = 1, .groups = 1, .dilation = 1, .bias = true};
+  const Transposed t{.batch = 4, .in = 8, .h = 24, .w = 24, .out = 32, .kernel = 3, .stride_h = 2, .stride_w = 2,
+                     .pad = 1, .output_padding = 1, .groups = 1, .dilation = 1, .bias = true};
   const Conv2dShape s = t.as_conv();
   const std::vector<float> x = random_values(t.x_size(), 8), weight = random_values(t.w_size(), 9),
                            dy = random_values(t.y_size(), 10), bias = random_values(32, 11);

@@ -25,7 +25,8 @@ std::size_t in_size(const Pool2dShape& s) { return s.batch * s.channels * s.in_h
 //   3 2 | 1 3
 // Each holds the maximum 3 twice; the first in row-major order takes the gradient.
 TEST(KernelMaxPool2d, TwoByTwoWithTiesWorkedByHand) {
-  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 2, .in_w = 4, .kernel_h = 2, .kernel_w = 2, .stride = 2};
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 2, .in_w = 4, .kernel_h = 2, .kernel_w = 2, .stride_h = 2,
+                      .stride_w = 2};
   const std::vector<float> x{1, 3, 3, 0, 3, 2, 1, 3};
   std::vector<float> y(2), dx(8);
   std::vector<std::uint8_t> indices(2);
@@ -48,8 +49,8 @@ std::vector<float> backward_through_indices(const Pool2dShape& s, std::span<cons
 }
 
 TEST(KernelMaxPool2d, GradientMatchesFiniteDifferencesOverlappingPadded) {
-  const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .kernel_h = 3, .kernel_w = 3, .stride = 1,
-                      .pad_h = 1, .pad_w = 1};
+  const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 4, .in_w = 5, .kernel_h = 3, .kernel_w = 3,
+                      .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1};
   const std::vector<float> x = distinct_values(in_size(s), 1), dy = random_values(out_size(s), 2);
   const std::vector<float> dx = backward_through_indices<std::uint8_t>(s, dy, x);
   EXPECT_TRUE(gradient_matches([&](auto in, auto out) { max_pool2d_forward(s, in, out); }, x, out_size(s), dy, dx));
@@ -63,7 +64,7 @@ std::vector<float> backward_from_x(const Pool2dShape& s, std::span<const float> 
   for (std::int64_t plane = 0; plane < s.batch * s.channels; ++plane)
     for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
       for (std::int64_t ox = 0; ox < s.out_w(); ++ox, ++out) {
-        const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
+        const std::int64_t top = oy * s.stride_h - s.pad_h, left = ox * s.stride_w - s.pad_w;
         std::int64_t best = -1;
         for (std::int64_t iy = std::max<std::int64_t>(top, 0); iy < std::min(top + s.kernel_h, s.in_h); ++iy)
           for (std::int64_t ix = std::max<std::int64_t>(left, 0); ix < std::min(left + s.kernel_w, s.in_w); ++ix) {
@@ -80,9 +81,15 @@ std::vector<float> backward_from_x(const Pool2dShape& s, std::span<const float> 
 // maxima again from x.
 TEST(KernelMaxPool2d, BackwardThroughIndicesEqualsFindingTheMaximaAgainBitForBit) {
   const std::vector<Pool2dShape> shapes{
-      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1},
-      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride = 2, .pad_h = 1, .pad_w = 0},
-      {.batch = 3, .channels = 1, .in_h = 8, .in_w = 8, .kernel_h = 2, .kernel_w = 2, .stride = 2}};
+      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1,
+       .pad_h = 1, .pad_w = 1},
+      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 2,
+       .pad_h = 1, .pad_w = 0},
+      {.batch = 3, .channels = 1, .in_h = 8, .in_w = 8, .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2},
+      // A stride per axis (a spectrogram's (2, 1) and (1, 2) pooling).
+      {.batch = 2, .channels = 2, .in_h = 8, .in_w = 7, .kernel_h = 2, .kernel_w = 1, .stride_h = 2, .stride_w = 1},
+      {.batch = 1, .channels = 3, .in_h = 5, .in_w = 9, .kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 2,
+       .pad_h = 1, .pad_w = 1}};
   for (const Pool2dShape& s : shapes) {
     std::vector<float> x = random_values(in_size(s), 3, -2.0f, 2.0f);
     for (float& v : x) v = std::round(v);  // five values: ties in most windows
@@ -92,7 +99,7 @@ TEST(KernelMaxPool2d, BackwardThroughIndicesEqualsFindingTheMaximaAgainBitForBit
                                          backward_through_indices<std::uint16_t>(s, dy, x),
                                          backward_through_indices<std::uint32_t>(s, dy, x)})
       EXPECT_EQ(0, std::memcmp(dx.data(), expected.data(), dx.size() * sizeof(float)))
-          << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride;
+          << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride_h << "x" << s.stride_w;
   }
 }
 
@@ -108,7 +115,7 @@ WindowResult one_window_at_a_time(const Pool2dShape& s, const std::vector<float>
   for (std::int64_t plane = 0; plane < s.batch * s.channels; ++plane)
     for (std::int64_t oy = 0; oy < s.out_h(); ++oy)
       for (std::int64_t ox = 0; ox < s.out_w(); ++ox) {
-        const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
+        const std::int64_t top = oy * s.stride_h - s.pad_h, left = ox * s.stride_w - s.pad_w;
         const auto value = [&](std::int64_t iy, std::int64_t ix) {
           return x[static_cast<std::size_t>((plane * s.in_h + iy) * s.in_w + ix)];
         };
@@ -132,11 +139,19 @@ WindowResult one_window_at_a_time(const Pool2dShape& s, const std::vector<float>
 // window the edges cut.
 TEST(KernelMaxPool2d, RowsAtOnceGiveTheBitsOfOneWindowAtATime) {
   const std::vector<Pool2dShape> shapes{
-      {.batch = 1, .channels = 2, .in_h = 5, .in_w = 601, .kernel_h = 3, .kernel_w = 3, .stride = 2, .pad_h = 1, .pad_w = 1},
-      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1},
-      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride = 2, .pad_h = 1, .pad_w = 0},
-      {.batch = 1, .channels = 1, .in_h = 6, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride = 2, .ceil_mode = true},
-      {.batch = 1, .channels = 1, .in_h = 2, .in_w = 2, .kernel_h = 3, .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1}};
+      {.batch = 1, .channels = 2, .in_h = 5, .in_w = 601, .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
+       .pad_h = 1, .pad_w = 1},
+      {.batch = 2, .channels = 3, .in_h = 7, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1,
+       .pad_h = 1, .pad_w = 1},
+      {.batch = 1, .channels = 2, .in_h = 9, .in_w = 9, .kernel_h = 3, .kernel_w = 2, .stride_h = 2, .stride_w = 2,
+       .pad_h = 1, .pad_w = 0},
+      {.batch = 1, .channels = 1, .in_h = 6, .in_w = 6, .kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
+       .ceil_mode = true},
+      {.batch = 1, .channels = 1, .in_h = 2, .in_w = 2, .kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1,
+       .pad_h = 1, .pad_w = 1},
+      {.batch = 1, .channels = 2, .in_h = 6, .in_w = 301, .kernel_h = 1, .kernel_w = 3, .stride_h = 1, .stride_w = 3},
+      {.batch = 2, .channels = 1, .in_h = 9, .in_w = 8, .kernel_h = 3, .kernel_w = 2, .stride_h = 3, .stride_w = 1,
+       .pad_h = 1, .pad_w = 1, .ceil_mode = true}};
   for (const Pool2dShape& s : shapes) {
     std::vector<float> x = random_values(in_size(s), 5, -2.0f, 2.0f);
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -150,7 +165,8 @@ TEST(KernelMaxPool2d, RowsAtOnceGiveTheBitsOfOneWindowAtATime) {
     max_pool2d_forward(s, x, y);
     max_pool2d_indices(s, x, std::span(indices));
     EXPECT_EQ(0, std::memcmp(y.data(), expected.max.data(), y.size() * sizeof(float)))
-        << s.in_h << "x" << s.in_w << ", " << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride;
+        << s.in_h << "x" << s.in_w << ", " << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride_h << "x"
+        << s.stride_w;
     EXPECT_EQ(indices, expected.position) << s.in_h << "x" << s.in_w;
   }
 }
@@ -159,8 +175,8 @@ TEST(KernelMaxPool2d, RowsAtOnceGiveTheBitsOfOneWindowAtATime) {
 // rule, and the last window overhangs the image, clipped to it.
 TEST(KernelMaxPool2d, CeilModeAddsAPartialWindowWithItsGradient) {
   // 8 rows, 3x3 windows by 2: floor 3 positions, ceil 4 (the last covers rows 6 and 7 only).
-  const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 8, .in_w = 7, .kernel_h = 3, .kernel_w = 3, .stride = 2,
-                      .ceil_mode = true};
+  const Pool2dShape s{.batch = 2, .channels = 2, .in_h = 8, .in_w = 7, .kernel_h = 3, .kernel_w = 3,
+                      .stride_h = 2, .stride_w = 2, .ceil_mode = true};
   EXPECT_EQ(s.out_h(), 4);
   EXPECT_EQ(s.out_w(), 3);  // (7 - 3) / 2 is whole: no partial window
   // A window starting at the image's end would hold padding alone: PyTorch drops it.
@@ -181,14 +197,15 @@ TEST(KernelMaxPool2d, CeilModeAddsAPartialWindowWithItsGradient) {
 }
 
 TEST(KernelAvgPool2d, CeilModeIsRefused) {
-  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 3, .kernel_w = 3, .stride = 2,
-                      .ceil_mode = true};
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 3, .kernel_w = 3,
+                      .stride_h = 2, .stride_w = 2, .ceil_mode = true};
   std::vector<float> x(in_size(s)), y(out_size(s));
   EXPECT_THROW(avg_pool2d_forward(s, x, y), InputError);
 }
 
 TEST(KernelMaxPool2d, IndicesTooNarrowForTheWindowAreRefused) {
-  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 17, .in_w = 17, .kernel_h = 17, .kernel_w = 17, .stride = 1};
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 17, .in_w = 17, .kernel_h = 17, .kernel_w = 17, .stride_h = 1,
+                      .stride_w = 1};
   const std::vector<float> x(in_size(s), 1.0f);
   std::vector<std::uint8_t> narrow(1);
   std::vector<std::uint16_t> wide(1);
@@ -199,24 +216,28 @@ TEST(KernelMaxPool2d, IndicesTooNarrowForTheWindowAreRefused) {
 
 TEST(KernelMaxPool2d, PaddingAsWideAsTheKernelIsRejected) {
   EXPECT_THROW(validate(Pool2dShape{.batch = 1, .channels = 1, .in_h = 4, .in_w = 4, .kernel_h = 2, .kernel_w = 2,
-                                    .stride = 2, .pad_h = 2, .pad_w = 0}),
+                                    .stride_h = 2, .stride_w = 2, .pad_h = 2, .pad_w = 0}),
                InputError);
 }
 
 TEST(KernelAvgPool2d, ForwardWorkedByHand) {
-  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 2, .in_w = 4, .kernel_h = 2, .kernel_w = 2, .stride = 2};
+  const Pool2dShape s{.batch = 1, .channels = 1, .in_h = 2, .in_w = 4, .kernel_h = 2, .kernel_w = 2, .stride_h = 2,
+                      .stride_w = 2};
   std::vector<float> y(2);
   avg_pool2d_forward(s, std::vector<float>{1, 3, 3, 0, 3, 2, 1, 4}, y);
   EXPECT_EQ(y, (std::vector<float>{2.25f, 2.0f}));
 }
 
 TEST(KernelAvgPool2d, GradientMatchesFiniteDifferences) {
-  const Pool2dShape s{.batch = 2, .channels = 3, .in_h = 5, .in_w = 4, .kernel_h = 3, .kernel_w = 2, .stride = 2,
-                      .pad_h = 1, .pad_w = 1};
-  const std::vector<float> x = random_values(in_size(s), 1), dy = random_values(out_size(s), 2);
-  std::vector<float> dx(in_size(s));
-  avg_pool2d_backward(s, dy, dx);
-  EXPECT_TRUE(gradient_matches([&](auto in, auto out) { avg_pool2d_forward(s, in, out); }, x, out_size(s), dy, dx));
+  for (const auto& [stride_h, stride_w] : {std::pair{2, 2}, std::pair{2, 1}, std::pair{1, 3}}) {
+    const Pool2dShape s{.batch = 2, .channels = 3, .in_h = 5, .in_w = 4, .kernel_h = 3, .kernel_w = 2,
+                        .stride_h = stride_h, .stride_w = stride_w, .pad_h = 1, .pad_w = 1};
+    const std::vector<float> x = random_values(in_size(s), 1), dy = random_values(out_size(s), 2);
+    std::vector<float> dx(in_size(s));
+    avg_pool2d_backward(s, dy, dx);
+    EXPECT_TRUE(gradient_matches([&](auto in, auto out) { avg_pool2d_forward(s, in, out); }, x, out_size(s), dy, dx))
+        << "stride " << stride_h << "x" << stride_w;
+  }
 }
 
 TEST(KernelGlobalAvgPool, ForwardAndGradient) {

@@ -93,17 +93,17 @@ TEST(KernelThreads, ConvolutionGivesTheSameBitsOnEveryThreadCount) {
   // split by C's blocks"), so they are not promised.
   const Conv2dShape shapes[] = {
       {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .bias = true},
       {.batch = 2, .in_channels = 16, .in_h = 40, .in_w = 40, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 2, .bias = true},
       {.batch = 5, .in_channels = 16, .in_h = 20, .in_w = 20, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 24, .in_h = 20, .in_w = 20, .out_channels = 16, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 32, .in_h = 8, .in_w = 8, .out_channels = 32, .kernel_h = 3, .kernel_w = 3,
-       .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
+       .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true},
       {.batch = 5, .in_channels = 8, .in_h = 20, .in_w = 20, .out_channels = 24, .kernel_h = 3, .kernel_w = 3,
-       .stride = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
+       .stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = false},
   };
   for (const Conv2dShape& s : shapes) {
     SCOPED_TRACE(::testing::Message() << "shape " << &s - shapes);
@@ -138,7 +138,7 @@ TEST(KernelThreads, BilinearUpsamplingGivesTheSameBitsOnEveryThreadCount) {
 // gradient summed in fixed groups of blocks.
 TEST(KernelThreads, WinogradGivesTheSameBitsOnEveryThreadCount) {
   const Conv2dShape s{.batch = 3, .in_channels = 32, .in_h = 29, .in_w = 27, .out_channels = 64, .kernel_h = 3,
-                      .kernel_w = 3, .stride = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
+                      .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .bias = true};
   const std::size_t x_size = s.batch * s.in_channels * s.in_h * s.in_w,
                     y_size = s.batch * s.out_channels * s.in_h * s.in_w;
   const std::vector<float> x = random_values(x_size, 7), w = random_values(s.out_channels * s.in_channels * 9, 8),

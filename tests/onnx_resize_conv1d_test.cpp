@@ -144,8 +144,8 @@ TEST(OnnxImport, ConvTransposeTakesItsOutputPaddingAndSignals) {
   EXPECT_TRUE(import_refused_with(transposed("output_shape", {2, 4, 3, 3}, {4, 3, 3, 3}, {2, 108}, {}, true),
                                   "takes pads and output_padding, not output_shape; export with output_padding"));
   EXPECT_TRUE(import_refused_with(transposed("too_much", {2, 4, 3, 3}, {4, 3, 3, 3}, {2, 147}, {2, 2}),
-                                  "its output_padding [2, 2] is not below its stride 2: poet's transposed "
-                                  "convolution adds 0 to stride - 1 rows and columns"));
+                                  "its output_padding [2, 2] is not below its strides [2, 2]: poet's "
+                                  "transposed convolution adds 0 to stride - 1 rows and columns"));
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST(OpTable, CeilModePoolLayerScaleAndConcatAlongAnyAxis) {
   const std::vector<Shape> image{{1, 2, 8, 7}};
   OpArgs pool{.inputs = image};
   pool.attrs.kernel_h = pool.attrs.kernel_w = 3;
-  pool.attrs.stride = 2;
+  pool.attrs.stride_h = pool.attrs.stride_w = 2;
   EXPECT_EQ(apply_rules(OpKind::MaxPool2d, pool).shape, (Shape{1, 2, 3, 3}));
   pool.attrs.ceil_mode = true;
   EXPECT_EQ(apply_rules(OpKind::MaxPool2d, pool).shape, (Shape{1, 2, 4, 3}));  // a partial last row of windows

@@ -39,7 +39,11 @@ json attrs_to_json(const OpAttrs& a) {
   json j = json::object();
   if (a.kernel_h != d.kernel_h) j["kernel_h"] = a.kernel_h;
   if (a.kernel_w != d.kernel_w) j["kernel_w"] = a.kernel_w;
-  if (a.stride != d.stride) j["stride"] = a.stride;
+  if (a.stride_h == a.stride_w && a.stride_h != d.stride_h) j["stride"] = a.stride_h;  // both axes
+  if (a.stride_h != a.stride_w) {
+    j["stride_h"] = a.stride_h;
+    j["stride_w"] = a.stride_w;
+  }
   if (a.pad_h != d.pad_h) j["pad_h"] = a.pad_h;
   if (a.pad_w != d.pad_w) j["pad_w"] = a.pad_w;
   if (a.ceil_mode != d.ceil_mode) j["ceil_mode"] = a.ceil_mode;
@@ -131,7 +135,9 @@ OpAttrs attrs_from_json(const json& j, const NodeReader& r) {
     };
     if (key == "kernel_h") a.kernel_h = as_int();
     else if (key == "kernel_w") a.kernel_w = as_int();
-    else if (key == "stride") a.stride = as_int();
+    else if (key == "stride") a.stride_h = a.stride_w = as_int();
+    else if (key == "stride_h") a.stride_h = as_int();
+    else if (key == "stride_w") a.stride_w = as_int();
     else if (key == "pad_h") a.pad_h = as_int();
     else if (key == "pad_w") a.pad_w = as_int();
     else if (key == "groups") a.groups = as_int();

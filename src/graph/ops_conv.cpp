@@ -20,11 +20,11 @@ std::int64_t window_positions(std::int64_t in, std::int64_t kernel, int stride, 
 
 Shape pool_shape(const OpArgs& a) {
   require_nchw(a, "pool2d");
-  require(a.attrs.stride > 0, "pool2d", "needs a positive stride");
+  require(a.attrs.stride_h > 0 && a.attrs.stride_w > 0, "pool2d", "needs positive strides");
   const Shape& in = a.input();
   const OpAttrs& t = a.attrs;
-  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride, t.pad_h, t.ceil_mode),
-          window_positions(in[3], t.kernel_w, t.stride, t.pad_w, t.ceil_mode)};
+  return {in[0], in[1], window_positions(in[2], t.kernel_h, t.stride_h, t.pad_h, t.ceil_mode),
+          window_positions(in[3], t.kernel_w, t.stride_w, t.pad_w, t.ceil_mode)};
 }
 
 // The reference's formula, max and average alike.
@@ -42,13 +42,13 @@ double convolution_flops(const OpArgs& a, const Shape& out) {
 }
 
 // A convolution's or its transpose's input: NCHW, channels the groups divide (in and out),
-// a positive stride and dilation.
+// positive strides and dilation.
 void require_convolution(const OpArgs& a, std::string_view op) {
   require_nchw(a, op);
   const OpAttrs& t = a.attrs;
   require(t.groups > 0 && a.input()[1] % t.groups == 0 && a.features % t.groups == 0, op,
           "groups must divide channels");
-  require(t.stride > 0, op, "needs a positive stride");
+  require(t.stride_h > 0 && t.stride_w > 0, op, "needs positive strides");
   require(t.dilation > 0 && t.dilation <= (1 << 20), op, "needs a dilation of 1 to 2^20");
 }
 
@@ -72,8 +72,8 @@ OpDef conv2d() {
         const auto span = [&](int kernel) { return std::int64_t{t.dilation} * (kernel - 1) + 1; };
         require(in[2] + 2 * t.pad_h >= span(t.kernel_h) && in[3] + 2 * t.pad_w >= span(t.kernel_w), "conv2d",
                 "the (dilated) kernel does not fit the padded input");
-        return Shape{in[0], a.features, window_positions(in[2], span(t.kernel_h), t.stride, t.pad_h),
-                     window_positions(in[3], span(t.kernel_w), t.stride, t.pad_w)};
+        return Shape{in[0], a.features, window_positions(in[2], span(t.kernel_h), t.stride_h, t.pad_h),
+                     window_positions(in[3], span(t.kernel_w), t.stride_w, t.pad_w)};
       },
       .flops = convolution_flops,
       .params = [](const OpArgs& a, const Shape&) {
@@ -85,7 +85,7 @@ OpDef conv2d() {
 }
 
 // The convolution's transpose: each input pixel spreads its channels over a window of the
-// output (every stride-th), which is (in - 1) stride - 2 pad + dilation (kernel - 1) + 1
+// output (every stride-th, per axis), which is (in - 1) stride - 2 pad + dilation (kernel - 1) + 1
 // rows and columns, plus the output padding (torch's output_padding: rows and columns on
 // the far side that only the bias reaches). It is the input gradient of the convolution
 // from its output to its input, and is computed so (the runtime's kernels).
@@ -100,13 +100,13 @@ OpDef conv_transpose2d() {
         require(t.dims.empty() || t.dims.size() == 2, "conv_transpose2d",
                 "takes its output padding as dims [rows, columns]");
         const std::int64_t pad_rows = t.dims.empty() ? 0 : t.dims[0], pad_columns = t.dims.empty() ? 0 : t.dims[1];
-        require(pad_rows >= 0 && pad_rows < t.stride && pad_columns >= 0 && pad_columns < t.stride,
-                "conv_transpose2d", "takes an output padding from 0 to the stride less 1");
-        const auto extent = [&](std::int64_t in, int kernel, int pad, std::int64_t extra) {
-          return (in - 1) * t.stride - 2 * pad + std::int64_t{t.dilation} * (kernel - 1) + 1 + extra;
+        require(pad_rows >= 0 && pad_rows < t.stride_h && pad_columns >= 0 && pad_columns < t.stride_w,
+                "conv_transpose2d", "takes an output padding from 0 to the axis's stride less 1");
+        const auto extent = [&](std::int64_t in, int kernel, int stride, int pad, std::int64_t extra) {
+          return (in - 1) * stride - 2 * pad + std::int64_t{t.dilation} * (kernel - 1) + 1 + extra;
         };
-        const std::int64_t rows = extent(in[2], t.kernel_h, t.pad_h, pad_rows);
-        const std::int64_t columns = extent(in[3], t.kernel_w, t.pad_w, pad_columns);
+        const std::int64_t rows = extent(in[2], t.kernel_h, t.stride_h, t.pad_h, pad_rows);
+        const std::int64_t columns = extent(in[3], t.kernel_w, t.stride_w, t.pad_w, pad_columns);
         require(t.kernel_h > 0 && t.kernel_w > 0 && rows > 0 && columns > 0, "conv_transpose2d",
                 "its padding leaves no output");
         return Shape{in[0], a.features, rows, columns};

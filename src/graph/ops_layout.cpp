@@ -63,8 +63,9 @@ OpDef slice() {
         const std::int64_t begin = a.attrs.begin, end = a.attrs.end, size = out[static_cast<std::size_t>(axis)];
         require(0 <= begin && begin < end && end <= size, "slice",
                 fmt::format("[{}, {}) is not a block of axis {} of size {}", begin, end, axis, size));
-        require(a.attrs.stride >= 1, "slice", fmt::format("step {} is not positive", a.attrs.stride));
-        out[static_cast<std::size_t>(axis)] = (end - begin + a.attrs.stride - 1) / a.attrs.stride;
+        const int step = a.attrs.stride_h;
+        require(step >= 1, "slice", fmt::format("step {} is not positive", step));
+        out[static_cast<std::size_t>(axis)] = (end - begin + step - 1) / step;
         return out;
       },
       moved, move_back());

@@ -87,8 +87,8 @@ __attribute__((target("avx512f,fma"))) void accumulate_avx512(const Conv2dShape&
     for (int t = 0; t < 9; ++t) acc[b][t] = _mm512_setzero_ps();
   for (std::int64_t k = 0; k < images; ++k)
     for (std::int64_t y = 0; y < s.out_h(); ++y) {
-      // Output row y reads padded rows y stride + i, input rows y stride + i - 1.
-      const float* rows = copy + k * image_floats(s) + y * s.stride * wp * kLanes;
+      // Output row y reads padded rows y stride_h + i, input rows y stride_h + i - 1.
+      const float* rows = copy + k * image_floats(s) + y * s.stride_h * wp * kLanes;
       const float* d = dy + k * dy_image + y * s.out_w();
       for (std::int64_t x = 0; x < s.out_w(); ++x) {
         __m512 g[B];
@@ -96,7 +96,7 @@ __attribute__((target("avx512f,fma"))) void accumulate_avx512(const Conv2dShape&
         for (int b = 0; b < B; ++b) g[b] = _mm512_set1_ps(d[b * plane + x]);
 #pragma GCC unroll 9
         for (int t = 0; t < 9; ++t) {
-          const __m512 v = _mm512_load_ps(rows + ((t / 3) * wp + x * s.stride + t % 3) * kLanes);
+          const __m512 v = _mm512_load_ps(rows + ((t / 3) * wp + x * s.stride_w + t % 3) * kLanes);
 #pragma GCC unroll 3
           for (int b = 0; b < B; ++b) acc[b][t] = _mm512_fmadd_ps(v, g[b], acc[b][t]);
         }
@@ -118,7 +118,7 @@ __attribute__((target("avx2,fma"))) void accumulate_avx2(const Conv2dShape& s, c
                                                          std::int64_t images, const float* dy, float* sums) {
   // Locals, not s's calls: out_h() and out_w() divide, and the rows are as short as 8 pixels.
   const std::int64_t wp = padded_width(s), out_h = s.out_h(), out_w = s.out_w(), plane = out_h * out_w,
-                     dy_image = s.out_channels * plane, step = s.stride * kLanes;
+                     dy_image = s.out_channels * plane, step = s.stride_w * kLanes;
   for (int half = 0; half < 2; ++half)
     for (int i = 0; i < 3; ++i) {
       __m256 acc[B][3];
@@ -128,7 +128,7 @@ __attribute__((target("avx2,fma"))) void accumulate_avx2(const Conv2dShape& s, c
         for (int j = 0; j < 3; ++j) acc[b][j] = _mm256_setzero_ps();
       for (std::int64_t k = 0; k < images; ++k)
         for (std::int64_t y = 0; y < out_h; ++y) {
-          const float* at = copy + k * image_floats(s) + (y * s.stride + i) * wp * kLanes + half * 8;
+          const float* at = copy + k * image_floats(s) + (y * s.stride_h + i) * wp * kLanes + half * 8;
           const float* d = dy + k * dy_image + y * out_w;
           for (const float* end = d + out_w; d < end; ++d, at += step) {
             __m256 v[3];
@@ -160,7 +160,7 @@ void accumulate(const Conv2dShape& s, const float* copy, std::int64_t images, co
 __attribute__((target("avx512f,fma"))) void forward_block(const Conv2dShape& s, const float* copy, const float* by_tap,
                                                           std::int64_t oy, std::int64_t ox, std::int64_t co,
                                                           float* out) {
-  const std::int64_t wp = padded_width(s), step = s.stride * kLanes;
+  const std::int64_t wp = padded_width(s), step = s.stride_w * kLanes;
   __m512 acc[kForwardVectors][kForwardPixels];
 #pragma GCC unroll 2
   for (int v = 0; v < kForwardVectors; ++v)
@@ -169,7 +169,7 @@ __attribute__((target("avx512f,fma"))) void forward_block(const Conv2dShape& s, 
   for (std::int64_t b = 0; b < channel_blocks(s); ++b)
     for (std::int64_t i = 0; i < 3; ++i) {
       const float* row =
-          copy + b * kBlockImages * image_floats(s) + ((oy * s.stride + i) * wp + ox * s.stride) * kLanes;
+          copy + b * kBlockImages * image_floats(s) + ((oy * s.stride_h + i) * wp + ox * s.stride_w) * kLanes;
       for (std::int64_t j = 0; j < 3; ++j)
         for (std::int64_t c = 0; c < kLanes; ++c) {
           const float* w = by_tap + ((b * kLanes + c) * 9 + i * 3 + j) * s.out_channels + co;
@@ -250,8 +250,10 @@ void channels_last_weight_gradient_sum(const Conv2dShape& s, const float* x, con
 }
 
 bool channels_last_weight_gradient_applies(const Conv2dShape& s) {
-  return s.kernel_h == 3 && s.kernel_w == 3 && (s.stride == 1 || s.stride == 2) && s.pad_h == 1 && s.pad_w == 1 &&
-         s.dilation == 1 && s.groups == 1 && s.in_channels % kLanes == 0 && cpu_vectors() != Vectors::none;
+  const auto one_or_two = [](int stride) { return stride == 1 || stride == 2; };
+  return s.kernel_h == 3 && s.kernel_w == 3 && one_or_two(s.stride_h) && one_or_two(s.stride_w) && s.pad_h == 1 &&
+         s.pad_w == 1 && s.dilation == 1 && s.groups == 1 && s.in_channels % kLanes == 0 &&
+         cpu_vectors() != Vectors::none;
 }
 
 bool channels_last_forward_applies(const Conv2dShape& s) {

@@ -38,7 +38,7 @@ void im2col_tap_same_width(const Conv2dShape& s, const float* plane, int i, int 
 void im2col(const Conv2dShape& s, const float* x, float* cols, std::int64_t ld) {
   const std::int64_t oh = s.out_h(), ow = s.out_w();
   if (ld == 0) ld = oh * ow;
-  if (s.stride == 1 && ow == s.in_w) {
+  if (s.stride_h == 1 && s.stride_w == 1 && ow == s.in_w) {
     detail::parallel_for(s.in_channels_per_group(), s.kernel_h * s.kernel_w * oh * ow, [&](std::int64_t c) {
       for (int i = 0; i < s.kernel_h; ++i)
         for (int j = 0; j < s.kernel_w; ++j)
@@ -53,7 +53,7 @@ void im2col(const Conv2dShape& s, const float* x, float* cols, std::int64_t ld) 
         float* out = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * ld;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
-          const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
+          const std::int64_t iy = oy * s.stride_h - s.pad_h + i * s.dilation;
           float* out_row = out + oy * ow;
           if (iy < 0 || iy >= s.in_h) {
             std::fill(out_row, out_row + ow, 0.0f);
@@ -63,7 +63,7 @@ void im2col(const Conv2dShape& s, const float* x, float* cols, std::int64_t ld) 
           // Rows are short (32 elements at CIFAR sizes): plain loops the compiler vectorizes,
           // no library call per row.
           for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
-          with_stride(s, [&](auto stride) {
+          with_column_stride(s, [&](auto stride) {
             for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = plane[row_start + ox * stride];
           });
           for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
@@ -83,11 +83,11 @@ void col2im_add(const Conv2dShape& s, const float* cols, float* dx, std::int64_t
         const float* in = cols + ((c * s.kernel_h + i) * s.kernel_w + j) * ld;
         const ColumnRange inside = inside_columns(s, j);
         for (std::int64_t oy = 0; oy < oh; ++oy) {
-          const std::int64_t iy = oy * s.stride - s.pad_h + i * s.dilation;
+          const std::int64_t iy = oy * s.stride_h - s.pad_h + i * s.dilation;
           if (iy < 0 || iy >= s.in_h) continue;
           const std::int64_t row_start = iy * s.in_w - s.pad_w + j * s.dilation;
           const float* in_row = in + oy * ow;
-          with_stride(s, [&](auto stride) {
+          with_column_stride(s, [&](auto stride) {
             for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) plane[row_start + ox * stride] += in_row[ox];
           });
         }

@@ -9,7 +9,7 @@
 
 namespace poet::kernels::detail {
 
-// cols[(c, i, j), (oy, ox)] = x[c, oy stride - pad_h + i dilation, ox stride - pad_w + j dilation],
+// cols[(c, i, j), (oy, ox)] = x[c, oy stride_h - pad_h + i dilation, ox stride_w - pad_w + j dilation],
 // 0 outside, for one image's group; the rows of cols `ld` floats apart (the output positions
 // unless given: images side by side pass a multiple).
 void im2col(const Conv2dShape& s, const float* x, float* cols, std::int64_t ld = 0);

@@ -10,7 +10,7 @@ namespace poet::kernels::detail {
 // Per image and channel: y = bias + sum over taps of w[tap] x shifted, in tap order.
 void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight, const float* bias, float* y) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  with_stride(s, [&](auto stride) {
+  with_column_stride(s, [&](auto stride) {
     parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {  // plane: image n, channel c
       const std::int64_t c = plane % s.in_channels;
       const float* in = x + plane * area;
@@ -27,7 +27,7 @@ void depthwise_forward(const Conv2dShape& s, const float* x, const float* weight
 
 void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float* weight, float* dx) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
-  with_stride(s, [&](auto stride) {
+  with_column_stride(s, [&](auto stride) {
     parallel_for(s.batch * s.in_channels, p * taps, [&](std::int64_t plane) {
       const float* g = dy + plane * p;
       const float* w = weight + plane % s.in_channels * taps;
@@ -44,7 +44,7 @@ void depthwise_backward_input(const Conv2dShape& s, const float* dy, const float
 void depthwise_backward_weight(const Conv2dShape& s, const float* dy, const float* x, float* dweight) {
   const std::int64_t taps = s.kernel_h * s.kernel_w, p = positions(s), area = input_plane(s);
   std::fill(dweight, dweight + s.in_channels * taps, 0.0f);
-  with_stride(s, [&](auto stride) {
+  with_column_stride(s, [&](auto stride) {
     parallel_for(s.in_channels, s.batch * p * taps, [&](std::int64_t c) {
       float* dw = dweight + c * taps;
       for (std::int64_t n = 0; n < s.batch; ++n) {

@@ -16,11 +16,12 @@ void non_negative(const char* shape, const char* field, std::int64_t value) {
 }
 
 // The kernel must fit the padded input at least once.
-void window_fits(const char* shape, std::int64_t in_h, std::int64_t in_w, std::int64_t kernel_h, std::int64_t kernel_w, int stride,
-                 int pad_h, int pad_w) {
+void window_fits(const char* shape, std::int64_t in_h, std::int64_t in_w, std::int64_t kernel_h, std::int64_t kernel_w,
+                 int stride_h, int stride_w, int pad_h, int pad_w) {
   positive(shape, "kernel_h", kernel_h);
   positive(shape, "kernel_w", kernel_w);
-  positive(shape, "stride", stride);
+  positive(shape, "stride_h", stride_h);
+  positive(shape, "stride_w", stride_w);
   non_negative(shape, "pad_h", pad_h);
   non_negative(shape, "pad_w", pad_w);
   if (in_h + 2 * pad_h < kernel_h || in_w + 2 * pad_w < kernel_w)
@@ -52,7 +53,7 @@ void validate(const Conv2dShape& s) {
                                  s.in_channels, s.out_channels));
   positive("conv2d", "dilation", s.dilation);
   if (s.dilation > (1 << 20)) throw InputError(fmt::format("conv2d: dilation {} is beyond any image", s.dilation));
-  window_fits("conv2d", s.in_h, s.in_w, s.span_h(), s.span_w(), s.stride, s.pad_h, s.pad_w);
+  window_fits("conv2d", s.in_h, s.in_w, s.span_h(), s.span_w(), s.stride_h, s.stride_w, s.pad_h, s.pad_w);
 }
 
 void validate(const Pool2dShape& s) {
@@ -60,7 +61,7 @@ void validate(const Pool2dShape& s) {
   positive("pool2d", "channels", s.channels);
   positive("pool2d", "in_h", s.in_h);
   positive("pool2d", "in_w", s.in_w);
-  window_fits("pool2d", s.in_h, s.in_w, s.kernel_h, s.kernel_w, s.stride, s.pad_h, s.pad_w);
+  window_fits("pool2d", s.in_h, s.in_w, s.kernel_h, s.kernel_w, s.stride_h, s.stride_w, s.pad_h, s.pad_w);
   // Padding as wide as the kernel would make windows of nothing but padding, with no max.
   if (s.pad_h >= s.kernel_h || s.pad_w >= s.kernel_w)
     throw InputError(fmt::format("pool2d: padding {}x{} must be smaller than the {}x{} kernel", s.pad_h, s.pad_w,

@@ -47,7 +47,7 @@ using detail::is_depthwise;
 using detail::patch_size;
 using detail::positions;
 using detail::reads_input_directly;
-using detail::with_stride;
+using detail::with_column_stride;
 
 // The [K, P] matrix of one image's group whose input starts at x: the input itself (a 1x1,
 // stride 1, unpadded convolution) or its im2col, written to buffer.
@@ -86,9 +86,9 @@ bool images_in_parallel(const Conv2dShape& s) {
 // im2col writes every input pixel kernel_h x kernel_w times; most of that is the same row
 // shifted down. Here only the kernel_w horizontal shifts are written, for every row of the
 // vertically padded image:
-//   rows[(c, j), r, ox] = x[c, r - pad_h, ox stride + j - pad_w]   (0 outside the image),
-// r in [0, in_h + 2 pad_h), the rows of each phase r mod stride stored together (row_slot).
-// Output row oy of kernel row i reads row i + oy stride, which is slot(i) + oy: kernel row
+//   rows[(c, j), r, ox] = x[c, r - pad_h, ox stride_w + j - pad_w]   (0 outside the image),
+// r in [0, in_h + 2 pad_h), the rows of each phase r mod stride_h stored together (row_slot).
+// Output row oy of kernel row i reads row i + oy stride_h, which is slot(i) + oy: kernel row
 // i's [in channels x kernel_w, positions] matrix starts at slot(i), with a row stride of the
 // whole plane, and the convolution is kernel_h GEMMs with K = in channels x kernel_w added
 // into y, against one GEMM with K = in channels x kernel area over the full im2col: a buffer
@@ -98,9 +98,9 @@ bool images_in_parallel(const Conv2dShape& s) {
 bool by_kernel_rows(const Conv2dShape& s) { return images_in_parallel(s) && s.kernel_h > 1 && s.dilation == 1; }
 
 std::int64_t padded_rows(const Conv2dShape& s) { return s.in_h + 2 * s.pad_h; }
-std::int64_t phase_rows(const Conv2dShape& s) { return (padded_rows(s) + s.stride - 1) / s.stride; }
-std::int64_t rows_plane(const Conv2dShape& s) { return s.stride * phase_rows(s) * s.out_w(); }
-std::int64_t row_slot(const Conv2dShape& s, std::int64_t r) { return r % s.stride * phase_rows(s) + r / s.stride; }
+std::int64_t phase_rows(const Conv2dShape& s) { return (padded_rows(s) + s.stride_h - 1) / s.stride_h; }
+std::int64_t rows_plane(const Conv2dShape& s) { return s.stride_h * phase_rows(s) * s.out_w(); }
+std::int64_t row_slot(const Conv2dShape& s, std::int64_t r) { return r % s.stride_h * phase_rows(s) + r / s.stride_h; }
 std::int64_t row_shifts(const Conv2dShape& s) { return s.in_channels_per_group() * s.kernel_w; }
 std::int64_t kernel_rows_elements(const Conv2dShape& s) { return row_shifts(s) * rows_plane(s); }
 
@@ -116,12 +116,12 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
     for (int j = 0; j < s.kernel_w; ++j) {
       float* out = rows + (c * s.kernel_w + j) * plane;
       const ColumnRange inside = inside_columns(s, j);
-      if (s.stride > 1) {
+      if (s.stride_h > 1 || s.stride_w > 1) {
         // Slots past a phase's rows (a phase with fewer rows) are zeroed: no kernel row reads
         // them, but the stacked weight gradient multiplies them by zeros, which must not
         // meet a NaN.
-        for (std::int64_t phase = 0; phase < s.stride; ++phase) {
-          const std::int64_t rows_of_phase = (padded_rows(s) - phase + s.stride - 1) / s.stride;
+        for (std::int64_t phase = 0; phase < s.stride_h; ++phase) {
+          const std::int64_t rows_of_phase = (padded_rows(s) - phase + s.stride_h - 1) / s.stride_h;
           std::fill(out + (phase * phase_rows(s) + rows_of_phase) * ow, out + (phase + 1) * phase_rows(s) * ow, 0.0f);
         }
         for (std::int64_t r = 0; r < padded_rows(s); ++r) {
@@ -133,7 +133,7 @@ void im2row(const Conv2dShape& s, const float* x, float* rows) {
           }
           const float* in_row = in + iy * s.in_w + j - s.pad_w;  // the input of ox = 0
           for (std::int64_t ox = 0; ox < inside.begin; ++ox) out_row[ox] = 0.0f;
-          with_stride(s, [&](auto stride) {
+          with_column_stride(s, [&](auto stride) {
             for (std::int64_t ox = inside.begin; ox < inside.end; ++ox) out_row[ox] = in_row[ox * stride];
           });
           for (std::int64_t ox = inside.end; ox < ow; ++ox) out_row[ox] = 0.0f;
@@ -201,7 +201,7 @@ void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int
 // 0.27 -> 0.29 ms at one thread and 0.19 -> 0.26 ms at two. Only for the small
 // convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
-  return images_in_parallel(s) && !reads_input_directly(s) && s.stride == 1 && s.dilation == 1 &&
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride_h == 1 && s.stride_w == 1 && s.dilation == 1 &&
          2 * s.pad_h == s.kernel_h - 1 &&
          2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
 }
@@ -264,13 +264,13 @@ bool weight_gradient_stacked(const Conv2dShape& s) {
   return by_kernel_rows(s) && s.in_channels_per_group() >= 16 && s.out_channels_per_group() < 32;
 }
 
-std::int64_t phases(const Conv2dShape& s) { return std::min<std::int64_t>(s.stride, s.kernel_h); }
+std::int64_t phases(const Conv2dShape& s) { return std::min<std::int64_t>(s.stride_h, s.kernel_h); }
 std::int64_t kernel_rows_in_phase(const Conv2dShape& s, std::int64_t phase) {
-  return (s.kernel_h - phase + s.stride - 1) / s.stride;
+  return (s.kernel_h - phase + s.stride_h - 1) / s.stride_h;
 }
 std::int64_t stacked_position(const Conv2dShape& s, std::int64_t i) {
-  std::int64_t position = i / s.stride;
-  for (std::int64_t phase = 0; phase < i % s.stride; ++phase) position += kernel_rows_in_phase(s, phase);
+  std::int64_t position = i / s.stride_h;
+  for (std::int64_t phase = 0; phase < i % s.stride_h; ++phase) position += kernel_rows_in_phase(s, phase);
   return position;
 }
 std::int64_t stack_elements(const Conv2dShape& s) {
@@ -541,9 +541,9 @@ struct PartialSumLayout {
     const std::int64_t taps = s.kernel_h * s.kernel_w, ci = kk / taps, i = kk % taps / s.kernel_w,
                        j = kk % s.kernel_w, k = row_shifts(s);
     if (stacked) {  // [g][phase][(ci, j)][(q, co)]
-      const std::int64_t phase = i % s.stride, width = kernel_rows_in_phase(s, phase) * cout;
+      const std::int64_t phase = i % s.stride_h, width = kernel_rows_in_phase(s, phase) * cout;
       return (g * s.kernel_h + stacked_position(s, phase)) * cout * k + (ci * s.kernel_w + j) * width +
-             i / s.stride * cout + co;
+             i / s.stride_h * cout + co;
     }
     const std::int64_t at = (g * s.kernel_h + i) * cout * k;
     return transposed ? at + (ci * s.kernel_w + j) * cout + co : at + co * k + ci * s.kernel_w + j;

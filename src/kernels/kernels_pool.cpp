@@ -23,7 +23,7 @@ struct Window {
 };
 
 Window window_at(const Pool2dShape& s, std::int64_t oy, std::int64_t ox) {
-  const std::int64_t top = oy * s.stride - s.pad_h, left = ox * s.stride - s.pad_w;
+  const std::int64_t top = oy * s.stride_h - s.pad_h, left = ox * s.stride_w - s.pad_w;
   return {std::max<std::int64_t>(top, 0), std::min<std::int64_t>(top + s.kernel_h, s.in_h),
           std::max<std::int64_t>(left, 0), std::min<std::int64_t>(left + s.kernel_w, s.in_w), top, left};
 }
@@ -74,10 +74,10 @@ struct Columns {
 
 Columns interior_columns(const Pool2dShape& s) {
   const std::int64_t ow = s.out_w();
-  // left = ox stride - pad_w >= 0, and left + kernel_w <= in_w.
-  const std::int64_t begin = std::min(ow, (std::int64_t{s.pad_w} + s.stride - 1) / s.stride);
-  const std::int64_t last_start = s.in_w - s.kernel_w + s.pad_w;  // the largest ox stride inside
-  const std::int64_t end = last_start < 0 ? begin : std::clamp(last_start / s.stride + 1, begin, ow);
+  // left = ox stride_w - pad_w >= 0, and left + kernel_w <= in_w.
+  const std::int64_t begin = std::min(ow, (std::int64_t{s.pad_w} + s.stride_w - 1) / s.stride_w);
+  const std::int64_t last_start = s.in_w - s.kernel_w + s.pad_w;  // the largest ox stride_w inside
+  const std::int64_t end = last_start < 0 ? begin : std::clamp(last_start / s.stride_w + 1, begin, ow);
   return {begin, end};
 }
 
@@ -101,7 +101,7 @@ void by_rows(const Pool2dShape& s, const float* x, T* y, Edge edge, Interior int
 
 // Where, in its plane, the first element of interior column `column`'s window lies (row w).
 std::int64_t window_start(const Pool2dShape& s, const Window& w, std::int64_t column) {
-  return w.y0 * s.in_w - s.pad_w + column * s.stride;
+  return w.y0 * s.in_w - s.pad_w + column * s.stride_w;
 }
 
 // out[c] = the maximum of the window of interior column begin + c, for c in [0, columns),
@@ -110,11 +110,11 @@ std::int64_t window_start(const Pool2dShape& s, const Window& w, std::int64_t co
 void interior_maxima(const Pool2dShape& s, const float* p, const Window& w, std::int64_t begin,
                      std::int64_t columns, float* out) {
   const std::int64_t start = window_start(s, w, begin);
-  for (std::int64_t c = 0; c < columns; ++c) out[c] = p[start + c * s.stride];
+  for (std::int64_t c = 0; c < columns; ++c) out[c] = p[start + c * s.stride_w];
   for (std::int64_t iy = w.y0; iy < w.y1; ++iy)
     for (std::int64_t j = iy == w.y0 ? 1 : 0; j < s.kernel_w; ++j) {
       const std::int64_t row = start + (iy - w.y0) * s.in_w + j;
-      for (std::int64_t c = 0; c < columns; ++c) out[c] = std::max(out[c], p[row + c * s.stride]);
+      for (std::int64_t c = 0; c < columns; ++c) out[c] = std::max(out[c], p[row + c * s.stride_w]);
     }
 }
 
@@ -182,7 +182,7 @@ void max_pool2d_indices(const Pool2dShape& s, std::span<const float> x, std::spa
             for (std::int64_t j = s.kernel_w - 1; j >= 0; --j) {
               const float* at = start + ((iy - w.y0) * s.in_w + j);
               const auto position = static_cast<std::int32_t>((iy - w.top) * s.kernel_w + j);
-              for (std::int64_t c = 0; c < columns; ++c) first[c] = at[c * s.stride] == most[c] ? position : first[c];
+              for (std::int64_t c = 0; c < columns; ++c) first[c] = at[c * s.stride_w] == most[c] ? position : first[c];
             }
           for (std::int64_t c = 0; c < columns; ++c) out[begin + c] = static_cast<Index>(first[c]);
         }

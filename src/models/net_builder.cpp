@@ -39,7 +39,7 @@ NodeId NetBuilder::conv2d(NodeId x, std::int64_t out_c, int k, int stride, int p
                           bool bias) {
   OpAttrs a;
   a.kernel_h = a.kernel_w = k;
-  a.stride = stride;
+  a.stride_h = a.stride_w = stride;
   a.pad_h = a.pad_w = pad;
   a.groups = groups;
   a.bias = bias;
@@ -59,7 +59,7 @@ NodeId NetBuilder::add(NodeId a, NodeId b, std::string name) { return make(std::
 NodeId NetBuilder::pool2d(OpKind op, NodeId x, int k, int stride, std::string name) {
   OpAttrs a;
   a.kernel_h = a.kernel_w = k;
-  a.stride = stride;
+  a.stride_h = a.stride_w = stride;
   return make(std::move(name), op, {x}, {.attrs = a});
 }
 

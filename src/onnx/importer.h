@@ -114,12 +114,12 @@ class Importer {
                    std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
-  // The stride, padding and dilation of a Conv or pooling node as poet's window operators
-  // take them (explicit or VALID padding, one stride and one dilation for both axes, each
+  // The strides, padding and dilation of a Conv or pooling node as poet's window operators
+  // take them (explicit or VALID padding, a stride per axis and one dilation for both, each
   // axis padded alike on both sides; pooling undilated); `pads` replaces the node's own (a
   // Pad folded into a pool).
   struct Window {
-    int stride, pad_h, pad_w, dilation;
+    int stride_h, stride_w, pad_h, pad_w, dilation;
   };
   // one_row: a 1-D operator's attributes, read as those of a kernel one row high.
   Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {},

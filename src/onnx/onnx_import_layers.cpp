@@ -12,11 +12,12 @@ namespace poet::onnx_import {
 
 Importer::Window Importer::window(const NodeReader& n, const char* operation,
                                   std::optional<std::vector<std::int64_t>> pads, bool one_row) {
-  // A 1-D operator's lists, as a row's: one dilation and stride for both axes (the rows'
-  // is moot with a kernel one row high), its pads on the columns.
+  // A 1-D operator's lists, as a row's: its pads and stride on the columns, one dilation
+  // for both axes (the rows' is moot with a kernel one row high).
   const auto as_row = [&](const char* name, std::vector<std::int64_t> v) {
     if (!one_row || v.empty()) return v;
     if (std::string_view(name) == "pads") return v.size() == 2 ? std::vector<std::int64_t>{0, v[0], 0, v[1]} : v;
+    if (std::string_view(name) == "strides") return v.size() == 1 ? std::vector<std::int64_t>{1, v[0]} : v;
     return v.size() == 1 ? std::vector<std::int64_t>{v[0], v[0]} : v;
   };
   const std::vector<std::int64_t> dilations =
@@ -33,12 +34,14 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
   const std::vector<std::int64_t> strides =
       as_row("strides", n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1}));
   if (!pads) pads = as_row("pads", n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0}));
-  if (strides.size() != 2 || strides[0] != strides[1] || strides[0] < 1)
-    unsupported(n, fmt::format("poet's {} takes one stride for both axes", operation));
+  if (strides.size() != 2)
+    unsupported(n, fmt::format("poet's {} takes a stride per axis of an image, not [{}]", operation,
+                               fmt::join(strides, ", ")));
   const auto& p = *pads;
   if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
     unsupported(n, fmt::format("poet's {} pads both sides of an axis alike", operation));
-  return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, p[0], "pad", path_),
+  return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, strides[1], "stride", path_),
+          window_attribute(n, p[0], "pad", path_),
           window_attribute(n, p[1], "pad", path_), window_attribute(n, dilations[0], "dilation", path_)};
 }
 
@@ -73,7 +76,8 @@ NodeId Importer::conv(const NodeReader& n) {
   OpAttrs a;
   a.kernel_h = one_row ? 1 : window_attribute(n, w->dims[2], "kernel height", path_);
   a.kernel_w = window_attribute(n, w->dims[one_row ? 2 : 3], "kernel width", path_);
-  a.stride = geometry.stride;
+  a.stride_h = geometry.stride_h;
+  a.stride_w = geometry.stride_w;
   a.pad_h = geometry.pad_h;
   a.pad_w = geometry.pad_w;
   a.groups = groups;
@@ -87,10 +91,11 @@ NodeId Importer::conv(const NodeReader& n) {
     if (one_row && extra.size() == 1) extra.insert(extra.begin(), 0);
     if (!extra.empty() && extra.size() != 2)
       fail(n, fmt::format("its output_padding [{}] is not one value per axis", fmt::join(extra, ", ")));
-    if (std::any_of(extra.begin(), extra.end(), [&](std::int64_t v) { return v < 0 || v >= a.stride; }))
-      unsupported(n, fmt::format("its output_padding [{}] is not below its stride {}: poet's transposed convolution "
-                                 "adds 0 to stride - 1 rows and columns (torch's output_padding=1 for a stride of 2)",
-                                 fmt::join(extra, ", "), a.stride));
+    if (!extra.empty() && (extra[0] < 0 || extra[0] >= a.stride_h || extra[1] < 0 || extra[1] >= a.stride_w))
+      unsupported(n, fmt::format("its output_padding [{}] is not below its strides [{}, {}]: poet's transposed "
+                                 "convolution adds 0 to stride - 1 rows and columns (torch's output_padding=1 for a "
+                                 "stride of 2)",
+                                 fmt::join(extra, ", "), a.stride_h, a.stride_w));
     if (std::any_of(extra.begin(), extra.end(), [](std::int64_t v) { return v != 0; })) a.dims = extra;
   }
   const std::int64_t out = transposed ? w->dims[1] * groups : w->dims[0];
@@ -265,7 +270,8 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   OpAttrs a;
   a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
   a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
-  a.stride = geometry.stride;
+  a.stride_h = geometry.stride_h;
+  a.stride_w = geometry.stride_w;
   a.pad_h = geometry.pad_h;
   a.pad_w = geometry.pad_w;
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
@@ -273,7 +279,7 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   // ceil_mode rounds the output size up: the same as rounding down where the windows tile;
   // otherwise a last, partial window, which poet's max-pool takes (clipped to the image).
   if (n.get_int("ceil_mode", 0) != 0 &&
-      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride != 0)) {
+      ((in[2] + 2 * a.pad_h - a.kernel_h) % a.stride_h != 0 || (in[3] + 2 * a.pad_w - a.kernel_w) % a.stride_w != 0)) {
     if (op != OpKind::MaxPool2d)
       unsupported(n, "ceil_mode adds a partial window here, which poet's average pooling does not divide as "
                      "PyTorch does (export with ceil_mode=False)");

@@ -122,7 +122,7 @@ void Importer::slice(const NodeReader& n) {
     a.axis = static_cast<int>(axis);
     a.begin = begin;
     a.end = end;
-    a.stride = static_cast<int>(step);
+    a.stride_h = a.stride_w = static_cast<int>(step);  // written to files as one "stride"
     x = make(n, OpKind::Slice, {x}, {.attrs = a});
     sliced = true;
   }

@@ -14,9 +14,9 @@ Conv2dShape conv_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   POET_CHECK(x.size() == 4 && f.shape.size() == 4, fmt::format("conv2d '{}' is not NCHW", f.name));
   return {.batch = x[0], .in_channels = x[1], .in_h = x[2], .in_w = x[3], .out_channels = f.shape[1],
-          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride,
-          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = f.attrs.bias,
-          .dilation = f.attrs.dilation};
+          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride_h = f.attrs.stride_h,
+          .stride_w = f.attrs.stride_w, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups,
+          .bias = f.attrs.bias, .dilation = f.attrs.dilation};
 }
 
 // A transposed convolution's as the convolution it transposes: from its output [N, out, H',
@@ -25,9 +25,9 @@ Conv2dShape transposed_as_conv(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   POET_CHECK(x.size() == 4 && f.shape.size() == 4, fmt::format("conv_transpose2d '{}' is not NCHW", f.name));
   return {.batch = x[0], .in_channels = f.shape[1], .in_h = f.shape[2], .in_w = f.shape[3], .out_channels = x[1],
-          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride,
-          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups, .bias = false,
-          .dilation = f.attrs.dilation};
+          .kernel_h = f.attrs.kernel_h, .kernel_w = f.attrs.kernel_w, .stride_h = f.attrs.stride_h,
+          .stride_w = f.attrs.stride_w, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .groups = f.attrs.groups,
+          .bias = false, .dilation = f.attrs.dilation};
 }
 
 // Weights [out, in / groups, kh, kw] (transposed: [in, out / groups, kh, kw]), then the bias
@@ -38,8 +38,8 @@ Pool2dShape pool_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   POET_CHECK(x.size() == 4, fmt::format("pool '{}' is not NCHW", f.name));
   return {.batch = x[0], .channels = x[1], .in_h = x[2], .in_w = x[3], .kernel_h = f.attrs.kernel_h,
-          .kernel_w = f.attrs.kernel_w, .stride = f.attrs.stride, .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w,
-          .ceil_mode = f.attrs.ceil_mode};
+          .kernel_w = f.attrs.kernel_w, .stride_h = f.attrs.stride_h, .stride_w = f.attrs.stride_w,
+          .pad_h = f.attrs.pad_h, .pad_w = f.attrs.pad_w, .ceil_mode = f.attrs.ceil_mode};
 }
 
 void validate_pool(const Graph& g, const Node& f) { validate(pool_shape(g, f)); }

@@ -30,7 +30,7 @@ SliceShape slice_shape(const Graph& g, const Node& f) {
   const Shape& x = input_shape(g, f);
   const auto axis = static_cast<std::size_t>(f.attrs.axis);
   if (axis >= x.size()) throw InputError(fmt::format("slice: axis {} is outside {}", axis, shape_string(x)));
-  SliceShape s{.length = x[axis], .begin = f.attrs.begin, .end = f.attrs.end, .step = f.attrs.stride};
+  SliceShape s{.length = x[axis], .begin = f.attrs.begin, .end = f.attrs.end, .step = f.attrs.stride_h};
   for (std::size_t d = 0; d < axis; ++d) s.outer *= x[d];
   for (std::size_t d = axis + 1; d < x.size(); ++d) s.inner *= x[d];
   return s;

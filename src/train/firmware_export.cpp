@@ -59,8 +59,9 @@ void check_node(const Graph& g, NodeId v) {
   const Node& fwd = g.node(f);
   if (!firmware_op(fwd.op) || fwd.op == OpKind::GradInput || fwd.op == OpKind::GradParam)
     refuse(fmt::format("it differentiates op '{}'", op_name(fwd.op)));
-  if (fwd.attrs.kernel_h != fwd.attrs.kernel_w || fwd.attrs.pad_h != fwd.attrs.pad_w || fwd.attrs.groups != 1)
-    refuse("its kernel or padding is not square, or it has groups");
+  if (fwd.attrs.kernel_h != fwd.attrs.kernel_w || fwd.attrs.pad_h != fwd.attrs.pad_w ||
+      fwd.attrs.stride_h != fwd.attrs.stride_w || fwd.attrs.groups != 1)
+    refuse("its kernel, stride or padding is not square, or it has groups");
   if (n.bytes > std::int64_t{1} << 30) refuse("its output is over 1 GiB");
   if (n.op != OpKind::GradParam)
     for (const std::int64_t d : n.shape)
@@ -120,7 +121,7 @@ std::string firmware_model_header(const Graph& g, const DevicePlan& plan, const 
     h += fmt::format("  /* {:2} {} */ {{{}, {}, {{{}}}, {}, {}, {}, {{{}, {}, {}, {}}}, {}u, {}, {}, {}, {}, {}}},\n", v,
                      c_comment_text(n.name), firmware_op(n.op), backward ? "FW_BACKWARD" : (n.role == Role::Loss ? "FW_LOSS" : "FW_FORWARD"),
                      inputs, n.inputs.size(), backward ? n.grad.node : -1, backward ? n.grad.slot : 0, shape[0], shape[1],
-                     shape[2], shape[3], n.bytes, f.attrs.kernel_h, f.attrs.stride, f.attrs.pad_h, f.attrs.bias ? 1 : 0,
+                     shape[2], shape[3], n.bytes, f.attrs.kernel_h, f.attrs.stride_h, f.attrs.pad_h, f.attrs.bias ? 1 : 0,
                      slice);
   }
   h += "};\n\n/* node, offset, count (floats; the gradient's offset equals the parameters' under SGD) */\n";

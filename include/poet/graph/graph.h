@@ -38,7 +38,7 @@ std::string shape_string(const Shape& shape);  // "1x3x32x32"
 // Operator attributes; only the ones an op uses are meaningful.
 struct OpAttrs {
   int kernel_h = 0, kernel_w = 0;
-  int stride = 1;
+  int stride_h = 1, stride_w = 1;  // windows: between rows, between columns; slice: stride_h is the step
   int pad_h = 0, pad_w = 0;
   bool ceil_mode = false;  // max-pool: the output size rounds up (a last, partial window)
   int groups = 1;
@@ -51,7 +51,7 @@ struct OpAttrs {
   double momentum = 0.1;  // batch norm: running = (1 - momentum) running + momentum batch; PyTorch's default
   bool affine = true;     // norms: scale and shift are learned; false: fixed at 1 and 0 (torch's affine=False)
   std::vector<std::int64_t> dims;  // transpose: the permutation; reshape: the target shape; pad: the pads
-  int axis = 0;                    // slice: the axis, and [begin, end) along it, every stride-th
+  int axis = 0;                    // slice: the axis, and [begin, end) along it, every stride_h-th
   std::int64_t begin = 0, end = 0;
   double scale = 1.0;              // scale: the factor; leaky_relu: the negative slope; elu: alpha
   double shift = 0.0;              // scale: the addend, y = scale x + shift

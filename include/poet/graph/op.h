@@ -14,7 +14,7 @@ enum class OpKind : std::uint8_t {
   Input,
   // Forward operators with real kernels (the `autodiff` graphs use only these).
   Linear,
-  Conv2d,          // attrs: kernel, stride, padding, groups (groups == channels: depthwise)
+  Conv2d,          // attrs: kernel, strides, padding, groups (groups == channels: depthwise)
   BatchNorm2d,     // one node in the forward graph; its statistics are BatchNormStats in autodiff
   BatchNormStats,  // per-channel mean and inverse std of its input, kept for the backward pass
   LayerNorm,

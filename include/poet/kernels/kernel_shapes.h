@@ -27,7 +27,7 @@ struct Conv2dShape {
   std::int64_t in_h = 0, in_w = 0;
   std::int64_t out_channels = 0;
   int kernel_h = 1, kernel_w = 1;
-  int stride = 1;
+  int stride_h = 1, stride_w = 1;  // between windows' rows, columns
   int pad_h = 0, pad_w = 0;
   int groups = 1;  // groups == in_channels == out_channels: depthwise
   bool bias = true;
@@ -36,8 +36,8 @@ struct Conv2dShape {
   // The window's extent: kernel taps spread by the dilation.
   std::int64_t span_h() const { return std::int64_t{dilation} * (kernel_h - 1) + 1; }
   std::int64_t span_w() const { return std::int64_t{dilation} * (kernel_w - 1) + 1; }
-  std::int64_t out_h() const { return (in_h + 2 * pad_h - span_h()) / stride + 1; }
-  std::int64_t out_w() const { return (in_w + 2 * pad_w - span_w()) / stride + 1; }
+  std::int64_t out_h() const { return (in_h + 2 * pad_h - span_h()) / stride_h + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad_w - span_w()) / stride_w + 1; }
   std::int64_t in_channels_per_group() const { return in_channels / groups; }
   std::int64_t out_channels_per_group() const { return out_channels / groups; }
 };
@@ -59,14 +59,14 @@ struct Pool2dShape {
   std::int64_t channels = 0;
   std::int64_t in_h = 0, in_w = 0;
   int kernel_h = 1, kernel_w = 1;
-  int stride = 1;
+  int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
   // The output size rounds up, as PyTorch's ceil_mode: a last window that starts inside
   // the image (or its leading padding) and overhangs its end, clipped to the image.
   bool ceil_mode = false;
 
-  std::int64_t out_h() const { return pool_positions(in_h, kernel_h, stride, pad_h, ceil_mode); }
-  std::int64_t out_w() const { return pool_positions(in_w, kernel_w, stride, pad_w, ceil_mode); }
+  std::int64_t out_h() const { return pool_positions(in_h, kernel_h, stride_h, pad_h, ceil_mode); }
+  std::int64_t out_w() const { return pool_positions(in_w, kernel_w, stride_w, pad_w, ceil_mode); }
 };
 
 // Batch norm over x [batch, channels, spatial]: statistics per channel.
