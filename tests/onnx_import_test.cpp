@@ -332,6 +332,29 @@ void reshape_by_batch_and(::onnx::GraphProto& g, const std::string& sizes) {
   add_node(g, "features", "Flatten", {"r"}, "y");
 }
 
+// A file exported for a fixed batch bakes it into literal reshape targets, and not always as
+// their first dimension: a sequence-first attention's [tokens x batch, features]. Imported
+// for that batch, the literals hold as they are; for another, the error says which batch the
+// file fixes and what to do.
+TEST(OnnxImport, LiteralReshapesHoldAtTheBatchTheFileWasExportedFor) {
+  const std::string path = write_model("fixed_batch", {2, 4, 6}, {2, 24}, [](auto& g) {
+    add_int_tensor(g, "rows", {2}, {8, 6});
+    add_int_tensor(g, "back", {2}, {2, 24});
+    add_node(g, "tokens_by_batch", "Reshape", {"x", "rows"}, "r");
+    add_node(g, "per_sample", "Reshape", {"r", "back"}, "y");
+  });
+  const OnnxModel m = import_onnx(path, {.batch_size = 2});
+  EXPECT_EQ(m.forward.node(1).shape, (Shape{8, 6}));
+  EXPECT_EQ(m.forward.node(m.forward.loss()).shape, (Shape{2, 24}));
+  try {
+    import_onnx(path, {.batch_size = 3});
+    ADD_FAILURE() << "imported at batch 3";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("exported for batch 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--batch-size 2"), std::string::npos) << e.what();
+  }
+}
+
 // Expand and Mod of constants are folded (torch expands shape computations' tensors, Swin
 // its masks; Swin's padding is a Mod of sizes): here -12 mod 16 = 4 (the divisor's sign, as
 // torch's remainder), repeated to [4, 4] in a reshape's target computed from the input's shape.

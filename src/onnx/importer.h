@@ -211,6 +211,7 @@ class Importer {
   std::set<std::string> names_;
   std::vector<ImportedParameters> parameters_;
   std::string input_name_;  // the model's input (the batch), for messages
+  std::int64_t file_batch_ = 0;  // the batch the file was exported for; 0 if symbolic (dynamic_axes)
   std::unordered_map<std::string, std::string> weight_owner_;  // a weight's value -> the node it is a parameter of
   std::set<int> absorbed_;  // Add nodes folded into the MatMul before them as its bias
   // AveragePool index -> the zero padding (rows, columns) of the Pad before it, which torch

@@ -131,6 +131,8 @@ OnnxModel Importer::run() {
   }
   if (!input) throw InputError(fmt::format("'{}' has no input besides its weights", path_));
   input_name_ = input->name();
+  if (input->type().tensor_type().shape().dim_size() > 0)
+    file_batch_ = input->type().tensor_type().shape().dim(0).dim_value();
   collect_inferred_shapes(checked_with_shapes(model_, input_name_, batch_, path_));
   add_input(*input);
 

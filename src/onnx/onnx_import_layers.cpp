@@ -297,9 +297,12 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
   Shape to;
   for (std::size_t i = 0; i < target->ints.size(); ++i)
     to.push_back(target->ints[i] == 0 && i < from.size() ? from[i] : target->ints[i]);
-  // The batch: traced exports bake the example's batch into a literal target; it is ours.
-  // A target computed from the Shape of a tensor is already of poet's batch.
-  if (!target->from_shape && !to.empty() && to[0] != -1) to[0] = from.at(0);
+  // The batch: traced exports bake the example's batch into a literal target. Exported for
+  // poet's batch, the literal holds as it is (a sequence-first model's tokens x batch rows
+  // too); else its first dimension is taken as the batch, made ours. A target computed from
+  // the Shape of a tensor is already of poet's batch.
+  const bool literal_of_another_batch = !target->from_shape && file_batch_ != batch_;
+  if (literal_of_another_batch && !to.empty() && to[0] != -1) to[0] = from.at(0);
   const std::int64_t total = element_count(from);
   std::int64_t known = 1;
   int unknown = 0;
@@ -320,8 +323,14 @@ std::optional<NodeId> Importer::reshape(const NodeReader& n) {
       total / to[1] == to[0])
     return make(n, OpKind::Flatten, {x});
   if (element_count(to) != total || std::any_of(to.begin(), to.end(), [](std::int64_t d) { return d < 1; }))
-    unsupported(n, fmt::format("it reshapes {} to {}, which does not hold its elements", shape_string(from),
-                               dims_string(to)));
+    unsupported(n, fmt::format("it reshapes {} to {}, which does not hold its elements{}", shape_string(from),
+                               dims_string(to),
+                               literal_of_another_batch && file_batch_ > 0
+                                   ? fmt::format(" (the file was exported for batch {} and fixes it in this shape: "
+                                                 "give --batch-size {}, or export with dynamic_axes={{'{}': "
+                                                 "{{0: 'batch'}}}})",
+                                                 file_batch_, file_batch_, input_name_)
+                                   : ""));
   OpAttrs a;
   a.dims = to;
   return make(n, OpKind::Reshape, {x}, {.attrs = a});
