@@ -444,6 +444,56 @@ class TinySpectrogram(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class TinyTfPadding(nn.Module):
+    """Convolutions padded unevenly, as TensorFlow's SAME pads an even size: torch's ZeroPad2d before a Conv2d, which
+    the fixture's file then carries in the Conv as TensorFlow's exporters write it (fold_pads_as_tensorflow_does):
+    auto_pad SAME_UPPER for the stride-2 one, pads [top 0, left 1, bottom 1, right 2] for the 2x4 one."""
+
+    def __init__(self):
+        super().__init__()
+        self.pad1 = nn.ZeroPad2d((0, 1, 0, 1))
+        self.conv1 = nn.Conv2d(3, 4, 3, stride=2)
+        self.pad2 = nn.ZeroPad2d((1, 2, 0, 1))
+        self.conv2 = nn.Conv2d(4, 6, (2, 4))
+        self.fc = nn.Linear(6 * 4 * 4, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(self.pad1(x)))
+        x = torch.relu(self.conv2(self.pad2(x)))
+        return self.fc(x.flatten(1))
+
+
+def fold_pads_as_tensorflow_does(conv_settings):
+    """A rewrite for write_fixture: each Pad that feeds a Conv is removed, and the Conv pads instead, with the next of
+    conv_settings ({"auto_pad": ...} or {"pads": [...]}): what TensorFlow's exporters write for torch's Pad + Conv."""
+
+    def rewrite(path):
+        m = onnx.load(path)
+        g = m.graph
+        pads = {n.output[0]: n for n in g.node if n.op_type == "Pad"}
+        settings = iter(conv_settings)
+        for conv in [n for n in g.node if n.op_type == "Conv" and n.input[0] in pads]:
+            pad = pads[conv.input[0]]
+            conv.input[0] = pad.input[0]
+            g.node.remove(pad)
+            kept = [a for a in conv.attribute if a.name != "pads"]
+            del conv.attribute[:]
+            conv.attribute.extend(kept)
+            for key, value in next(settings).items():
+                conv.attribute.append(onnx.helper.make_attribute(key, value))
+        while True:  # the nodes that computed the Pads' pads, now read by none
+            read = {i for n in g.node for i in n.input} | {o.name for o in g.output}
+            unread = [n for n in g.node if not any(o in read for o in n.output)]
+            if not unread:
+                break
+            for n in unread:
+                g.node.remove(n)
+        onnx.checker.check_model(m)
+        onnx.save(m, path)
+
+    return rewrite
+
+
 def write_token_fixture(name, make_model, out_dir, opset=13):
     """As write_fixture, for a model whose input is token ids: the JSON's input holds the ids (integers)."""
     torch.manual_seed(1234)
@@ -533,8 +583,9 @@ def floats(t):
     return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
 
 
-def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False, fold=True):
-    """The fixture of the model `make_model` builds, with initial weights from a fixed seed."""
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False, fold=True, rewrite=None):
+    """The fixture of the model `make_model` builds, with initial weights from a fixed seed; rewrite(path), if given,
+    edits the exported file (the same function written another way)."""
     torch.manual_seed(1234)
     model = make_model()
     gen = torch.Generator().manual_seed(1234)
@@ -545,6 +596,8 @@ def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, pe
     labels = torch.randint(0, classes, (BATCH,), generator=gen)
     path = os.path.join(out_dir, name + ".onnx")
     export(model, x, path, opset, fold=fold)
+    if rewrite:
+        rewrite(path)
     reference_outputs(name, model, x, labels, path, out_dir)
 
 
@@ -678,6 +731,8 @@ def main():
     write_fixture("tiny_signal", TinySignal, (4, 16), 3, out_dir, perturb=True)
     write_fixture("tiny_prelu", TinyPRelu, (1, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_spectrogram", TinySpectrogram, (1, 16, 12), 3, out_dir, perturb=True)
+    write_fixture("tiny_tf_padding", TinyTfPadding, (3, 8, 8), 3, out_dir, perturb=True,
+                  rewrite=fold_pads_as_tensorflow_does([{"auto_pad": "SAME_UPPER"}, {"pads": [0, 1, 1, 2]}]))
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

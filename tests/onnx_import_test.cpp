@@ -675,6 +675,53 @@ TEST(OnnxImport, ZeroStridesAndNegativePadsAreErrorsNotACrash) {
   EXPECT_NE(import_error(branch).find("inner_pool"), std::string::npos);
 }
 
+// TensorFlow's exporters pad a convolution unevenly in the Conv itself (SAME at an even
+// size): the layer pads both sides by the smaller amount, and a Pad before it adds the rest.
+// Held to PyTorch by the tiny_tf_padding fixture; here the shapes, SAME_LOWER, and what is
+// refused (a pooling padded unevenly, a transposed convolution's SAME, an unknown auto_pad).
+TEST(OnnxImport, UnevenConvolutionPaddingBecomesAPadBeforeTheLayer) {
+  const auto conv_model = [](const std::string& name, const std::string& op, std::int64_t features,
+                             const std::function<void(::onnx::NodeProto*)>& attributes) {
+    return write_model(name, {1, 3, 8, 8}, {1, features}, [&](auto& g) {
+      add_initializer(g, "w", {op == "Conv" ? 2 : 3, op == "Conv" ? 3 : 2, 3, 3}, 0.1f);
+      auto* n = add_node(g, "uneven", op, {"x", "w"}, "c");
+      add_ints_attribute(n, "strides", {2, 2});
+      attributes(n);
+      add_node(g, "features", "Flatten", {"c"}, "y");
+    });
+  };
+  const OnnxModel lower = import_onnx(
+      conv_model("same_lower", "Conv", 32, [](auto* n) { add_string_attribute(n, "auto_pad", "SAME_LOWER"); }),
+      {.batch_size = 2});
+  ASSERT_EQ(lower.forward.node(1).op, OpKind::Pad);
+  EXPECT_EQ(lower.forward.node(1).attrs.dims, (std::vector<std::int64_t>{0, 0, 1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(lower.forward.node(2).op, OpKind::Conv2d);
+  EXPECT_EQ(lower.forward.node(2).attrs.pad_h, 0);
+  EXPECT_EQ(lower.forward.node(2).shape, (Shape{2, 2, 4, 4}));
+  const OnnxModel explicit_pads = import_onnx(
+      conv_model("explicit_uneven", "Conv", 40, [](auto* n) { add_ints_attribute(n, "pads", {1, 0, 2, 1}); }),
+      {.batch_size = 2});
+  EXPECT_EQ(explicit_pads.forward.node(1).attrs.dims, (std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(explicit_pads.forward.node(2).attrs.pad_h, 1);
+  EXPECT_EQ(explicit_pads.forward.node(2).attrs.pad_w, 0);
+  EXPECT_EQ(explicit_pads.forward.node(2).shape, (Shape{2, 2, 5, 4}));
+
+  EXPECT_TRUE(import_refused_with(
+      conv_model("same_transposed", "ConvTranspose", 2 * 16 * 16,
+                 [](auto* n) { add_string_attribute(n, "auto_pad", "SAME_UPPER"); }),
+      "takes explicit pads, not auto_pad SAME"));
+  EXPECT_TRUE(import_refused_with(
+      conv_model("bad_auto_pad", "Conv", 18, [](auto* n) { add_string_attribute(n, "auto_pad", "SAME_MIDDLE"); }),
+      "auto_pad SAME_MIDDLE is not an ONNX padding"));
+  const std::string pool = write_model("uneven_pool", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
+    auto* n = add_node(g, "pool", "MaxPool", {"x"}, "y");
+    add_ints_attribute(n, "kernel_shape", {3, 3});
+    add_ints_attribute(n, "strides", {2, 2});
+    add_ints_attribute(n, "pads", {0, 0, 1, 1});
+  });
+  EXPECT_TRUE(import_refused_with(pool, "poet's pooling pads both sides of an axis alike"));
+}
+
 TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
   const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_cnn.onnx"), {.batch_size = 5});
   EXPECT_EQ(m.forward.node(0).shape, (Shape{5, 3, 16, 16}));

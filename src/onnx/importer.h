@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <deque>
 #include <map>
 #include <optional>
@@ -114,16 +115,20 @@ class Importer {
                    std::optional<Shape> onnx_shape = std::nullopt);
   void alias(const NodeReader& n, int input);
 
-  // The strides, padding and dilation of a Conv or pooling node as poet's window operators
-  // take them (explicit or VALID padding, a stride per axis and one dilation for both, each
-  // axis padded alike on both sides; pooling undilated); `pads` replaces the node's own (a
-  // Pad folded into a pool).
+  // The strides, padding and dilation of a Conv or pooling node over input `in` (NCHW) with a
+  // kernel of kernel[0] x kernel[1] taps, as poet's window operators take them (explicit,
+  // VALID or SAME padding, a stride per axis and one dilation for both; pooling undilated);
+  // `pads` replaces the node's own (a Pad folded into a pool).
   struct Window {
-    int stride_h, stride_w, pad_h, pad_w, dilation;
+    int stride_h, stride_w, pad_h, pad_w, dilation;  // pads: the smaller side's
+    // Where the two sides of an axis are padded differently (TensorFlow's SAME at an even
+    // size): the rest, as the pads of a Pad before the layer ([0, 0, top, left, 0, 0,
+    // bottom, right]); empty where they are padded alike.
+    std::vector<std::int64_t> uneven;
   };
   // one_row: a 1-D operator's attributes, read as those of a kernel one row high.
-  Window window(const NodeReader& n, const char* operation, std::optional<std::vector<std::int64_t>> pads = {},
-                bool one_row = false);
+  Window window(const NodeReader& n, const char* operation, const Shape& in, std::array<std::int64_t, 2> kernel,
+                std::optional<std::vector<std::int64_t>> pads = {}, bool one_row = false);
   // A signal [N, C, L] as an image of one row, [N, C, 1, L], for a 1-D convolution or
   // pooling made as a 2-D one (x itself where poet holds it so already). The output is
   // held as an image of one row too (bind_one_row_or_image), so that a chain of 1-D layers

@@ -10,8 +10,9 @@
 
 namespace poet::onnx_import {
 
-Importer::Window Importer::window(const NodeReader& n, const char* operation,
-                                  std::optional<std::vector<std::int64_t>> pads, bool one_row) {
+Importer::Window Importer::window(const NodeReader& n, const char* operation, const Shape& in,
+                                  std::array<std::int64_t, 2> kernel, std::optional<std::vector<std::int64_t>> pads,
+                                  bool one_row) {
   // A 1-D operator's lists, as a row's: its pads and stride on the columns, one dilation
   // for both axes (the rows' is moot with a kernel one row high).
   const auto as_row = [&](const char* name, std::vector<std::int64_t> v) {
@@ -28,21 +29,41 @@ Importer::Window Importer::window(const NodeReader& n, const char* operation,
   if (dilations.size() != 2 || dilations[0] != dilations[1] || dilations[0] < 1)
     unsupported(n, fmt::format("poet's {} takes one dilation for both axes, not [{}]", operation,
                                fmt::join(dilations, ", ")));
-  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID")
-    unsupported(n, fmt::format("auto_pad {} is not supported; export with explicit pads", auto_pad));
   const std::vector<std::int64_t> strides =
       as_row("strides", n.get_ints("strides").value_or(std::vector<std::int64_t>{1, 1}));
-  if (!pads) pads = as_row("pads", n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0}));
-  if (strides.size() != 2)
+  if (strides.size() != 2 || strides[0] < 1 || strides[1] < 1)
     unsupported(n, fmt::format("poet's {} takes a stride per axis of an image, not [{}]", operation,
                                fmt::join(strides, ", ")));
+  const int stride_h = window_attribute(n, strides[0], "stride", path_),
+            stride_w = window_attribute(n, strides[1], "stride", path_),
+            dilation = window_attribute(n, dilations[0], "dilation", path_);
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // ONNX's SAME (TensorFlow's): ceil(in / stride) outputs per axis, the padding they need
+    // split evenly, its odd one at the end (UPPER) or the beginning (LOWER).
+    pads = std::vector<std::int64_t>(4);
+    for (int axis = 0; axis < 2; ++axis) {
+      const std::int64_t size = in.at(2 + static_cast<std::size_t>(axis)), stride = axis == 0 ? stride_h : stride_w;
+      const std::int64_t span = std::int64_t{dilation} * (kernel[axis] - 1) + 1;
+      const std::int64_t total = std::max<std::int64_t>(0, ((size + stride - 1) / stride - 1) * stride + span - size);
+      const std::int64_t small = total / 2, large = total - small;
+      (*pads)[axis] = auto_pad == "SAME_UPPER" ? small : large;
+      (*pads)[axis + 2] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    unsupported(n, fmt::format("auto_pad {} is not an ONNX padding; export with explicit pads", auto_pad));
+  }
+  if (!pads) pads = as_row("pads", n.get_ints("pads").value_or(std::vector<std::int64_t>{0, 0, 0, 0}));
   const auto& p = *pads;
-  if (p.size() != 4 || p[0] != p[2] || p[1] != p[3] || p[0] < 0 || p[1] < 0)
-    unsupported(n, fmt::format("poet's {} pads both sides of an axis alike", operation));
-  return {window_attribute(n, strides[0], "stride", path_), window_attribute(n, strides[1], "stride", path_),
-          window_attribute(n, p[0], "pad", path_),
-          window_attribute(n, p[1], "pad", path_), window_attribute(n, dilations[0], "dilation", path_)};
+  if (p.size() != 4 || std::any_of(p.begin(), p.end(), [](std::int64_t v) { return v < 0; }))
+    unsupported(n, fmt::format("poet's {} takes pads [top, left, bottom, right], none negative, not [{}]",
+                               operation, fmt::join(p, ", ")));
+  // The layer pads both sides alike, by the smaller; a Pad before it adds the rest.
+  const std::int64_t rows = std::min(p[0], p[2]), columns = std::min(p[1], p[3]);
+  Window w{stride_h, stride_w, window_attribute(n, rows, "pad", path_), window_attribute(n, columns, "pad", path_),
+           dilation, {}};
+  if (p[0] != p[2] || p[1] != p[3]) w.uneven = {0, 0, p[0] - rows, p[1] - columns, 0, 0, p[2] - rows, p[3] - columns};
+  return w;
 }
 
 NodeId Importer::as_one_row(const NodeReader& n, NodeId x) {
@@ -72,10 +93,19 @@ NodeId Importer::conv(const NodeReader& n) {
   if (groups < 1 || in[1] != (transposed ? w->dims[0] : w->dims[1] * groups))
     fail(n, fmt::format("its weight {} with {} groups does not fit {} input channels", dims_string(w->dims), groups,
                         in[1]));
-  const Window geometry = window(n, transposed ? "transposed convolution" : "convolution", std::nullopt, one_row);
+  if (transposed && n.get_string("auto_pad", "NOTSET").starts_with("SAME"))
+    unsupported(n, "poet's transposed convolution takes explicit pads, not auto_pad SAME");
   OpAttrs a;
   a.kernel_h = one_row ? 1 : window_attribute(n, w->dims[2], "kernel height", path_);
   a.kernel_w = window_attribute(n, w->dims[one_row ? 2 : 3], "kernel width", path_);
+  const Window geometry = window(n, transposed ? "transposed convolution" : "convolution", in,
+                                 {a.kernel_h, a.kernel_w}, std::nullopt, one_row);
+  if (!geometry.uneven.empty()) {
+    if (transposed) unsupported(n, "poet's transposed convolution pads both sides of an axis alike");
+    OpAttrs uneven;
+    uneven.dims = geometry.uneven;
+    x = make(n, OpKind::Pad, {x}, {.attrs = uneven});
+  }
   a.stride_h = geometry.stride_h;
   a.stride_w = geometry.stride_w;
   a.pad_h = geometry.pad_h;
@@ -264,12 +294,13 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
     folded_pads = {it->second.first, it->second.second, it->second.first, it->second.second};
     counts_padding = true;
   }
-  const Window geometry = window(n, "pooling", folded_pads, one_row);
-  if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
-    unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   OpAttrs a;
   a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
   a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
+  const Window geometry = window(n, "pooling", in, {a.kernel_h, a.kernel_w}, folded_pads, one_row);
+  if (!geometry.uneven.empty()) unsupported(n, "poet's pooling pads both sides of an axis alike");
+  if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
+    unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   a.stride_h = geometry.stride_h;
   a.stride_w = geometry.stride_w;
   a.pad_h = geometry.pad_h;
