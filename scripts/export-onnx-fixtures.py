@@ -463,6 +463,27 @@ class TinyTfPadding(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class TinyAutoencoder(nn.Module):
+    """An autoencoder (anomaly detection's) trained to reconstruct its input [N, 1, 8, 8]: a strided Conv2d and a
+    linear bottleneck of 16, then a linear layer, a reshape and a ConvTranspose2d back to the input's shape; trained
+    with --loss reconstruction (the mean squared error against the input)."""
+
+    def __init__(self):
+        super().__init__()
+        self.encode = nn.Conv2d(1, 4, 3, stride=2, padding=1)
+        self.bottleneck = nn.Linear(4 * 4 * 4, 16)
+        self.expand = nn.Linear(16, 4 * 4 * 4)
+        self.decode = nn.ConvTranspose2d(4, 1, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        code = torch.relu(self.bottleneck(torch.relu(self.encode(x)).flatten(1)))
+        return self.decode(torch.relu(self.expand(code)).view(x.size(0), 4, 4, 4))
+
+
+def reconstruction_loss(output, x, labels):
+    return nn.functional.mse_loss(output.reshape(x.shape), x)
+
+
 def fold_pads_as_tensorflow_does(conv_settings):
     """A rewrite for write_fixture: each Pad that feeds a Conv is removed, and the Conv pads instead, with the next of
     conv_settings ({"auto_pad": ...} or {"pads": [...]}): what TensorFlow's exporters write for torch's Pad + Conv."""
@@ -583,9 +604,11 @@ def floats(t):
     return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
 
 
-def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False, fold=True, rewrite=None):
+def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, perturb=False, fold=True, rewrite=None,
+                  loss=None):
     """The fixture of the model `make_model` builds, with initial weights from a fixed seed; rewrite(path), if given,
-    edits the exported file (the same function written another way)."""
+    edits the exported file (the same function written another way); loss(output, x, labels), if given, trains it
+    instead of cross-entropy (reconstruction_loss: the file's fixture says "training_loss": "reconstruction")."""
     torch.manual_seed(1234)
     model = make_model()
     gen = torch.Generator().manual_seed(1234)
@@ -598,18 +621,20 @@ def write_fixture(name, make_model, sample_shape, classes, out_dir, opset=13, pe
     export(model, x, path, opset, fold=fold)
     if rewrite:
         rewrite(path)
-    reference_outputs(name, model, x, labels, path, out_dir)
+    reference_outputs(name, model, x, labels, path, out_dir, loss=loss)
 
 
-def reference_outputs(name, model, x, labels, path, out_dir, token_ids=False):
-    """NAME.json: the input, labels, PyTorch's logits in eval mode, and its loss and gradients after one forward and
-    backward in training mode; token ids are written as integers."""
+def reference_outputs(name, model, x, labels, path, out_dir, token_ids=False, loss=None):
+    """NAME.json: the input, labels, PyTorch's logits (the output) in eval mode, and its loss (cross-entropy, or
+    loss(output, x, labels)) and gradients after one forward and backward in training mode; token ids are written as
+    integers."""
     model.eval()
     with torch.no_grad():
         logits = model(x)
     model.train()
     model.zero_grad()
-    loss = nn.functional.cross_entropy(model(x), labels)
+    training_loss = "reconstruction" if loss is reconstruction_loss else "cross_entropy"
+    loss = (loss or (lambda output, x, labels: nn.functional.cross_entropy(output, labels)))(model(x), x, labels)
     loss.backward()
     # Gradients by initializer name, in the file's layout: torch stores a Linear weight it
     # exports as MatMul transposed, under a name of its own.
@@ -642,6 +667,8 @@ def reference_outputs(name, model, x, labels, path, out_dir, token_ids=False):
     }
     if token_ids:
         fixture["input_kind"] = "token_ids"
+    if training_loss != "cross_entropy":
+        fixture["training_loss"] = training_loss
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(fixture, f)
 
@@ -733,6 +760,7 @@ def main():
     write_fixture("tiny_spectrogram", TinySpectrogram, (1, 16, 12), 3, out_dir, perturb=True)
     write_fixture("tiny_tf_padding", TinyTfPadding, (3, 8, 8), 3, out_dir, perturb=True,
                   rewrite=fold_pads_as_tensorflow_does([{"auto_pad": "SAME_UPPER"}, {"pads": [0, 1, 1, 2]}]))
+    write_fixture("tiny_autoencoder", TinyAutoencoder, (1, 8, 8), 3, out_dir, perturb=True, loss=reconstruction_loss)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)
     export(TinyTransformer(dropout=0.1), torch.rand(BATCH, 5, 16), os.path.join(out_dir, "tiny_transformer_train.onnx"),

@@ -1,4 +1,4 @@
-// Softmax cross-entropy, averaged over the rows.
+// Softmax cross-entropy, averaged over the rows; an autoencoder's mean squared error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,6 +59,25 @@ TEST(KernelSoftmaxCrossEntropy, LabelOutsideTheClassesIsAnInputError) {
   EXPECT_THROW(softmax_cross_entropy_forward({.rows = 1, .cols = 3}, std::vector<float>(3, 0.0f),
                                              std::vector<std::int32_t>{3}, probabilities),
                InputError);
+}
+
+TEST(KernelMeanSquaredError, LossIsTheMeanSquareAndItsGradientMatchesFiniteDifferences) {
+  const std::vector<float> target{1.0f, -2.0f, 0.5f, 3.0f};
+  std::vector<float> x{2.0f, -2.0f, 0.0f, 1.0f}, difference(4), dx(4);
+  EXPECT_FLOAT_EQ(mean_squared_error_forward(x, target, difference), (1.0f + 0.0f + 0.25f + 4.0f) / 4);
+  EXPECT_EQ(difference, (std::vector<float>{1.0f, 0.0f, -0.5f, -2.0f}));
+  mean_squared_error_backward(difference, dx);
+  const float h = 1e-2f;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float original = x[i];
+    x[i] = original + h;
+    const double plus = mean_squared_error_forward(x, target, difference);
+    x[i] = original - h;
+    const double minus = mean_squared_error_forward(x, target, difference);
+    x[i] = original;
+    EXPECT_NEAR(dx[i], (plus - minus) / (2 * h), 1e-3) << "value " << i;
+  }
+  EXPECT_THROW(mean_squared_error_forward(x, std::vector<float>(3), difference), InternalError);
 }
 
 }  // namespace

@@ -32,8 +32,14 @@ struct Imported {
   Graph training;
 };
 
-Imported import_fixture(const std::string& name, int batch) {
-  OnnxModel m = import_onnx(testing::onnx_fixture(name + ".onnx"), {.batch_size = batch});
+// The loss PyTorch trained the fixture with: an autoencoder's says "reconstruction".
+TrainingLoss fixture_loss(const json& f) {
+  return f.value("training_loss", "cross_entropy") == "reconstruction" ? TrainingLoss::reconstruction
+                                                                        : TrainingLoss::cross_entropy;
+}
+
+Imported import_fixture(const std::string& name, int batch, TrainingLoss loss = TrainingLoss::cross_entropy) {
+  OnnxModel m = import_onnx(testing::onnx_fixture(name + ".onnx"), {.batch_size = batch, .loss = loss});
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   return {std::move(m), std::move(g)};
 }
@@ -66,7 +72,7 @@ TEST_P(PyTorchParity, LogitsEqualPyTorchs) {
   const json f = load_json(std::string(GetParam()) + ".json");
   const std::vector<float> input = fixture_input(f);
   const auto labels = f["labels"].get<std::vector<std::int32_t>>();
-  Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>());
+  Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>(), fixture_loss(f));
   runtime::Executor e(m.training, testing::executable(m.training, checkpoint_all_schedule(m.training)));
   train::load_imported_weights(e.parameters(), m.training, m.model.parameters);
   e.evaluate(input, labels);
@@ -80,7 +86,7 @@ TEST_P(PyTorchParity, OneStepsGradientsEqualPyTorchs) {
   const json f = load_json(std::string(GetParam()) + ".json");
   const std::vector<float> input = fixture_input(f);
   const auto labels = f["labels"].get<std::vector<std::int32_t>>();
-  Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>());
+  Imported m = import_fixture(GetParam(), f["input_shape"][0].get<int>(), fixture_loss(f));
   runtime::ExecutorOptions options;
   options.optimizer.kind = Optimizer::SGD;
   runtime::Executor e(m.training, testing::executable(m.training, checkpoint_all_schedule(m.training)), options);
@@ -125,7 +131,8 @@ TEST_P(PyTorchParity, OneStepsGradientsEqualPyTorchs) {
 
 TEST_P(PyTorchParity, TrainableParametersEqualPyTorchs) {
   const json f = load_json(std::string(GetParam()) + ".json");
-  EXPECT_EQ(trainable_parameters(import_fixture(GetParam(), 1).model.forward), f["trainable_parameters"].get<std::int64_t>());
+  EXPECT_EQ(trainable_parameters(import_fixture(GetParam(), 1, fixture_loss(f)).model.forward),
+            f["trainable_parameters"].get<std::int64_t>());
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", "tiny_resnet", "tiny_mlp", "tiny_inception", "tiny_fashion",
@@ -133,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", 
                                                                       "tiny_convnext", "tiny_bert", "tiny_einsum", "tiny_swin",
                                                                       "tiny_maxvit", "tiny_leaky", "tiny_upsample", "tiny_group_norm", "tiny_conv1d",
                                                                       "tiny_fixed_norms", "tiny_decoder", "tiny_bilinear",
-                                                                      "tiny_signal", "tiny_prelu", "tiny_spectrogram", "tiny_tf_padding"));
+                                                                      "tiny_signal", "tiny_prelu", "tiny_spectrogram", "tiny_tf_padding",
+                                                                      "tiny_autoencoder"));
 
 // torchvision's models, structure only: their trainable parameters as PyTorch counts them.
 TEST(OnnxTorchvision, ParameterCountsEqualPyTorchs) {

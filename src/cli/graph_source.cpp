@@ -189,10 +189,30 @@ void GraphSource::add_onnx_option(CLI::App& cmd, CLI::Option* model_option, CLI:
                    ->transform(input_file());
   onnx->excludes(model_option);
   if (graph_option) onnx->excludes(graph_option);
+  add_loss_option(cmd, loss, onnx);
 }
 
-OnnxModel import_onnx_noting(const std::string& onnx_file, int batch_size) {
-  OnnxModel m = import_onnx(onnx_file, {.batch_size = batch_size});
+void add_loss_option(CLI::App& cmd, std::string& loss, CLI::Option* onnx) {
+  cmd.add_option("--loss", loss,
+                 "What trains the ONNX model's output: cross_entropy (the output is [batch, classes] logits, each "
+                 "sample's label the target) or reconstruction (an autoencoder: the mean squared error of the output "
+                 "against the input itself)")
+      ->capture_default_str()
+      ->transform(one_of({"cross_entropy", "reconstruction"}))
+      ->needs(onnx);
+}
+
+TrainingLoss training_loss(const std::string& name) {
+  return name == "reconstruction" ? TrainingLoss::reconstruction : TrainingLoss::cross_entropy;
+}
+
+std::string model_arguments(const std::string& model, const std::string& onnx_file, const std::string& loss) {
+  if (onnx_file.empty()) return "-m " + model;
+  return "--onnx " + onnx_file + (training_loss(loss) == TrainingLoss::cross_entropy ? "" : " --loss " + loss);
+}
+
+OnnxModel import_onnx_noting(const std::string& onnx_file, const OnnxImportOptions& options) {
+  OnnxModel m = import_onnx(onnx_file, options);
   for (const std::string& note : m.notes) fmt::print(stderr, "poet: note: {}\n", note);
   return m;
 }
@@ -205,7 +225,7 @@ Graph GraphSource::load(OnnxModel* imported) const {
     if (*mode != BackwardMode::Autodiff)
       throw InputError("--backward chain reproduces the reference implementation's zoo models; an ONNX model takes "
                        "--backward autodiff");
-    OnnxModel m = import_onnx_noting(onnx_file, batch_size);
+    OnnxModel m = import_onnx_noting(onnx_file, {.batch_size = batch_size, .loss = training_loss(loss)});
     Graph g = build_training_graph(m.forward, *mode);
     g.validate();
     if (imported) *imported = std::move(m);

@@ -81,6 +81,7 @@ struct GraphSource {
   std::string platform;
   int batch_size = 1;
   std::string backward = "autodiff";
+  std::string loss = "cross_entropy";  // --loss, for --onnx
 
   void add_options(CLI::App& cmd);
   // --onnx FILE, which excludes the model option `model_option` (and --graph, if given).
@@ -113,7 +114,15 @@ struct ScheduleSource {
 };
 
 // import_onnx, with the import's notes on stderr ("poet: note: ..."), for every command.
-OnnxModel import_onnx_noting(const std::string& onnx_file, int batch_size);
+OnnxModel import_onnx_noting(const std::string& onnx_file, const OnnxImportOptions& options);
+
+// --loss cross_entropy|reconstruction into `loss`, for an ONNX model (`onnx`, the --onnx
+// option, which it needs); and the loss it names.
+void add_loss_option(CLI::App& cmd, std::string& loss, CLI::Option* onnx);
+TrainingLoss training_loss(const std::string& name);
+// The arguments that name the model again in a command the user is told to run: "-m MODEL",
+// or "--onnx FILE" and its --loss where that is not the default.
+std::string model_arguments(const std::string& model, const std::string& onnx_file, const std::string& loss);
 
 // The files beside an ONNX model that hold its weights (external data), as inputs no
 // output may replace; none for no file, a stream, or a file that is no model.

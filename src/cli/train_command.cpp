@@ -45,6 +45,7 @@ namespace {
 struct TrainOptions {
   std::string model = "lenet5";
   std::string onnx_file;    // fine-tune this ONNX model from its weights instead of a zoo model
+  std::string loss = "cross_entropy";  // --loss: what trains the ONNX model's output
   std::string export_onnx;  // write the trained weights into the ONNX model here
   std::string dataset = "fashion-mnist";  // or synthetic, or folder:PATH
   std::string data_dir = data::kFashionMnistDir;
@@ -171,7 +172,7 @@ TrainedModel load_model(const TrainOptions& o) {
                        "--onnx FILE");
     return {o.model, build_model_training_graph(o.model, {.batch_size = o.batch_size}, BackwardMode::Autodiff), {}};
   }
-  OnnxModel m = import_onnx_noting(o.onnx_file, o.batch_size);
+  OnnxModel m = import_onnx_noting(o.onnx_file, {.batch_size = o.batch_size, .loss = training_loss(o.loss)});
   Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
   g.validate();
   const std::string name = "onnx:" + std::filesystem::path(o.onnx_file).filename().string();
@@ -418,17 +419,25 @@ void train(TrainOptions o) {
       // may be gone: SIGPIPE), an interrupt finds this epoch saved.
       set_interrupt_note(interrupted_note(o, epoch, true));
     }
-    epochs.push_back({{"epoch", epoch + 1},
-                      {"batches", r.batches},
-                      {"mean_loss", r.mean_loss},
-                      {"train_accuracy", r.accuracy},
-                      {"test_accuracy", test.accuracy},
-                      {"test_samples", test.samples}});
+    // A reconstruction has no classes to be right about: its measure is the loss.
+    const bool classifier = training_loss(o.loss) == TrainingLoss::cross_entropy;
+    nlohmann::json this_epoch = {{"epoch", epoch + 1},
+                                 {"batches", r.batches},
+                                 {"mean_loss", r.mean_loss},
+                                 {"test_loss", test.mean_loss},
+                                 {"test_samples", test.samples}};
+    if (classifier) {
+      this_epoch["train_accuracy"] = r.accuracy;
+      this_epoch["test_accuracy"] = test.accuracy;
+    }
+    epochs.push_back(std::move(this_epoch));
     if (!o.json)
       fmt::print(
-          "epoch {}/{}   loss {:.4f}, train accuracy {:.2f}% ({}), test accuracy {:.2f}% ({}){}\n", epoch + 1,
-          o.epochs, r.mean_loss, 100 * r.accuracy, counted(static_cast<std::size_t>(r.batches), "batch", "batches"),
-          100 * test.accuracy,
+          "epoch {}/{}   loss {:.4f}, {} ({}), {} ({}){}\n", epoch + 1, o.epochs, r.mean_loss,
+          classifier ? fmt::format("train accuracy {:.2f}%", 100 * r.accuracy) : "reconstruction",
+          counted(static_cast<std::size_t>(r.batches), "batch", "batches"),
+          classifier ? fmt::format("test accuracy {:.2f}%", 100 * test.accuracy)
+                     : fmt::format("test loss {:.4f}", test.mean_loss),
           // The plan is for whole batches: the test set's last part batch is left out.
           test.samples < data.test.count()
               ? fmt::format("{} of {} samples, in whole batches", test.samples, data.test.count())
@@ -505,7 +514,7 @@ void train(TrainOptions o) {
                           : fmt::format(", a FLOP model of another device; to predict this machine, profile it: "
                                         "poet profile {} -b {} --cpu-power W --storage-power W -o p.json, then "
                                         "--platform p.json",
-                                        o.onnx_file.empty() ? "-m " + o.model : "--onnx " + o.onnx_file, o.batch_size));
+                                        model_arguments(o.model, o.onnx_file, o.loss), o.batch_size));
 }
 
 }  // namespace
@@ -516,10 +525,12 @@ void add_train_command(CLI::App& app) {
   auto* model_option = cmd->add_option("-m,--model", o->model, "Zoo model (see 'poet models')")
                            ->capture_default_str()
                            ->type_name("MODEL");
-  cmd->add_option("--onnx", o->onnx_file,
-                  "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead of a zoo model")
-      ->excludes(model_option)
-      ->transform(input_file());
+  auto* onnx = cmd->add_option("--onnx", o->onnx_file,
+                               "Fine-tune an ONNX model (torch.onnx.export; docs/ONNX.md) from its weights instead "
+                               "of a zoo model")
+                    ->excludes(model_option)
+                    ->transform(input_file());
+  add_loss_option(*cmd, o->loss, onnx);
   cmd->add_option("--export-onnx", o->export_onnx,
                   "After training, write the ONNX model with the trained weights to this file (atomically)")
       ->transform(output_file());
@@ -649,6 +660,7 @@ void add_train_command(CLI::App& app) {
     if (o->report_dir.empty()) return train(*o);
     run_prediction_report({.model = o->model,
                            .onnx_file = o->onnx_file,
+                           .loss = o->loss,
                            .batch_size = o->batch_size,
                            .platform = o->platform,
                            .strategies = o->strategies,

@@ -27,6 +27,7 @@ void run_prediction_report(const ReportRequest& r) {
   GraphSource source;
   source.model = r.model;
   source.onnx_file = r.onnx_file;
+  source.loss = r.loss;
   source.batch_size = r.batch_size;
   const Graph g = source.load();
   const DeviceProfile device = resolve_device(r.platform);
@@ -39,7 +40,7 @@ void run_prediction_report(const ReportRequest& r) {
                "poet: note: platform '{}' is a FLOP model of another device, so its predictions are not this "
                "machine's; profile this machine first (poet profile {} -b {} --cpu-power W --storage-power W -o "
                "profile.json, then --platform profile.json), or add --report-alongside\n",
-               r.platform, r.onnx_file.empty() ? "-m " + r.model : "--onnx " + r.onnx_file, r.batch_size);
+               r.platform, model_arguments(r.model, r.onnx_file, r.loss), r.batch_size);
   const auto made_folder = make_output_folder(r.output_dir, "--report");
   constexpr std::array<std::string_view, 3> kReportFiles{"prediction.json", "prediction.md", "prediction.svg"};
   const ExclusiveUse one_report_per_folder(r.output_dir, "--report", kReportFiles);

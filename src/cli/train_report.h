@@ -11,6 +11,7 @@ namespace poet::cli {
 struct ReportRequest {
   std::string model;
   std::string onnx_file;  // when given, the ONNX model's graph (its weights do not change a step's time)
+  std::string loss = "cross_entropy";  // the ONNX model's, as --loss names it
   int batch_size = 32;
   std::string platform;  // best a profile of this machine for this model and batch size
   std::vector<std::string> strategies, ram_budgets;

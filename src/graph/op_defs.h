@@ -46,6 +46,7 @@ OpDef add();
 OpDef dropout();
 OpDef softmax();
 OpDef softmax_cross_entropy();
+OpDef mean_squared_error();
 // ops_layout.cpp: the layout operators of ONNX files.
 OpDef transpose();
 OpDef reshape();

@@ -32,7 +32,7 @@ std::array<OpDef, kOpKindCount> make_table() {
       ops::leaky_relu(),     ops::upsample_nearest(), ops::group_norm(),
       ops::group_norm_stats(), ops::conv_transpose2d(), ops::upsample_bilinear(),
       ops::elu(),            ops::softplus(),       ops::prelu(),
-      ops::softmax_cross_entropy(),
+      ops::softmax_cross_entropy(), ops::mean_squared_error(),
       ops::ref_query_key_value(), ops::ref_qkt(),   ops::ref_qktv(),
       ops::ref_linear_relu(), ops::chain_gradient(), ops::grad_input(),
       ops::grad_param(),     ops::grad_accumulate(),

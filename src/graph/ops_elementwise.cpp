@@ -280,4 +280,26 @@ OpDef softmax_cross_entropy() {
           .gradient = elementwise_gradient({.output = true}, grad_per_input_2)};
 }
 
+OpDef mean_squared_error() {
+  return {.op = OpKind::MeanSquaredError,
+          .name = "mean_squared_error",
+          // The difference, one row per sample: a reconstruction of any shape against the
+          // input it reconstructs, value by value in memory order (torch's MSELoss of
+          // output.view(x.shape) and x).
+          .shape = [](const OpArgs& a) {
+            require(a.inputs.size() == 2 && elements(a.input(0)) == elements(a.input(1)) && !a.input(0).empty() &&
+                        a.input(0)[0] > 0,
+                    "mean_squared_error", "needs an output and a target of as many values, batch first");
+            return Shape{a.input(0)[0], elements(a.input(0)) / a.input(0)[0]};
+          },
+          .flops = [](const OpArgs& a, const Shape&) { return 3.0 * elements(a.input()); },
+          .params = no_params,
+          // d x = 2 (x - target) / values: reads the output; the target (the input) takes none.
+          .gradient = [] {
+            GradientRule rule = elementwise_gradient({.output = true}, grad_per_input_2);
+            rule.differentiable_slots = 1;
+            return rule;
+          }()};
+}
+
 }  // namespace poet::ops

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernel_checks.h"
@@ -54,6 +55,23 @@ void softmax_cross_entropy_backward(const RowsShape& s, std::span<const float> p
       dlogits[base + j] = (probabilities[base + j] - target) * scale;
     }
   }
+}
+
+float mean_squared_error_forward(std::span<const float> x, std::span<const float> target, std::span<float> difference) {
+  expect_size("mean_squared_error_forward", "target", target, static_cast<std::int64_t>(x.size()));
+  expect_size("mean_squared_error_forward", "difference", difference, static_cast<std::int64_t>(x.size()));
+  double total = 0.0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    difference[k] = x[k] - target[k];
+    total += static_cast<double>(difference[k]) * difference[k];
+  }
+  return static_cast<float>(total / static_cast<double>(std::max<std::size_t>(x.size(), 1)));
+}
+
+void mean_squared_error_backward(std::span<const float> difference, std::span<float> dx) {
+  expect_size("mean_squared_error_backward", "dx", dx, static_cast<std::int64_t>(difference.size()));
+  const float scale = 2.0f / static_cast<float>(std::max<std::size_t>(difference.size(), 1));
+  for (std::size_t k = 0; k < difference.size(); ++k) dx[k] = difference[k] * scale;
 }
 
 }  // namespace poet::kernels

@@ -62,8 +62,9 @@ struct Weight {
 class Importer {
  public:
   // shapes_only: the parameters' values are not copied (a second import that checks shapes).
-  Importer(const ::onnx::ModelProto& model, const std::string& path, int batch, bool shapes_only = false)
-      : model_(model), path_(path), batch_(batch), shapes_only_(shapes_only) {}
+  Importer(const ::onnx::ModelProto& model, const std::string& path, const OnnxImportOptions& options,
+           bool shapes_only = false)
+      : model_(model), path_(path), batch_(options.batch_size), loss_(options.loss), shapes_only_(shapes_only) {}
 
   OnnxModel run();
 
@@ -199,6 +200,8 @@ class Importer {
   bool over_last_axis(const NodeReader& n, std::int64_t rank) const;
   void take_in(std::initializer_list<int> nodes);  // folded into a pattern's node
   void add_loss();
+  // The mean squared error of output `output` (node x) against the model's input.
+  void add_reconstruction_loss(const std::string& output, NodeId x);
   // The error for logits whose rows are not the batch (a sequence-first model).
   std::string batch_not_first(const std::string& output, const Shape& logits) const;
   std::int64_t model_opset() const;
@@ -206,6 +209,7 @@ class Importer {
   const ::onnx::ModelProto& model_;
   const std::string& path_;
   int batch_;
+  TrainingLoss loss_;
   bool shapes_only_;
   Graph g_;
   std::unordered_map<std::string, Value> values_;

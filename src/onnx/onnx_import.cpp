@@ -623,10 +623,12 @@ void Importer::add_loss() {
   const auto it = values_.find(outputs[0].name());
   if (it == values_.end() || it->second.node < 0)
     throw InputError(fmt::format("'{}': output '{}' is not computed from the input", path_, outputs[0].name()));
+  if (loss_ == TrainingLoss::reconstruction) return add_reconstruction_loss(outputs[0].name(), it->second.node);
   const Node& logits = g_.node(it->second.node);
   if (logits.shape.size() != 2)
-    throw InputError(fmt::format("'{}': output '{}' has shape {}; poet trains classifiers, whose output is "
-                                 "[batch, classes] logits",
+    throw InputError(fmt::format("'{}': output '{}' has shape {}; trained by cross-entropy, the output is [batch, "
+                                 "classes] logits (an autoencoder's reconstruction of its input: --loss "
+                                 "reconstruction)",
                                  path_, outputs[0].name(), shape_string(logits.shape)));
   if (logits.op == OpKind::Softmax)
     throw InputError(fmt::format("'{}': output '{}' is a softmax; poet's loss takes the logits: export the model "
@@ -642,6 +644,27 @@ void Importer::add_loss() {
   loss.shape = r.shape;
   loss.flops = r.flops;
   loss.inputs = {it->second.node};
+  g_.add(std::move(loss));
+}
+
+void Importer::add_reconstruction_loss(const std::string& output, NodeId x) {
+  NodeId input = -1;
+  for (NodeId v = 0; v < static_cast<NodeId>(g_.size()); ++v)
+    if (g_.node(v).op == OpKind::Input) input = v;
+  const Shape out = g_.node(x).shape, in = g_.node(input).shape;  // copies: add() may move the nodes
+  if (element_count(out) != element_count(in) || out.empty() || out[0] != batch_)
+    throw InputError(fmt::format("'{}': output '{}' has shape {} and the input {}; a reconstruction has the input's "
+                                 "values, batch first (or train a classifier's logits with --loss cross_entropy)",
+                                 path_, output, shape_string(out), shape_string(in)));
+  const Shape inputs[] = {out, in};
+  OpResult r = apply_rules(OpKind::MeanSquaredError, {.inputs = std::span(inputs)});
+  Node loss;
+  loss.name = names_.count("loss") ? "loss_" + std::to_string(names_.size()) : "loss";
+  loss.op = OpKind::MeanSquaredError;
+  loss.role = Role::Loss;
+  loss.shape = r.shape;
+  loss.flops = r.flops;
+  loss.inputs = {x, input};
   g_.add(std::move(loss));
 }
 
@@ -661,14 +684,15 @@ OnnxModel import_onnx(const std::string& path, const OnnxImportOptions& options)
   if (options.batch_size < 1)
     throw InputError(fmt::format("batch size {} is not valid: it must be at least 1", options.batch_size));
   const ::onnx::ModelProto model = onnx_import::read_model_file(path);
-  OnnxModel m = onnx_import::Importer(model, path, options.batch_size).run();
+  OnnxModel m = onnx_import::Importer(model, path, options).run();
   m.bytes = model.ByteSizeLong();
   // The logits' rows follow the batch (add_loss checks them) unless the batch asked for
   // happens to equal the size of the axis a sequence-first model really batches on: the
   // structure imported again with another batch tells. A file whose shapes fix its batch
   // elsewhere may not import with another one; only the rows of one that does count.
   try {
-    const int other = options.batch_size > 1 ? options.batch_size - 1 : 2;
+    OnnxImportOptions other = options;
+    other.batch_size = options.batch_size > 1 ? options.batch_size - 1 : 2;
     onnx_import::Importer(model, path, other, /*shapes_only=*/true).run();
   } catch (const onnx_import::BatchNotFirst&) {
     throw;

@@ -49,6 +49,7 @@ OpKernels add();
 OpKernels dropout();
 OpKernels softmax();
 OpKernels softmax_cross_entropy();
+OpKernels mean_squared_error();
 OpKernels gelu_erf();
 OpKernels scale();
 OpKernels add_parameter();

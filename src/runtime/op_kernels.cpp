@@ -49,6 +49,7 @@ std::array<OpKernels, kOpKindCount> make_table() {
   set(OpKind::SplitHeads, bind::split_heads());
   set(OpKind::MergeHeads, bind::merge_heads());
   set(OpKind::SoftmaxCrossEntropy, bind::softmax_cross_entropy());
+  set(OpKind::MeanSquaredError, bind::mean_squared_error());
   set(OpKind::Transpose, bind::transpose());
   set(OpKind::Reshape, bind::reshape());
   set(OpKind::Slice, bind::slice());

@@ -275,4 +275,15 @@ OpKernels softmax_cross_entropy() {
           .validate = validate_rows};
 }
 
+// No classes: nothing counts as correct.
+OpKernels mean_squared_error() {
+  return {.forward = [](const KernelCall& c, std::span<float> y) {
+            c.ctx.loss = mean_squared_error_forward(c.in.at(0), c.in.at(1), y);
+            c.ctx.correct = 0;
+          },
+          .input_gradient = [](const KernelCall& c, std::span<const float>, std::span<float> dx) {
+            mean_squared_error_backward(c.forward_output(), dx);
+          }};
+}
+
 }  // namespace poet::runtime::detail::bind

@@ -155,13 +155,18 @@ Evaluation Trainer::evaluate(const data::Dataset& d) {
   std::vector<std::int64_t> order(static_cast<std::size_t>(d.count()));
   for (std::int64_t i = 0; i < d.count(); ++i) order[static_cast<std::size_t>(i)] = i;
   std::int64_t correct = 0, rows = 0;
-  for (std::int64_t b = 0; b < data::batch_count(d.count(), batch_size_); ++b) {
+  double loss_sum = 0;
+  const std::int64_t batches = data::batch_count(d.count(), batch_size_);
+  for (std::int64_t b = 0; b < batches; ++b) {
     fill_batch(d, order, b, batch_size_, batch_inputs_, batch_labels_);
     const runtime::StepResult r = executor_.evaluate(batch_inputs_, batch_labels_);
     correct += r.correct;
     rows += r.rows;
+    loss_sum += r.loss;
   }
-  return {rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0, rows};
+  return {.accuracy = rows > 0 ? static_cast<double>(correct) / static_cast<double>(rows) : 0,
+          .mean_loss = batches > 0 ? loss_sum / static_cast<double>(batches) : 0,
+          .samples = rows};
 }
 
 TrainingCheckpoint Trainer::checkpoint(const std::string& model, const std::string& data,

@@ -70,6 +70,8 @@ enum class OpKind : std::uint8_t {
   PRelu,           // x where x > 0, else p x, p learned of shape attrs.dims (x's rank, size 1 where repeated), as
                    // torch's PReLU (one slope per channel, or one for all)
   SoftmaxCrossEntropy,  // the loss; its output is the class probabilities
+  MeanSquaredError,     // an autoencoder's loss: the mean of (x - target)^2 over every element, the target the
+                        // model's input (inputs: x, target); its output is x - target, [batch, values per sample]
   // The reference implementation's fused transformer ops, for `chain` parity only.
   RefQueryKeyValue,
   RefQKT,

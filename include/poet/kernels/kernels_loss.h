@@ -17,4 +17,10 @@ float softmax_cross_entropy_forward(const RowsShape& s, std::span<const float> l
 void softmax_cross_entropy_backward(const RowsShape& s, std::span<const float> probabilities,
                                     std::span<const std::int32_t> labels, std::span<float> dlogits);
 
+// The mean squared error of x against target over all `count` values: writes the
+// difference x - target (the loss node's output) and returns the mean of its squares.
+float mean_squared_error_forward(std::span<const float> x, std::span<const float> target, std::span<float> difference);
+// dx = 2 difference / count: reads the output, there is no dY.
+void mean_squared_error_backward(std::span<const float> difference, std::span<float> dx);
+
 }  // namespace poet::kernels

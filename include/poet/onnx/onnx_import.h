@@ -18,8 +18,14 @@
 
 namespace poet {
 
+// What the model's output is trained by: cross-entropy against each sample's label (the
+// output: [batch, classes] logits), or the mean squared error of a reconstruction against the
+// input itself (an autoencoder's: as many values per sample as the input).
+enum class TrainingLoss { cross_entropy, reconstruction };
+
 struct OnnxImportOptions {
   int batch_size = 1;  // the batch dimension of the model's input, whatever the file says
+  TrainingLoss loss = TrainingLoss::cross_entropy;
 };
 
 // One initializer's share of a node's parameters.

@@ -28,6 +28,7 @@ struct EpochResult {
 
 struct Evaluation {
   double accuracy = 0;
+  double mean_loss = 0;      // over the batches
   std::int64_t samples = 0;  // whole batches only
 };
 
