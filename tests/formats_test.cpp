@@ -72,6 +72,25 @@ TEST(GraphJson, StridesThatDifferPerAxisRoundTrip) {
   expect_same(g, graph_from_json(graph_to_json(g), "tiny_spectrogram"));
 }
 
+// An autoencoder's loss reads two nodes, the output and the input it reconstructs.
+TEST(GraphJson, ReconstructionLossRoundTrips) {
+  const OnnxModel m = import_onnx(testing::onnx_fixture("tiny_autoencoder.onnx"),
+                                  {.batch_size = 2, .loss = TrainingLoss::reconstruction});
+  const Graph g = build_training_graph(m.forward, BackwardMode::Autodiff);
+  const Node& loss = g.node(g.loss());
+  EXPECT_EQ(loss.op, OpKind::MeanSquaredError);
+  EXPECT_EQ(loss.shape, (Shape{2, 64}));
+  EXPECT_EQ(loss.inputs.back(), 0);  // the input
+  expect_same(g, graph_from_json(graph_to_json(g), "tiny_autoencoder"));
+  // A classifier's logits do not reconstruct its input: the error says what would.
+  try {
+    import_onnx(testing::onnx_fixture("tiny_cnn.onnx"), {.batch_size = 2, .loss = TrainingLoss::reconstruction});
+    ADD_FAILURE() << "a classifier imported as an autoencoder";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a reconstruction has the input's values"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GraphJson, WithCostsEveryNodeCarriesItsCostsOnTheDevice) {
   const Graph g = build_model_training_graph("lenet5", {.batch_size = 1}, BackwardMode::Autodiff);
   const GraphCosts costs = estimate_costs(g, builtin_platform("m4"));
