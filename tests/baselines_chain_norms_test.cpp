@@ -2,6 +2,8 @@
 // before it and its statistics node, which is computed with the norm and kept (as a ReLU's
 // mask is) for the norm's recomputations and its backward. Every norm kind: instance,
 // group, batch and layer norm (tiny_fixed_norms), batch norm over a signal (tiny_conv1d).
+// An autoencoder (tiny_autoencoder) is a chain too: its loss reads the input again, its
+// target, which a chain's reversal holds from the start.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,8 @@ namespace poet {
 namespace {
 
 Graph chain_with_norms(const std::string& fixture) {
-  const OnnxModel m = import_onnx(testing::onnx_fixture(fixture + ".onnx"), {.batch_size = 4});
+  const TrainingLoss loss = fixture == "tiny_autoencoder" ? TrainingLoss::reconstruction : TrainingLoss::cross_entropy;
+  const OnnxModel m = import_onnx(testing::onnx_fixture(fixture + ".onnx"), {.batch_size = 4, .loss = loss});
   return build_training_graph(m.forward, BackwardMode::Autodiff);
 }
 
@@ -52,7 +55,8 @@ RevolveLow revolve_low(const Graph& g, const std::string& fixture) {
 // chain's schedules hold that copy at any number of slots, so revolve cannot lower the peak
 // there (POET's schedules go lower: 7,652 against 9,700 B at batch 4 on a72).
 TEST(ChainsWithNorms, RevolveSchedulesValidateAndLowerThePeak) {
-  for (const auto& [fixture, lowers] : {std::pair{"tiny_fixed_norms", true}, std::pair{"tiny_conv1d", false}}) {
+  for (const auto& [fixture, lowers] :
+       {std::pair{"tiny_fixed_norms", true}, std::pair{"tiny_conv1d", false}, std::pair{"tiny_autoencoder", true}}) {
     const Graph g = chain_with_norms(fixture);
     const RevolveLow low = revolve_low(g, fixture);
     const std::int64_t all_peak = testing::simulate_on_hand_device(g, checkpoint_all_schedule(g)).peak_bytes;
@@ -67,7 +71,7 @@ TEST(ChainsWithNorms, RevolveSchedulesValidateAndLowerThePeak) {
 
 // Within the budget of checkpoint-all's peak, of revolve's lowest and of halfway between.
 TEST(ChainsWithNorms, PofoFitsItsBudgetOrSaysWhy) {
-  for (const std::string fixture : {"tiny_fixed_norms", "tiny_conv1d"}) {
+  for (const std::string fixture : {"tiny_fixed_norms", "tiny_conv1d", "tiny_autoencoder"}) {
     const Graph g = chain_with_norms(fixture);
     const auto costs = estimate_costs(g, testing::device_with_transfers(0.01));
     const std::int64_t all_peak = testing::checkpoint_all_peak(g, costs), low = revolve_low(g, fixture).peak_bytes;

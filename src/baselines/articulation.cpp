@@ -7,10 +7,16 @@
 namespace poet {
 namespace {
 
+bool is_source(const Graph& g, NodeId v) { return g.node(v).inputs.empty(); }
+
+// Without the edges out of a source (the input): it is held from its stage to its last read,
+// so a later read of it (an autoencoder's loss reads its target) ties no segments together,
+// as segment_boundary_candidates counts no such edge as skipping over a node.
 std::vector<std::vector<NodeId>> undirected_forward_adjacency(const Graph& g, std::size_t forward) {
   std::vector<std::vector<NodeId>> adjacent(forward);
   for (NodeId w = 0; w < static_cast<NodeId>(forward); ++w)
     for (NodeId u : g.node(w).inputs) {
+      if (is_source(g, u) && w > u + 1) continue;
       adjacent[u].push_back(w);
       adjacent[w].push_back(u);
     }
@@ -20,8 +26,6 @@ std::vector<std::vector<NodeId>> undirected_forward_adjacency(const Graph& g, st
   }
   return adjacent;
 }
-
-bool is_source(const Graph& g, NodeId v) { return g.node(v).inputs.empty(); }
 
 }  // namespace
 

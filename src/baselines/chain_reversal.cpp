@@ -59,8 +59,13 @@ std::variant<ChainReversal, std::string> find_chain_reversal(const Graph& g, std
     }
     if (v == 0 && !inputs.empty()) return not_a_chain(fmt::format("the first node {} has inputs", node_name(g, 0)));
     if (v > 0 && inputs.empty()) return not_a_chain(fmt::format("{} is a second input", node_name(g, v)));
+    // The input may be read again further on (an autoencoder's loss reads it as its target):
+    // it is the chain's first node, which the reversal never drops, held until that read.
+    const auto the_input = [&](NodeId in) {
+      return !chain.node.empty() && in == chain.node.front() && g.node(in).op == OpKind::Input;
+    };
     for (NodeId in : inputs)
-      if (in != previous && !(statistics[in] && in == v - 1))
+      if (in != previous && !(statistics[in] && in == v - 1) && !the_input(in))
         return not_a_chain(fmt::format("forward node {} reads {}, not only the node before it", node_name(g, v),
                                        node_name(g, in)));
     step_of[v] = static_cast<int>(chain.node.size());
