@@ -136,6 +136,28 @@ TEST(Executor, SecondStepAndEvaluationMakeNoHeapAllocation) {
   expect_no_allocation_after_warm_up(resnet, executable(resnet, paging), &file, "resnet18_cifar file pager");
 }
 
+// However far storage falls behind: 200 page-outs started at once queue past anything the
+// warm-up (one transfer at a time) queued, and the file pager, told the step's transfers by
+// the executor, had room for them all (it grew its queue on the step before: a step under
+// load failed the test above once).
+TEST(Executor, AFilePagerSizedForTheStepsTransfersQueuesThemWithoutAllocating) {
+  FilePagerOptions options;
+  options.path = ::testing::TempDir();
+  FilePager pager(options);
+  constexpr NodeId kTensors = 200;
+  std::vector<std::vector<std::byte>> data(kTensors, std::vector<std::byte>(64, std::byte{7}));
+  pager.expect_transfers_per_step(kTensors);
+  for (NodeId v = 0; v < kTensors; ++v) {  // each tensor's record and slot, made once
+    pager.start_page_out(v, data[static_cast<std::size_t>(v)]);
+    pager.wait_all();
+  }
+  EXPECT_EQ(allocations_during([&] {
+              for (NodeId v = 0; v < kTensors; ++v) pager.start_page_out(v, data[static_cast<std::size_t>(v)]);
+              pager.wait_all();
+            }),
+            0);
+}
+
 TEST(Executor, TimedComputesChangeNoBitAllocateNothingAndTimeEveryComputedNode) {
   const Graph g = training_graph("lenet5", 4);
   const LoweredPlan plan = executable(g, chen_sqrt_schedule(g));  // recomputes: some nodes run twice

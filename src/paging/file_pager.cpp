@@ -93,13 +93,20 @@ FilePager::Record& FilePager::record(NodeId node) {
   return records_[static_cast<std::size_t>(node)];
 }
 
+void FilePager::grow_queue(std::size_t capacity) {
+  std::vector<paging::Transfer> larger(capacity);
+  for (std::size_t i = 0; i < queue_size_; ++i) larger[i] = queue_[(queue_head_ + i) % queue_.size()];
+  queue_ = std::move(larger);
+  queue_head_ = 0;
+}
+
+void FilePager::expect_transfers_per_step(std::size_t transfers) {
+  std::lock_guard lock(mutex_);
+  if (transfers > queue_.size()) grow_queue(transfers);
+}
+
 void FilePager::enqueue(const paging::Transfer& request) {
-  if (queue_size_ == queue_.size()) {
-    std::vector<paging::Transfer> larger(queue_.size() * 2);
-    for (std::size_t i = 0; i < queue_size_; ++i) larger[i] = queue_[(queue_head_ + i) % queue_.size()];
-    queue_ = std::move(larger);
-    queue_head_ = 0;
-  }
+  if (queue_size_ == queue_.size()) grow_queue(queue_.size() * 2);
   queue_[(queue_head_ + queue_size_) % queue_.size()] = request;
   ++queue_size_;
 }

@@ -85,6 +85,10 @@ struct Executor::State {
         label_count(static_cast<std::size_t>(element_count(graph.node(graph.loss()).shape) / classes)) {
     validate(options.optimizer);
     if (options.time_computes) compute_seconds.resize(graph.size());
+    pager->expect_transfers_per_step(static_cast<std::size_t>(
+        std::count_if(compiled.instructions.begin(), compiled.instructions.end(), [](const auto& c) {
+          return c.kind == InstrKind::PageOut || c.kind == InstrKind::PageIn;
+        })));
     input_tensors.reserve(compiled.input_offsets.size());
     bool loss_seen = false;
     for (const detail::CompiledInstruction& c : compiled.instructions) {

@@ -175,9 +175,15 @@ class StagedWrite {
     const std::string parent = std::filesystem::path(target_).parent_path().string();
     folder_ = parent.empty() ? std::string(".") : parent;
     temporary_ = target_ + std::string(kTemporarySuffix);
-    const int fd = ::mkostemp(temporary_.data(), O_CLOEXEC);
-    if (fd < 0) fail(path, errno);
-    remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(temporary_);
+    int fd = -1, made_errno = 0;
+    {
+      // An interrupt between making the file and registering it would leave it behind.
+      const DeferInterrupts made_and_registered_together;
+      fd = ::mkostemp(temporary_.data(), O_CLOEXEC);
+      made_errno = errno;
+      if (fd >= 0) remove_on_interrupt_ = std::make_unique<RemoveOnInterrupt>(temporary_);
+    }
+    if (fd < 0) fail(path, made_errno);
     // mkostemp makes the file 0600; the result gets the mode a plain open would give it, or
     // keeps the one it had.
     const bool ok = ::fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) == 0 &&

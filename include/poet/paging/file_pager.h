@@ -84,6 +84,7 @@ class FilePager final : public Pager {
   std::size_t bytes_paged_out() const override { return bytes_out_.load(std::memory_order_relaxed); }
   std::size_t bytes_paged_in() const override { return bytes_in_.load(std::memory_order_relaxed); }
   double seconds_storage_busy() const override;
+  void expect_transfers_per_step(std::size_t transfers) override;
 
   const std::string& path() const;
   // Whether the file was opened with O_DIRECT (asked for and supported).
@@ -115,6 +116,7 @@ class FilePager final : public Pager {
 
   Record& record(NodeId node);  // requires mutex_
   void enqueue(const paging::Transfer& request);  // requires mutex_; the caller then calls wake_io_thread
+  void grow_queue(std::size_t capacity);           // requires mutex_; capacity >= the transfers queued
   bool head_can_start() const;  // requires mutex_
   // Unlocks `lock` (on mutex_) and wakes one idle I/O thread if the next transfer may start.
   void wake_io_thread(std::unique_lock<std::mutex>& lock);

@@ -51,6 +51,10 @@ class Pager {
   // simulator's bus busy time (SimulationResult::transfer_time_s) is its prediction. 0 for
   // a pager without storage to time (MemoryPager).
   virtual double seconds_storage_busy() const { return 0; }
+  // The most transfers one step starts (the executor's plan; it waits for all of them at the
+  // step's end). A pager that queues them sizes its queue here, so that no step allocates,
+  // however far storage falls behind the kernels. Default: nothing to size.
+  virtual void expect_transfers_per_step(std::size_t transfers) { (void)transfers; }
 };
 
 }  // namespace poet
