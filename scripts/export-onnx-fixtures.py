@@ -445,20 +445,23 @@ class TinySpectrogram(nn.Module):
 
 
 class TinyTfPadding(nn.Module):
-    """Convolutions padded unevenly, as TensorFlow's SAME pads an even size: torch's ZeroPad2d before a Conv2d, which
-    the fixture's file then carries in the Conv as TensorFlow's exporters write it (fold_pads_as_tensorflow_does):
-    auto_pad SAME_UPPER for the stride-2 one, pads [top 0, left 1, bottom 1, right 2] for the 2x4 one."""
+    """Layers padded unevenly, as TensorFlow's SAME pads an even size: torch's ZeroPad2d before a Conv2d (ConstantPad2d
+    of -inf before a MaxPool2d), which the fixture's file then carries in the layer as TensorFlow's exporters write it
+    (fold_pads_as_tensorflow_does): auto_pad SAME_UPPER for the stride-2 convolution, pads [0, 0, 1, 1] for the 3x3
+    stride-2 max pool, pads [top 0, left 1, bottom 1, right 2] for the 2x4 convolution."""
 
     def __init__(self):
         super().__init__()
         self.pad1 = nn.ZeroPad2d((0, 1, 0, 1))
         self.conv1 = nn.Conv2d(3, 4, 3, stride=2)
+        self.pad_pool = nn.ConstantPad2d((0, 1, 0, 1), float("-inf"))
+        self.pool = nn.MaxPool2d(3, 2)
         self.pad2 = nn.ZeroPad2d((1, 2, 0, 1))
         self.conv2 = nn.Conv2d(4, 6, (2, 4))
-        self.fc = nn.Linear(6 * 4 * 4, 3)
+        self.fc = nn.Linear(6 * 2 * 2, 3)
 
     def forward(self, x):
-        x = torch.relu(self.conv1(self.pad1(x)))
+        x = self.pool(self.pad_pool(torch.relu(self.conv1(self.pad1(x)))))
         x = torch.relu(self.conv2(self.pad2(x)))
         return self.fc(x.flatten(1))
 
@@ -484,16 +487,17 @@ def reconstruction_loss(output, x, labels):
     return nn.functional.mse_loss(output.reshape(x.shape), x)
 
 
-def fold_pads_as_tensorflow_does(conv_settings):
-    """A rewrite for write_fixture: each Pad that feeds a Conv is removed, and the Conv pads instead, with the next of
-    conv_settings ({"auto_pad": ...} or {"pads": [...]}): what TensorFlow's exporters write for torch's Pad + Conv."""
+def fold_pads_as_tensorflow_does(layer_settings):
+    """A rewrite for write_fixture: each Pad that feeds a Conv or MaxPool is removed, and the layer pads instead, with
+    the next of layer_settings ({"auto_pad": ...} or {"pads": [...]}): what TensorFlow's exporters write for torch's
+    Pad + Conv."""
 
     def rewrite(path):
         m = onnx.load(path)
         g = m.graph
         pads = {n.output[0]: n for n in g.node if n.op_type == "Pad"}
-        settings = iter(conv_settings)
-        for conv in [n for n in g.node if n.op_type == "Conv" and n.input[0] in pads]:
+        settings = iter(layer_settings)
+        for conv in [n for n in g.node if n.op_type in ("Conv", "MaxPool") and n.input[0] in pads]:
             pad = pads[conv.input[0]]
             conv.input[0] = pad.input[0]
             g.node.remove(pad)
@@ -759,7 +763,8 @@ def main():
     write_fixture("tiny_prelu", TinyPRelu, (1, 8, 8), 3, out_dir, perturb=True)
     write_fixture("tiny_spectrogram", TinySpectrogram, (1, 16, 12), 3, out_dir, perturb=True)
     write_fixture("tiny_tf_padding", TinyTfPadding, (3, 8, 8), 3, out_dir, perturb=True,
-                  rewrite=fold_pads_as_tensorflow_does([{"auto_pad": "SAME_UPPER"}, {"pads": [0, 1, 1, 2]}]))
+                  rewrite=fold_pads_as_tensorflow_does([{"auto_pad": "SAME_UPPER"}, {"pads": [0, 0, 1, 1]},
+                                                         {"pads": [0, 1, 1, 2]}]))
     write_fixture("tiny_autoencoder", TinyAutoencoder, (1, 8, 8), 3, out_dir, perturb=True, loss=reconstruction_loss)
     # Exported in training mode, with its dropout: imported alike, planned with the dropout.
     torch.manual_seed(1234)

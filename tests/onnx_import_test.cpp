@@ -713,13 +713,25 @@ TEST(OnnxImport, UnevenConvolutionPaddingBecomesAPadBeforeTheLayer) {
   EXPECT_TRUE(import_refused_with(
       conv_model("bad_auto_pad", "Conv", 18, [](auto* n) { add_string_attribute(n, "auto_pad", "SAME_MIDDLE"); }),
       "auto_pad SAME_MIDDLE is not an ONNX padding"));
-  const std::string pool = write_model("uneven_pool", {1, 3, 8, 8}, {1, 3, 4, 4}, [&](auto& g) {
-    auto* n = add_node(g, "pool", "MaxPool", {"x"}, "y");
-    add_ints_attribute(n, "kernel_shape", {3, 3});
-    add_ints_attribute(n, "strides", {2, 2});
-    add_ints_attribute(n, "pads", {0, 0, 1, 1});
-  });
-  EXPECT_TRUE(import_refused_with(pool, "poet's pooling pads both sides of an axis alike"));
+  // A max pool padded more at the end is ceil_mode's (its padding holds no maximum); padded
+  // more at the beginning, or an average pool, it is refused.
+  const auto pool_model = [](const std::string& name, const std::string& op, const std::vector<std::int64_t>& pads) {
+    return write_model(name, {1, 3, 8, 8}, {1, 48}, [&](auto& g) {
+      auto* n = add_node(g, "pool", op, {"x"}, "p");
+      add_ints_attribute(n, "kernel_shape", {3, 3});
+      add_ints_attribute(n, "strides", {2, 2});
+      add_ints_attribute(n, "pads", pads);
+      add_node(g, "features", "Flatten", {"p"}, "y");
+    });
+  };
+  const OnnxModel same = import_onnx(pool_model("same_pool", "MaxPool", {0, 0, 1, 1}), {.batch_size = 2});
+  EXPECT_TRUE(same.forward.node(1).attrs.ceil_mode);
+  EXPECT_EQ(same.forward.node(1).attrs.pad_h, 0);
+  EXPECT_EQ(same.forward.node(1).shape, (Shape{2, 3, 4, 4}));
+  EXPECT_TRUE(import_refused_with(pool_model("early_pool", "MaxPool", {1, 1, 0, 0}),
+                                  "poet's pooling pads both sides of an axis alike"));
+  EXPECT_TRUE(import_refused_with(pool_model("uneven_average", "AveragePool", {0, 0, 1, 1}),
+                                  "poet's pooling pads both sides of an axis alike"));
 }
 
 TEST(OnnxImport, BatchSizeSetsTheInputsFirstDimension) {
