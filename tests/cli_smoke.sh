@@ -27,7 +27,8 @@ expect 0 "resnet18_cifar" -- models
 autoencoder="$(dirname "$0")/data/onnx/tiny_autoencoder.onnx"
 expect 0 "reconstruction (3 batches), test loss" -- train --onnx "$autoencoder" --loss reconstruction \
   --dataset synthetic -b 8 --max-batches 3 --ram-budget 80% --strategy poet
-expect 0 '"test_loss"' -- train --onnx "$autoencoder" --loss reconstruction --dataset synthetic -b 8 --max-batches 1 --json
+expect 0 '"test_loss"' -- train --onnx "$autoencoder" --loss reconstruction --dataset synthetic -b 8 --max-batches 1 \
+  --json
 expect 2 "--loss needs --onnx" -- train --model lenet5 --loss reconstruction
 expect 2 "(an autoencoder's reconstruction of its input: --loss reconstruction)" -- graph --onnx "$autoencoder"
 # What the parser refuses, in poet's words (CLI11 said "A subcommand is required" to a

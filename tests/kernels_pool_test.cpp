@@ -165,8 +165,8 @@ TEST(KernelMaxPool2d, RowsAtOnceGiveTheBitsOfOneWindowAtATime) {
     max_pool2d_forward(s, x, y);
     max_pool2d_indices(s, x, std::span(indices));
     EXPECT_EQ(0, std::memcmp(y.data(), expected.max.data(), y.size() * sizeof(float)))
-        << s.in_h << "x" << s.in_w << ", " << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride_h << "x"
-        << s.stride_w;
+        << s.in_h << "x" << s.in_w << ", " << s.kernel_h << "x" << s.kernel_w << " windows, stride " << s.stride_h
+        << "x" << s.stride_w;
     EXPECT_EQ(indices, expected.position) << s.in_h << "x" << s.in_w;
   }
 }

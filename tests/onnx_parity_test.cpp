@@ -140,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PyTorchParity, ::testing::Values("tiny_cnn", 
                                                                       "tiny_convnext", "tiny_bert", "tiny_einsum", "tiny_swin",
                                                                       "tiny_maxvit", "tiny_leaky", "tiny_upsample", "tiny_group_norm", "tiny_conv1d",
                                                                       "tiny_fixed_norms", "tiny_decoder", "tiny_bilinear",
-                                                                      "tiny_signal", "tiny_prelu", "tiny_spectrogram", "tiny_tf_padding",
+                                                                      "tiny_signal", "tiny_prelu", "tiny_spectrogram",
+                                                                      "tiny_tf_padding",
                                                                       "tiny_autoencoder"));
 
 // torchvision's models, structure only: their trainable parameters as PyTorch counts them.

@@ -15,8 +15,8 @@
 
 namespace poet::kernels::detail {
 
-// 3x3, strides 1 or 2 (each axis its own), padding 1, undilated, one group, input channels a multiple of 16, and a
-// CPU with AVX2 and FMA, or AVX-512F.
+// 3x3, strides 1 or 2 (each axis its own), padding 1, undilated, one group, input channels a
+// multiple of 16, and a CPU with AVX2 and FMA, or AVX-512F.
 bool channels_last_weight_gradient_applies(const Conv2dShape& s);
 
 // The forward the same way, with 32 output channels (two vectors) at 8 pixels of a row in

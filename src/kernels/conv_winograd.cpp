@@ -295,7 +295,8 @@ void transform_weight_gradient(const Conv2dShape& s, const Tiling& t, const floa
 // those run by kernel rows, images on the threads).
 bool winograd_applies(const Conv2dShape& s) {
   return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dilation == 1 &&
-         s.pad_h == 1 && s.pad_w == 1 && s.groups == 1 && s.in_channels >= 32 && s.out_channels >= 32 && s.in_h >= 14 && s.in_w >= 14 &&
+         s.pad_h == 1 && s.pad_w == 1 && s.groups == 1 && s.in_channels >= 32 && s.out_channels >= 32 &&
+         s.in_h >= 14 && s.in_w >= 14 &&
          !gemm_runs_on_one_thread(s.out_channels, s.in_h * s.in_w, s.in_channels * 9);
 }
 

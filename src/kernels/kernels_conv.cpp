@@ -201,9 +201,9 @@ void convolve_by_kernel_rows(const Conv2dShape& s, const float* by_row, std::int
 // 0.27 -> 0.29 ms at one thread and 0.19 -> 0.26 ms at two. Only for the small
 // convolutions whose images go to the threads, where it was measured.
 bool input_gradient_as_convolution(const Conv2dShape& s) {
-  return images_in_parallel(s) && !reads_input_directly(s) && s.stride_h == 1 && s.stride_w == 1 && s.dilation == 1 &&
-         2 * s.pad_h == s.kernel_h - 1 &&
-         2 * s.pad_w == s.kernel_w - 1 && s.in_channels_per_group() >= s.out_channels_per_group();
+  return images_in_parallel(s) && !reads_input_directly(s) && s.stride_h == 1 && s.stride_w == 1 &&
+         s.dilation == 1 && 2 * s.pad_h == s.kernel_h - 1 && 2 * s.pad_w == s.kernel_w - 1 &&
+         s.in_channels_per_group() >= s.out_channels_per_group();
 }
 
 // The convolution that gives a stride-1 convolution's input gradient: over dy, channels

@@ -202,6 +202,7 @@ class Importer {
   void add_loss();
   // The mean squared error of output `output` (node x) against the model's input.
   void add_reconstruction_loss(const std::string& output, NodeId x);
+  void add_loss_node(OpKind op, std::vector<NodeId> inputs, const OpResult& rules);
   // The error for logits whose rows are not the batch (a sequence-first model).
   std::string batch_not_first(const std::string& output, const Shape& logits) const;
   std::int64_t model_opset() const;

@@ -636,14 +636,18 @@ void Importer::add_loss() {
                                  path_, outputs[0].name()));
   if (logits.shape[0] != batch_) throw BatchNotFirst(batch_not_first(outputs[0].name(), logits.shape));
   const Shape in = logits.shape;
-  OpResult r = apply_rules(OpKind::SoftmaxCrossEntropy, {.inputs = std::span(&in, 1), .features = in[1]});
+  add_loss_node(OpKind::SoftmaxCrossEntropy, {it->second.node},
+                apply_rules(OpKind::SoftmaxCrossEntropy, {.inputs = std::span(&in, 1), .features = in[1]}));
+}
+
+void Importer::add_loss_node(OpKind op, std::vector<NodeId> inputs, const OpResult& r) {
   Node loss;
   loss.name = names_.count("loss") ? "loss_" + std::to_string(names_.size()) : "loss";
-  loss.op = OpKind::SoftmaxCrossEntropy;
+  loss.op = op;
   loss.role = Role::Loss;
   loss.shape = r.shape;
   loss.flops = r.flops;
-  loss.inputs = {it->second.node};
+  loss.inputs = std::move(inputs);
   g_.add(std::move(loss));
 }
 
@@ -657,15 +661,8 @@ void Importer::add_reconstruction_loss(const std::string& output, NodeId x) {
                                  "values, batch first (or train a classifier's logits with --loss cross_entropy)",
                                  path_, output, shape_string(out), shape_string(in)));
   const Shape inputs[] = {out, in};
-  OpResult r = apply_rules(OpKind::MeanSquaredError, {.inputs = std::span(inputs)});
-  Node loss;
-  loss.name = names_.count("loss") ? "loss_" + std::to_string(names_.size()) : "loss";
-  loss.op = OpKind::MeanSquaredError;
-  loss.role = Role::Loss;
-  loss.shape = r.shape;
-  loss.flops = r.flops;
-  loss.inputs = {x, input};
-  g_.add(std::move(loss));
+  add_loss_node(OpKind::MeanSquaredError, {x, input},
+                apply_rules(OpKind::MeanSquaredError, {.inputs = std::span(inputs)}));
 }
 
 }  // namespace onnx_import

@@ -121,8 +121,8 @@ std::string firmware_model_header(const Graph& g, const DevicePlan& plan, const 
     h += fmt::format("  /* {:2} {} */ {{{}, {}, {{{}}}, {}, {}, {}, {{{}, {}, {}, {}}}, {}u, {}, {}, {}, {}, {}}},\n", v,
                      c_comment_text(n.name), firmware_op(n.op), backward ? "FW_BACKWARD" : (n.role == Role::Loss ? "FW_LOSS" : "FW_FORWARD"),
                      inputs, n.inputs.size(), backward ? n.grad.node : -1, backward ? n.grad.slot : 0, shape[0], shape[1],
-                     shape[2], shape[3], n.bytes, f.attrs.kernel_h, f.attrs.stride_h, f.attrs.pad_h, f.attrs.bias ? 1 : 0,
-                     slice);
+                     shape[2], shape[3], n.bytes, f.attrs.kernel_h, f.attrs.stride_h, f.attrs.pad_h,
+                     f.attrs.bias ? 1 : 0, slice);
   }
   h += "};\n\n/* node, offset, count (floats; the gradient's offset equals the parameters' under SGD) */\n";
   h += "static const fw_slice fw_slices[FW_SLICE_COUNT] = {\n";
