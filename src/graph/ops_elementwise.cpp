@@ -287,10 +287,10 @@ OpDef mean_squared_error() {
           // input it reconstructs, value by value in memory order (torch's MSELoss of
           // output.view(x.shape) and x).
           .shape = [](const OpArgs& a) {
-            require(a.inputs.size() == 2 && elements(a.input(0)) == elements(a.input(1)) && !a.input(0).empty() &&
-                        a.input(0)[0] > 0,
+            require(a.inputs.size() == 2 && element_count(a.input(0)) == element_count(a.input(1)) &&
+                        !a.input(0).empty() && a.input(0)[0] > 0,
                     "mean_squared_error", "needs an output and a target of as many values, batch first");
-            return Shape{a.input(0)[0], elements(a.input(0)) / a.input(0)[0]};
+            return Shape{a.input(0)[0], element_count(a.input(0)) / a.input(0)[0]};
           },
           .flops = [](const OpArgs& a, const Shape&) { return 3.0 * elements(a.input()); },
           .params = no_params,
