@@ -298,25 +298,6 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   a.kernel_h = window_attribute(n, (*kernel)[0], "kernel height", path_);
   a.kernel_w = window_attribute(n, (*kernel)[1], "kernel width", path_);
   const Window geometry = window(n, "pooling", in, {a.kernel_h, a.kernel_w}, folded_pads, one_row);
-  if (!geometry.uneven.empty()) {
-    // TensorFlow's SAME pads an axis's end more than its beginning. A max pool's padding
-    // holds no maximum, so where both give as many windows that is ceil_mode over the
-    // smaller padding: the last window, clipped to the image, takes the same elements.
-    const auto as_ceil_mode = [&](std::size_t axis) {
-      const std::int64_t size = in[2 + axis], kernel = axis == 0 ? a.kernel_h : a.kernel_w,
-                         stride = axis == 0 ? geometry.stride_h : geometry.stride_w,
-                         pad = axis == 0 ? geometry.pad_h : geometry.pad_w;
-      if (geometry.uneven[2 + axis] != 0 || size + 2 * pad < kernel) return false;
-      const std::int64_t windows = (size + 2 * pad + geometry.uneven[6 + axis] - kernel) / stride + 1;
-      std::int64_t rounded_up = (size + 2 * pad - kernel + stride - 1) / stride + 1;
-      if ((rounded_up - 1) * stride >= size + pad) --rounded_up;
-      return windows == rounded_up;
-    };
-    if (op != OpKind::MaxPool2d || n.get_int("ceil_mode", 0) != 0 || !as_ceil_mode(0) || !as_ceil_mode(1))
-      unsupported(n, "poet's pooling pads both sides of an axis alike (a max pool also where its end is padded "
-                     "more, as ceil_mode would pad it)");
-    a.ceil_mode = true;
-  }
   if (op == OpKind::AvgPool2d && (geometry.pad_h > 0 || geometry.pad_w > 0) && !counts_padding)
     unsupported(n, "poet's average pooling counts the padding (count_include_pad=1); this one does not");
   a.stride_h = geometry.stride_h;
@@ -325,6 +306,25 @@ NodeId Importer::pool(const NodeReader& n, OpKind op) {
   a.pad_w = geometry.pad_w;
   if (a.kernel_h < 1 || a.kernel_w < 1 || a.pad_h >= a.kernel_h || a.pad_w >= a.kernel_w)
     unsupported(n, "poet pools with padding narrower than the kernel");
+  if (!geometry.uneven.empty()) {
+    // TensorFlow's SAME pads an axis's end more than its beginning. A max pool's padding
+    // holds no maximum, so where both give as many windows that is ceil_mode over the
+    // smaller padding: the last window, clipped to the image, takes the same elements.
+    const auto windows_padded_so = [&](std::size_t axis) {
+      const int kernel = axis == 0 ? a.kernel_h : a.kernel_w, stride = axis == 0 ? a.stride_h : a.stride_w,
+                pad = axis == 0 ? a.pad_h : a.pad_w;
+      return (in[2 + axis] + 2 * pad + geometry.uneven[6 + axis] - kernel) / stride + 1;
+    };
+    a.ceil_mode = true;
+    const auto as_ceil_mode = [&] {  // the max pool's shape rule, rounding up
+      const Shape out = apply_rules(op, {.inputs = std::span(&in, 1), .attrs = a}).shape;
+      return out[2] == windows_padded_so(0) && out[3] == windows_padded_so(1);
+    };
+    if (op != OpKind::MaxPool2d || n.get_int("ceil_mode", 0) != 0 || geometry.uneven[2] != 0 ||
+        geometry.uneven[3] != 0 || !as_ceil_mode())
+      unsupported(n, "poet's pooling pads both sides of an axis alike (a max pool also where its end is padded "
+                     "more, as ceil_mode would pad it)");
+  }
   // ceil_mode rounds the output size up: the same as rounding down where the windows tile;
   // otherwise a last, partial window, which poet's max-pool takes (clipped to the image).
   if (n.get_int("ceil_mode", 0) != 0 &&
